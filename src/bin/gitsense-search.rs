@@ -1,0 +1,241 @@
+//! The native CLI: argument parsing and wiring only.
+//!
+//! Exit codes: 0 ok, 2 usage or query error, 1 any other failure.
+
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use gitsense_search::format::{self, Format};
+use gitsense_search::import;
+use gitsense_search::{Engine, Error, ErrorKind, Highlight, SearchOptions};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "gitsense-search",
+    version,
+    about = "Build GitSense-compatible search indexes and query them",
+    long_about = "Build a prebuilt SQLite FTS5 search index from a GitSense Chat database and query it \
+                  with the GitSense search syntax. The same index is served to the browser module."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build an index from a source.
+    Build(BuildArgs),
+    /// Search an index (see the query syntax below with --help).
+    Search(SearchArgs),
+    /// Show what an index holds: format version, revision, counts, size.
+    Info {
+        /// The index file.
+        index: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).multiple(false)))]
+struct BuildArgs {
+    /// A GitSense Chat database (SQLite file).
+    #[arg(long, value_name = "PATH", group = "source")]
+    gitsense_db: Option<PathBuf>,
+    /// Where to write the index (written to a temporary file, then renamed).
+    #[arg(long, value_name = "INDEX")]
+    out: PathBuf,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct SearchArgs {
+    /// The index file.
+    index: PathBuf,
+    /// The query (GitSense syntax); may start with '-'.
+    #[arg(allow_hyphen_values = true)]
+    query: String,
+    /// Page number (1-based).
+    #[arg(long, default_value_t = 1)]
+    page: u64,
+    /// Results per target and page (default: the profile's limit).
+    #[arg(long)]
+    per_page: Option<u64>,
+    /// The current chat id, for scope: queries.
+    #[arg(long, value_name = "ID")]
+    current_chat: Option<i64>,
+    /// Output format: json (the results object), terse, verbose, markdown.
+    #[arg(long, default_value = "json", value_parser = ["json", "terse", "verbose", "markdown"])]
+    format: String,
+    /// Shorthand for --format verbose.
+    #[arg(long, conflicts_with_all = ["format", "markdown"])]
+    verbose: bool,
+    /// Shorthand for --format markdown.
+    #[arg(long, conflicts_with_all = ["format", "verbose"])]
+    markdown: bool,
+    /// Snippet markers: html (escaped text, <mark>), raw (<GSC>…</GSC>), none.
+    #[arg(long, default_value = "html", value_parser = ["html", "raw", "none"])]
+    highlight: String,
+    /// Leave out full message and code contents (snippets stay).
+    #[arg(long)]
+    no_content: bool,
+    /// Token budget for the output (chars/4 estimate).
+    #[arg(long)]
+    max_tokens: Option<u64>,
+    /// Continue from a previous page's nextCursor.
+    #[arg(long, conflicts_with = "page")]
+    cursor: Option<String>,
+    /// Add per-stage timings to the results object.
+    #[arg(long)]
+    trace: bool,
+    /// Pretty-print JSON.
+    #[arg(long)]
+    pretty: bool,
+}
+
+fn main() -> ExitCode {
+    let cmd = Cli::command().mut_subcommand("search", |c| {
+        c.after_long_help(gitsense_search::query::syntax::syntax_guide())
+    });
+    let matches = cmd.get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((e, query)) => {
+            eprintln!("error: {e}");
+            if let (Some(q), Some(p)) = (query, e.position) {
+                let pad: String = q
+                    .chars()
+                    .take(p)
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect();
+                eprintln!("  {q}\n  {pad}^");
+            }
+            match e.kind() {
+                ErrorKind::Query => ExitCode::from(2),
+                _ => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+fn progress(quiet: bool) -> ProgressBar {
+    if quiet {
+        return import::no_progress();
+    }
+    let pb = ProgressBar::new(0);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} ({eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    pb
+}
+
+fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
+    match cli.command {
+        Command::Build(a) => {
+            let started = Instant::now();
+            let pb = progress(a.quiet);
+            let (stats, report) = if let Some(db) = &a.gitsense_db {
+                pb.set_message("importing GitSense database");
+                import::build_with(&a.out, format!("gitsense-db:{}", db.display()), |w| {
+                    import::gitsense_db::import(db, w, &pb)
+                })
+            } else {
+                unreachable!("clap requires one source")
+            }
+            .map_err(|e| (e, None))?;
+            for w in &report.warnings {
+                eprintln!("warning: {w}");
+            }
+            println!(
+                "built {} in {:.2}s: {} chats, {} messages, {} code blocks, {} bytes, revision {}",
+                stats.path.display(),
+                started.elapsed().as_secs_f64(),
+                stats.chats,
+                stats.messages,
+                stats.code_blocks,
+                stats.size_bytes,
+                stats.revision
+            );
+            Ok(())
+        }
+        Command::Search(a) => {
+            let started = Instant::now();
+            let fmt: Format = if a.verbose {
+                Format::Verbose
+            } else if a.markdown {
+                Format::Markdown
+            } else {
+                a.format.parse().map_err(|e| (e, None))?
+            };
+            let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
+            let highlight = match (a.highlight.as_str(), fmt) {
+                ("raw", _) => Highlight::Raw,
+                ("none", _) => Highlight::None,
+                (_, Format::Json) => Highlight::Html,
+                // Plain-text renderers show text, not HTML entities.
+                _ => Highlight::Raw,
+            };
+            let opts = SearchOptions {
+                page: a.page,
+                per_page: a.per_page,
+                current_chat_id: a.current_chat,
+                highlight,
+                include_content: !a.no_content,
+                max_tokens: a.max_tokens,
+                cursor: a.cursor,
+                trace: a.trace,
+            };
+            let results = engine
+                .search(&a.query, &opts)
+                .map_err(|e| (e, Some(a.query.clone())))?;
+            let elapsed = started.elapsed().as_secs_f64();
+            let out = match fmt {
+                Format::Json if a.pretty => {
+                    serde_json::to_string_pretty(&results).unwrap_or_default()
+                }
+                _ => format::render(&results, fmt, Some(elapsed)),
+            };
+            print!("{out}");
+            if fmt == Format::Json {
+                println!();
+            }
+            Ok(())
+        }
+        Command::Info { index, json } => {
+            let engine = Engine::open(&index).map_err(|e| (e, None))?;
+            let i = engine.info();
+            if json {
+                println!("{}", serde_json::to_string_pretty(i).unwrap_or_default());
+            } else {
+                println!("index:          {}", index.display());
+                println!("format version: {}", i.format_version);
+                println!("revision:       {}", i.revision);
+                println!("built at:       {}", i.built_at);
+                println!("source:         {}", i.source);
+                println!("chats:          {}", i.chats);
+                println!("messages:       {}", i.messages);
+                println!("code blocks:    {}", i.code_blocks);
+                println!("groups:         {}", i.groups);
+                println!(
+                    "size:           {} bytes ({} pages of {})",
+                    i.size_bytes(),
+                    i.page_count,
+                    i.page_size
+                );
+            }
+            Ok(())
+        }
+    }
+}

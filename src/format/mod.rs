@@ -1,0 +1,306 @@
+//! Renderers of a results object for people and LLMs (seed 002):
+//! `terse` (one line per result), `verbose` (header, metadata, context),
+//! `markdown` (YAML front matter + a section per result with a fenced block
+//! in the result's language, falling back to `markdown`). Each ends with
+//! `N results in X.XXs` when given the elapsed time.
+
+use crate::results::*;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Terse,
+    Verbose,
+    Markdown,
+}
+
+impl std::str::FromStr for Format {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> crate::Result<Format> {
+        Ok(match s {
+            "json" => Format::Json,
+            "terse" => Format::Terse,
+            "verbose" => Format::Verbose,
+            "markdown" | "md" | "mcp" => Format::Markdown,
+            _ => {
+                return Err(crate::Error::new(
+                    "options.bad_format",
+                    format!("unknown format '{s}'; use json, terse, verbose or markdown"),
+                ))
+            }
+        })
+    }
+}
+
+/// One result seen through the fields every format prints.
+pub struct Row<'a> {
+    pub kind: &'static str,
+    pub id: String,
+    pub chat_id: i64,
+    pub score: f64,
+    pub title: String,
+    pub chat_path: Option<&'a str>,
+    pub path: Option<String>,
+    pub branch: Option<&'a str>,
+    pub role: Option<&'a str>,
+    pub language: String,
+    pub snippet: String,
+    pub content: Option<&'a str>,
+}
+
+fn meta_str(m: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
+    m.get(key).and_then(|v| v.as_str()).map(str::to_string)
+}
+
+/// Removes highlight markup so plain-text renderers show plain text.
+pub fn strip_marks(s: &str) -> String {
+    let s = s
+        .replace("<mark>", "")
+        .replace("</mark>", "")
+        .replace("<GSC>", "")
+        .replace("</GSC>", "");
+    if s.contains('&') {
+        s.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&")
+    } else {
+        s
+    }
+}
+
+/// Every result in display order as [`Row`]s.
+pub fn rows(r: &SearchResults) -> Vec<Row<'_>> {
+    let mut out = Vec::new();
+    for c in &r.results.chats {
+        out.push(Row {
+            kind: "chat",
+            id: c.chats_id.to_string(),
+            chat_id: c.result_chat_id,
+            score: c.fts_rank,
+            title: c.chats_name.clone().unwrap_or_default(),
+            chat_path: c.chat_path.as_deref(),
+            path: meta_str(&c.meta, "chats_meta_file_path")
+                .or_else(|| meta_str(&c.meta, "chats_meta_url")),
+            branch: None,
+            role: None,
+            language: meta_str(&c.meta, "chats_meta_language").unwrap_or_else(|| "markdown".into()),
+            snippet: strip_marks(
+                c.chats_name_snippet
+                    .as_deref()
+                    .or(c.chats_name.as_deref())
+                    .unwrap_or(""),
+            ),
+            content: None,
+        });
+    }
+    for m in &r.results.messages {
+        out.push(Row {
+            kind: "message",
+            id: m.messages_id.to_string(),
+            chat_id: m.result_chat_id,
+            score: m.fts_rank,
+            title: meta_str(&m.meta, "messages_meta_title")
+                .unwrap_or_else(|| m.messages_type.clone().unwrap_or_default()),
+            chat_path: m.chat_path.as_deref(),
+            path: meta_str(&m.meta, "messages_meta_url")
+                .or_else(|| meta_str(&m.meta, "messages_meta_file_path")),
+            branch: m.messages_branch_name.as_deref(),
+            role: m.messages_role.as_deref(),
+            language: meta_str(&m.meta, "messages_meta_language")
+                .unwrap_or_else(|| "markdown".into()),
+            snippet: strip_marks(m.messages_content_snippet.as_deref().unwrap_or("")),
+            content: m.messages_content.as_deref(),
+        });
+    }
+    for b in &r.results.code_blocks {
+        out.push(Row {
+            kind: "code-block",
+            id: b.code_blocks_uuid.clone(),
+            chat_id: b.result_chat_id,
+            score: b.fts_rank,
+            title: b.code_blocks_component.clone().unwrap_or_default(),
+            chat_path: b.chat_path.as_deref(),
+            path: meta_str(&b.meta, "code_blocks_meta_file_path"),
+            branch: b.code_blocks_branch_name.as_deref(),
+            role: None,
+            language: b
+                .code_blocks_language
+                .clone()
+                .filter(|l| !l.is_empty())
+                .unwrap_or_else(|| "markdown".into()),
+            snippet: strip_marks(b.code_blocks_content_snippet.as_deref().unwrap_or("")),
+            content: b.code_blocks_content.as_deref(),
+        });
+    }
+    out
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > max {
+        let mut t: String = flat.chars().take(max).collect();
+        t.push_str("...");
+        t
+    } else {
+        flat
+    }
+}
+
+fn footer(r: &SearchResults, elapsed: Option<f64>) -> String {
+    match elapsed {
+        Some(s) => format!("{} results in {:.2}s\n", r.total_results_returned, s),
+        None => String::new(),
+    }
+}
+
+/// `location:score kind#id [role] "snippet"`, one line per result.
+pub fn terse(r: &SearchResults, elapsed: Option<f64>) -> String {
+    let mut s = String::new();
+    for row in rows(r) {
+        let loc = row
+            .path
+            .clone()
+            .or_else(|| row.chat_path.map(str::to_string))
+            .unwrap_or_default();
+        s.push_str(&format!(
+            "{}:{:.2} {}#{} chat:{}{} \"{}\"\n",
+            loc,
+            row.score,
+            row.kind,
+            row.id,
+            row.chat_id,
+            row.role.map(|x| format!(" [{x}]")).unwrap_or_default(),
+            one_line(&row.snippet, 80)
+        ));
+    }
+    s + &footer(r, elapsed)
+}
+
+/// Header, metadata line and the snippet in context, blank line between.
+pub fn verbose(r: &SearchResults, elapsed: Option<f64>) -> String {
+    let mut s = String::new();
+    for row in rows(r) {
+        s.push_str(&format!(
+            "{} {} ({:.3}) {}\n",
+            row.kind,
+            row.id,
+            row.score,
+            row.path.clone().unwrap_or_else(|| row.title.clone())
+        ));
+        s.push_str(&format!(
+            "  chat {}: {}{}{}\n",
+            row.chat_id,
+            row.chat_path.unwrap_or(""),
+            row.branch
+                .map(|b| format!(" | branch {b}"))
+                .unwrap_or_default(),
+            row.role.map(|x| format!(" | {x}")).unwrap_or_default()
+        ));
+        for line in row.snippet.lines() {
+            s.push_str(&format!("    {line}\n"));
+        }
+        s.push('\n');
+    }
+    s + &footer(r, elapsed)
+}
+
+fn yaml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+fn fence_for(content: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for ch in content.chars() {
+        if ch == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+/// YAML front matter listing the results, then one `##` section each with
+/// a fenced block in the result's language (fallback `markdown`).
+pub fn markdown(r: &SearchResults, elapsed: Option<f64>) -> String {
+    let rows = rows(r);
+    let mut s = String::from("---\n");
+    s.push_str(&format!(
+        "query: {}\n",
+        yaml_str(
+            r.search_criteria
+                .get("query")
+                .and_then(|q| q.as_str())
+                .unwrap_or("")
+        )
+    ));
+    s.push_str(&format!("total_results: {}\n", r.pagination.total_results));
+    s.push_str(&format!("page: {}\n", r.pagination.current_page));
+    if rows.is_empty() {
+        s.push_str("results: []\n");
+    } else {
+        s.push_str("results:\n");
+    }
+    for row in &rows {
+        s.push_str(&format!("  - source_type: {}\n", row.kind));
+        s.push_str(&format!("    id: {}\n", yaml_str(&row.id)));
+        s.push_str(&format!("    chat_id: {}\n", row.chat_id));
+        if let Some(p) = &row.path {
+            s.push_str(&format!("    path: {}\n", yaml_str(p)));
+        }
+        s.push_str(&format!("    score: {:.3}\n", row.score));
+    }
+    s.push_str("---\n");
+    for row in &rows {
+        let heading = row.path.clone().unwrap_or_else(|| {
+            row.chat_path
+                .map(str::to_string)
+                .unwrap_or_else(|| row.title.clone())
+        });
+        s.push_str(&format!("\n## {} {}: {}\n\n", row.kind, row.id, heading));
+        s.push_str(&format!(
+            "**Score:** {:.3} | **Chat:** {}{}{}\n\n",
+            row.score,
+            row.chat_id,
+            row.branch
+                .map(|b| format!(" | **Branch:** {b}"))
+                .unwrap_or_default(),
+            row.chat_path
+                .map(|p| format!(" | **Path:** {p}"))
+                .unwrap_or_default()
+        ));
+        let body = row
+            .content
+            .map(str::to_string)
+            .unwrap_or_else(|| row.snippet.clone());
+        let fence = fence_for(&body);
+        s.push_str(&format!(
+            "{fence}{}\n{}\n{fence}\n",
+            row.language,
+            body.trim_end()
+        ));
+    }
+    if let Some(e) = elapsed {
+        s.push('\n');
+        s.push_str(&format!(
+            "{} results in {:.2}s\n",
+            r.total_results_returned, e
+        ));
+    }
+    s
+}
+
+/// Renders in any format (`Json` is compact JSON).
+pub fn render(r: &SearchResults, f: Format, elapsed: Option<f64>) -> String {
+    match f {
+        Format::Json => serde_json::to_string(r).unwrap_or_default(),
+        Format::Terse => terse(r, elapsed),
+        Format::Verbose => verbose(r, elapsed),
+        Format::Markdown => markdown(r, elapsed),
+    }
+}

@@ -1,0 +1,494 @@
+//! Builds an index file from model records.
+//!
+//! Importers call `add_*` in any order (parents need not come first), then
+//! [`IndexWriter::finish`], which derives chat paths, lineages, branch names
+//! and message stats, computes the corpus revision (SHA-256 over every row
+//! in id order), rebuilds and optimizes the FTS tables, VACUUMs into
+//! 4096-byte pages and atomically renames the temporary file into place.
+//! A writer dropped before `finish` removes its temporary file, so a failed
+//! build never leaves a half-written index behind.
+
+use super::{FORMAT_VERSION, PAGE_SIZE, SCHEMA};
+use crate::error::{DbContext, Error, Result};
+use crate::model::{Chat, CodeBlock, Group, Message};
+use crate::query::syntax::canonical_language;
+use rusqlite::{params, types::ValueRef, Connection};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Describes where an index came from (stored in `index_meta.source`).
+#[derive(Debug, Clone)]
+pub struct SourceInfo {
+    /// e.g. `gitsense-db:sample.db`, `docs:/usr/share/doc/python3.11/html`.
+    pub description: String,
+    /// Build time to record; `None` uses `SOURCE_DATE_EPOCH` when set
+    /// (reproducible builds) or the current time.
+    pub built_at: Option<String>,
+}
+
+/// What a finished build produced.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BuildStats {
+    pub path: PathBuf,
+    pub revision: String,
+    pub chats: u64,
+    pub messages: u64,
+    pub code_blocks: u64,
+    pub groups: u64,
+    pub size_bytes: u64,
+}
+
+pub struct IndexWriter {
+    conn: Option<Connection>,
+    tmp_path: PathBuf,
+    out_path: PathBuf,
+    source: SourceInfo,
+    finished: bool,
+}
+
+impl IndexWriter {
+    /// Starts a build that will end up at `out`.
+    pub fn create(out: &Path, source: SourceInfo) -> Result<Self> {
+        let file_name = out
+            .file_name()
+            .ok_or_else(|| Error::new("import.bad_output", "output path has no file name"))?
+            .to_string_lossy()
+            .to_string();
+        let tmp_path = out.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
+        if let Some(dir) = out.parent() {
+            if !dir.as_os_str().is_empty() && !dir.exists() {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    Error::io("creating output directory", e)
+                        .with_location(dir.display().to_string())
+                })?;
+            }
+        }
+        let _ = std::fs::remove_file(&tmp_path);
+        let conn = Connection::open(&tmp_path).map_err(|e| {
+            Error::new(
+                "import.bad_output",
+                format!("cannot create index file: {e}"),
+            )
+            .with_location(tmp_path.display().to_string())
+        })?;
+        conn.execute_batch(&format!(
+            "PRAGMA page_size={PAGE_SIZE}; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+        ))
+        .ctx("configuring new index")?;
+        conn.execute_batch(SCHEMA).ctx("creating index schema")?;
+        conn.execute_batch("BEGIN")
+            .ctx("starting build transaction")?;
+        Ok(IndexWriter {
+            conn: Some(conn),
+            tmp_path,
+            out_path: out.to_path_buf(),
+            source,
+            finished: false,
+        })
+    }
+
+    fn conn(&self) -> &Connection {
+        self.conn.as_ref().expect("connection present until finish")
+    }
+
+    pub fn add_group(&mut self, g: &Group) -> Result<()> {
+        self.conn()
+            .prepare_cached("INSERT INTO groups(id, name) VALUES (?1, ?2)")
+            .and_then(|mut s| s.execute(params![g.id, g.name]))
+            .map_err(|e| dup_or_db(e, "group", g.id))?;
+        Ok(())
+    }
+
+    pub fn add_chat(&mut self, c: &Chat) -> Result<()> {
+        let path = meta_str(&c.meta, "path").or_else(|| meta_str(&c.meta, "file_path"));
+        let language = meta_str(&c.meta, "language").map(|l| canonical_language(&l));
+        let conn = self.conn();
+        conn.prepare_cached(
+            "INSERT INTO chats(id, parent_id, type, name, path, language, created_at, modified_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                c.id,
+                c.parent_id,
+                c.chat_type,
+                c.name,
+                path,
+                language,
+                c.created_at,
+                c.modified_at
+            ])
+        })
+        .map_err(|e| dup_or_db(e, "chat", c.id))?;
+        conn.prepare_cached(
+            "INSERT INTO chat_details(id, uuid, owner, group_id, meta)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                c.id,
+                c.uuid,
+                c.owner,
+                c.group_id,
+                json_or_null(&c.meta)
+            ])
+        })
+        .ctx("inserting chat details")?;
+        Ok(())
+    }
+
+    pub fn add_message(&mut self, m: &Message) -> Result<()> {
+        let file_path = meta_str(&m.meta, "file_path");
+        let language = meta_str(&m.meta, "language").map(|l| canonical_language(&l));
+        let conn = self.conn();
+        conn.prepare_cached(
+            "INSERT INTO messages(id, chat_id, type, role, file_path, language, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                m.id,
+                m.chat_id,
+                m.msg_type,
+                m.role,
+                file_path,
+                language,
+                m.created_at,
+                m.updated_at
+            ])
+        })
+        .map_err(|e| dup_or_db(e, "message", m.id))?;
+        conn.prepare_cached(
+            "INSERT INTO message_text(id, title, body, meta) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .and_then(|mut s| s.execute(params![m.id, m.title, m.content, json_or_null(&m.meta)]))
+        .ctx("inserting message text")?;
+        Ok(())
+    }
+
+    pub fn add_code_block(&mut self, b: &CodeBlock) -> Result<()> {
+        let conn = self.conn();
+        conn.prepare_cached(
+            "INSERT INTO code_blocks(id, message_id, chat_id, uuid, type, language, component, created_at, size)
+             VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                b.id,
+                b.message_id,
+                b.uuid,
+                b.block_type,
+                b.language.as_deref().map(canonical_language),
+                b.component,
+                b.created_at,
+                b.content.chars().count() as i64
+            ])
+        })
+        .map_err(|e| dup_or_db(e, "code block", b.id))?;
+        conn.prepare_cached(
+            "INSERT INTO code_text(id, content, parent_uuid, description, major, minor, patch, header)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                b.id,
+                b.content,
+                b.parent_uuid,
+                b.description,
+                b.major,
+                b.minor,
+                b.patch,
+                b.header.as_ref().map(|h| h.to_string())
+            ])
+        })
+        .ctx("inserting code text")?;
+        Ok(())
+    }
+
+    /// Derives, indexes, compacts and moves the index into place.
+    pub fn finish(mut self) -> Result<BuildStats> {
+        let conn = self.conn.take().expect("connection present until finish");
+        let built_at = self.source.built_at.clone().unwrap_or_else(build_time);
+        derive(&conn)?;
+        let revision = revision(&conn)?;
+        let count = |t: &str| -> Result<u64> {
+            conn.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
+            .ctx("counting rows")
+        };
+        let (chats, messages, code_blocks, groups) = (
+            count("chats")?,
+            count("messages")?,
+            count("code_blocks")?,
+            count("groups")?,
+        );
+        let meta: [(&str, String); 9] = [
+            ("format_version", FORMAT_VERSION.to_string()),
+            ("revision", revision.clone()),
+            ("built_at", built_at),
+            ("source", self.source.description.clone()),
+            ("count_chats", chats.to_string()),
+            ("count_messages", messages.to_string()),
+            ("count_code_blocks", code_blocks.to_string()),
+            ("count_groups", groups.to_string()),
+            (
+                "generator",
+                format!("gitsense-search {}", env!("CARGO_PKG_VERSION")),
+            ),
+        ];
+        for (k, v) in meta {
+            conn.execute(
+                "INSERT INTO index_meta(key, value) VALUES (?1, ?2)",
+                params![k, v],
+            )
+            .ctx("writing index_meta")?;
+        }
+        for t in ["fts_chats", "fts_messages", "fts_code_blocks"] {
+            conn.execute_batch(&format!(
+                "INSERT INTO {t}({t}) VALUES('rebuild'); INSERT INTO {t}({t}) VALUES('optimize');"
+            ))
+            .ctx("building full-text index")?;
+        }
+        conn.execute_batch("COMMIT; ANALYZE;")
+            .ctx("committing build")?;
+        conn.execute_batch("PRAGMA journal_mode=DELETE; VACUUM;")
+            .ctx("compacting index")?;
+        drop(conn);
+        std::fs::rename(&self.tmp_path, &self.out_path).map_err(|e| {
+            Error::io("moving index into place", e)
+                .with_location(self.out_path.display().to_string())
+        })?;
+        self.finished = true;
+        let size_bytes = std::fs::metadata(&self.out_path)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        Ok(BuildStats {
+            path: self.out_path.clone(),
+            revision,
+            chats,
+            messages,
+            code_blocks,
+            groups,
+            size_bytes,
+        })
+    }
+}
+
+impl Drop for IndexWriter {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.conn.take();
+            let _ = std::fs::remove_file(&self.tmp_path);
+        }
+    }
+}
+
+fn dup_or_db(e: rusqlite::Error, what: &str, id: i64) -> Error {
+    if let rusqlite::Error::SqliteFailure(f, _) = &e {
+        if f.code == rusqlite::ErrorCode::ConstraintViolation {
+            return Error::new(
+                "import.duplicate_id",
+                format!("{what} id {id} was added twice"),
+            );
+        }
+    }
+    Error::db(&format!("inserting {what} {id}"), e)
+}
+
+fn meta_str(meta: &Value, key: &str) -> Option<String> {
+    match meta.get(key)? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn json_or_null(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::Object(m) if m.is_empty() => None,
+        v => Some(v.to_string()),
+    }
+}
+
+fn build_time() -> String {
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0)
+        });
+    crate::util::iso8601_utc(secs)
+}
+
+struct ChatNode {
+    parent: i64,
+    name: String,
+    chat_type: String,
+    group_id: Option<i64>,
+    branch_here: Option<String>,
+}
+
+/// Fills chat paths, lineages, roots, branch names, repos, message stats
+/// and message file paths / languages inherited from their chats.
+fn derive(conn: &Connection) -> Result<()> {
+    let groups: HashMap<i64, String> = {
+        let mut s = conn
+            .prepare("SELECT id, name FROM groups")
+            .ctx("reading groups")?;
+        let rows = s
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .ctx("reading groups")?;
+        rows.collect::<std::result::Result<_, _>>()
+            .ctx("reading groups")?
+    };
+    let mut nodes: HashMap<i64, ChatNode> = HashMap::new();
+    {
+        let mut s = conn
+            .prepare(
+                "SELECT c.id, c.parent_id, c.name, c.type, d.group_id, d.meta
+                 FROM chats c JOIN chat_details d ON d.id = c.id",
+            )
+            .ctx("reading chats")?;
+        let mut rows = s.query([]).ctx("reading chats")?;
+        while let Some(r) = rows.next().ctx("reading chats")? {
+            let chat_type: String = r.get(3).ctx("reading chats")?;
+            let meta: Option<String> = r.get(5).ctx("reading chats")?;
+            let meta: Value = meta
+                .and_then(|m| serde_json::from_str(&m).ok())
+                .unwrap_or(Value::Null);
+            let name: String = r.get(2).ctx("reading chats")?;
+            let branch_here = if chat_type == "git-ref" {
+                Some(meta_str(&meta, "name").unwrap_or_else(|| name.clone()))
+            } else {
+                meta.get("refContext")
+                    .and_then(|rc| rc.get("refName"))
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            };
+            nodes.insert(
+                r.get(0).ctx("reading chats")?,
+                ChatNode {
+                    parent: r.get(1).ctx("reading chats")?,
+                    name,
+                    chat_type,
+                    group_id: r.get(4).ctx("reading chats")?,
+                    branch_here,
+                },
+            );
+        }
+    }
+    let mut ids: Vec<i64> = nodes.keys().copied().collect();
+    ids.sort_unstable();
+    let mut upd = conn
+        .prepare("UPDATE chats SET root_id=?2, lineage=?3, branch_name=?4, repo=?5 WHERE id=?1")
+        .ctx("deriving chats")?;
+    let mut upd_path = conn
+        .prepare("UPDATE chat_details SET chat_path=?2 WHERE id=?1")
+        .ctx("deriving chats")?;
+    for id in ids {
+        // Walk to the root; a cycle or a missing parent ends the walk.
+        let mut chain = vec![id];
+        let mut cur = nodes[&id].parent;
+        while cur != 0 && nodes.contains_key(&cur) && !chain.contains(&cur) {
+            chain.push(cur);
+            cur = nodes[&cur].parent;
+        }
+        chain.reverse();
+        let root = chain[0];
+        let lineage = format!(
+            "/{}/",
+            chain
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join("/")
+        );
+        let path = chain
+            .iter()
+            .map(|i| nodes[i].name.as_str())
+            .collect::<Vec<_>>()
+            .join(" -> ");
+        let branch = chain
+            .iter()
+            .rev()
+            .find_map(|i| {
+                let n = &nodes[i];
+                if n.chat_type == "git-ref" {
+                    n.branch_here.clone()
+                } else {
+                    None
+                }
+            })
+            .or_else(|| nodes[&id].branch_here.clone());
+        let repo = chain
+            .iter()
+            .rev()
+            .find_map(|i| nodes[i].group_id.and_then(|g| groups.get(&g)).cloned())
+            .filter(|_| nodes[&id].chat_type.starts_with("git-"));
+        upd.execute(params![id, root, lineage, branch, repo])
+            .ctx("deriving chats")?;
+        upd_path.execute(params![id, path]).ctx("deriving chats")?;
+    }
+    conn.execute_batch(
+        "UPDATE chats SET
+           num_messages = (SELECT count(*) FROM messages m WHERE m.chat_id = chats.id),
+           last_updated_at = (SELECT max(coalesce(m.updated_at, m.created_at)) FROM messages m WHERE m.chat_id = chats.id);
+         UPDATE messages SET file_path = (SELECT c.path FROM chats c WHERE c.id = messages.chat_id)
+           WHERE file_path IS NULL;
+         UPDATE messages SET language = (SELECT c.language FROM chats c WHERE c.id = messages.chat_id)
+           WHERE language IS NULL;
+         UPDATE code_blocks SET chat_id = coalesce((SELECT m.chat_id FROM messages m WHERE m.id = code_blocks.message_id), 0);",
+    )
+    .ctx("deriving stats")?;
+    Ok(())
+}
+
+/// SHA-256 over every row of every content table, in id order.
+fn revision(conn: &Connection) -> Result<String> {
+    let mut h = Sha256::new();
+    for t in [
+        "groups",
+        "chats",
+        "chat_details",
+        "messages",
+        "message_text",
+        "code_blocks",
+        "code_text",
+    ] {
+        h.update(t.as_bytes());
+        let mut s = conn
+            .prepare(&format!("SELECT * FROM {t} ORDER BY id"))
+            .ctx("hashing corpus")?;
+        let n = s.column_count();
+        let mut rows = s.query([]).ctx("hashing corpus")?;
+        while let Some(r) = rows.next().ctx("hashing corpus")? {
+            for i in 0..n {
+                match r.get_ref(i).ctx("hashing corpus")? {
+                    ValueRef::Null => h.update([0u8]),
+                    ValueRef::Integer(v) => {
+                        h.update([1u8]);
+                        h.update(v.to_le_bytes());
+                    }
+                    ValueRef::Real(v) => {
+                        h.update([2u8]);
+                        h.update(v.to_le_bytes());
+                    }
+                    ValueRef::Text(b) | ValueRef::Blob(b) => {
+                        h.update([3u8]);
+                        h.update((b.len() as u64).to_le_bytes());
+                        h.update(b);
+                    }
+                }
+            }
+        }
+    }
+    let digest = h.finalize();
+    Ok(digest.iter().take(16).map(|b| format!("{b:02x}")).collect())
+}

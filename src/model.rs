@@ -1,0 +1,146 @@
+//! The GitSense data model as importers hand it to the index writer.
+//!
+//! Every source (a GitSense Chat database, a documentation site, a chat
+//! export, a git repository) is mapped onto these four records. Ids are
+//! chosen by the importer and must be unique per record kind; `parent_id`
+//! 0 marks a root chat. Derived data (chat paths, branch names, message
+//! stats, corpus revision) is computed by the writer, not by importers.
+
+use serde_json::Value;
+
+/// A group of chats; for git content the group name is the repository
+/// (`owner/name`), which `repo:` filters match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub id: i64,
+    pub name: String,
+}
+
+/// A chat: a conversation, a documentation page, a git object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chat {
+    pub id: i64,
+    /// 0 for a root chat.
+    pub parent_id: i64,
+    /// `regular`, `git-blob`, `git-ref`, ...
+    pub chat_type: String,
+    pub uuid: Option<String>,
+    pub name: String,
+    pub owner: Option<String>,
+    pub group_id: Option<i64>,
+    pub created_at: Option<String>,
+    pub modified_at: Option<String>,
+    /// The chat's meta object (`path`, `language`, `url`, `commit`, ...).
+    pub meta: Value,
+}
+
+/// A message inside a chat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub id: i64,
+    pub chat_id: i64,
+    /// `regular`, `git-blob`, `tiny-overview::file-content::default`, ...
+    pub msg_type: String,
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    /// Full text, indexed with weight 1.
+    pub content: String,
+    /// Structural text (section heading, API names defined in it), indexed
+    /// in its own column with a higher weight; empty for chat messages.
+    pub title: String,
+    /// Extracted metadata: each key becomes a `messages_meta_<key>` field.
+    pub meta: Value,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+}
+
+/// A fenced or AI-generated code block inside a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeBlock {
+    pub id: i64,
+    pub message_id: i64,
+    /// `code` or `patch`.
+    pub block_type: String,
+    pub uuid: String,
+    pub parent_uuid: Option<String>,
+    pub component: Option<String>,
+    pub description: Option<String>,
+    pub language: Option<String>,
+    pub major: Option<i64>,
+    pub minor: Option<i64>,
+    pub patch: Option<i64>,
+    /// Parsed header with its literal keys (`Block-UUID`, `Version`, ...).
+    pub header: Option<Value>,
+    pub content: String,
+    pub created_at: Option<String>,
+}
+
+/// Parses `Version: 1.2.3` style strings into (major, minor, patch).
+pub fn parse_version(v: &str) -> (Option<i64>, Option<i64>, Option<i64>) {
+    let v = v.trim().trim_start_matches(['v', 'V']);
+    let mut it = v
+        .split(['.', ' ', '-', '+'])
+        .map(|p| p.trim().parse::<i64>().ok());
+    let major = it.next().flatten();
+    let minor = it.next().flatten();
+    let patch = it.next().flatten();
+    (major, minor, patch)
+}
+
+/// Parses a GitSense code-block header (the `Key: value` lines at the top
+/// of a block, usually inside a comment) into a JSON object with the
+/// literal keys. Returns `None` when the text has no `Block-UUID` line.
+pub fn parse_code_header(content: &str) -> Option<serde_json::Map<String, Value>> {
+    const KEYS: [&str; 8] = [
+        "Component",
+        "Block-UUID",
+        "Parent-UUID",
+        "Version",
+        "Description",
+        "Language",
+        "Created-at",
+        "Authors",
+    ];
+    let mut map = serde_json::Map::new();
+    for line in content.lines().take(40) {
+        let line = line
+            .trim()
+            .trim_start_matches(['#', '/', '*', '-', '<', '!', ';', '%'])
+            .trim();
+        if let Some((k, v)) = line.split_once(':') {
+            let k = k.trim();
+            if let Some(key) = KEYS.iter().find(|x| x.eq_ignore_ascii_case(k)) {
+                map.entry(key.to_string())
+                    .or_insert_with(|| Value::String(v.trim().to_string()));
+            }
+        }
+    }
+    if map.contains_key("Block-UUID") {
+        Some(map)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_into_three_numbers() {
+        assert_eq!(parse_version("1.4.0"), (Some(1), Some(4), Some(0)));
+        assert_eq!(parse_version("v2.1"), (Some(2), Some(1), None));
+        assert_eq!(parse_version("x"), (None, None, None));
+    }
+
+    #[test]
+    fn headers_are_found_inside_comments() {
+        let h = parse_code_header(
+            "/*\n * Component: Auth\n * Block-UUID: 1234\n * Version: 1.0.2\n */\ncode()",
+        )
+        .unwrap();
+        assert_eq!(h["Component"], "Auth");
+        assert_eq!(h["Block-UUID"], "1234");
+        assert!(parse_code_header("no header here").is_none());
+    }
+}

@@ -1,0 +1,878 @@
+//! [`Query`] + [`SearchOptions`] → one SQL plan per target, with bound
+//! parameters and a safely quoted FTS5 expression.
+//!
+//! Query text never reaches SQL: filter values, ids and patterns are bound
+//! parameters, and every keyword or phrase becomes an FTS5 string literal
+//! (`"..."` with inner quotes doubled), so FTS5 operators, column filters,
+//! `NEAR(` or `*` typed by the user are searched for, not executed. The
+//! boolean structure comes only from the parsed [`Expr`].
+
+use crate::error::{Error, Result};
+use crate::index::{MESSAGE_COLUMN_WEIGHTS, TRIGRAM_MIN_CHARS};
+use crate::profiles::{self, Profile};
+use crate::query::ast::*;
+use crate::query::syntax::{canonical_language, STOP_WORDS};
+use rusqlite::types::Value as SqlValue;
+use serde::{Deserialize, Serialize};
+
+/// How highlighted snippets are marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Highlight {
+    /// Text HTML-escaped, matches wrapped in `<mark>`…`</mark>` (safe to
+    /// insert as HTML).
+    #[default]
+    Html,
+    /// Raw text with GitSense's `<GSC>`…`</GSC>` markers (not escaped).
+    Raw,
+    /// Raw text, no markers.
+    None,
+}
+
+/// Caller options for one search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct SearchOptions {
+    /// 1-based page number.
+    pub page: u64,
+    /// Results per target and page; defaults to the profile's limit.
+    pub per_page: Option<u64>,
+    /// The chat the user is in, for `scope:` other than all-chats.
+    pub current_chat_id: Option<i64>,
+    pub highlight: Highlight,
+    /// Include full `*_content` fields (snippets are always included).
+    pub include_content: bool,
+    /// Token budget for the whole results object (chars/4 estimate).
+    pub max_tokens: Option<u64>,
+    /// Opaque cursor from a previous page's `nextCursor`.
+    pub cursor: Option<String>,
+    /// Add per-stage timings as `trace`.
+    pub trace: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            page: 1,
+            per_page: None,
+            current_chat_id: None,
+            highlight: Highlight::Html,
+            include_content: true,
+            max_tokens: None,
+            cursor: None,
+            trace: false,
+        }
+    }
+}
+
+/// Most results per target and page.
+pub const MAX_PER_PAGE: u64 = 1000;
+
+/// Whether every term must match or any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MatchMode {
+    AllTerms,
+    AnyTerm,
+}
+
+/// SQL for one target.
+#[derive(Debug, Clone)]
+pub struct TargetSql {
+    /// `SELECT count(*) ...`
+    pub count_sql: String,
+    /// `SELECT id, rank ... ORDER BY ... LIMIT ? OFFSET ?` (limit and
+    /// offset are the last two parameters, appended by the executor).
+    pub page_sql: String,
+    pub params: Vec<SqlValue>,
+    /// The FTS5 expression, for snippets of the returned rows.
+    pub fts: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TargetPlan {
+    pub target: Target,
+    /// `None`: the target cannot match (a filter does not apply to it, or
+    /// every term was dropped for it).
+    pub sql: Option<TargetSql>,
+    /// Why the target cannot match, when it cannot.
+    pub skipped: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub query: Query,
+    pub profile: Profile,
+    pub targets: Vec<Target>,
+    pub scope: Scope,
+    pub filters: Vec<Filter>,
+    pub sort: Vec<SortKey>,
+    pub per_page: u64,
+    pub page: u64,
+    pub match_mode: MatchMode,
+    pub target_plans: Vec<TargetPlan>,
+    pub hint: Option<String>,
+    pub warnings: Vec<String>,
+    /// The expression actually searched, in query syntax.
+    pub effective_expr: Option<String>,
+}
+
+/// Builds the plan. `match_mode` AnyTerm turns the top-level AND of terms
+/// into an OR (the executor's fallback when all-terms finds nothing).
+pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Result<Plan> {
+    let profile_name = match (&query.profile, &query.targets) {
+        (Some(p), _) => p.clone(),
+        (None, Some(t)) if t.len() == 1 => format!("{}.default", t[0].name()),
+        _ => "all.default".to_string(),
+    };
+    let profile = profiles::get(&profile_name).ok_or_else(|| {
+        Error::new(
+            "query.unknown_profile",
+            format!("there is no profile named '{profile_name}'"),
+        )
+    })?;
+    let targets = query
+        .targets
+        .clone()
+        .unwrap_or_else(|| profile.targets.clone());
+    let scope = query.scope.unwrap_or(profile.scope);
+    let mut filters = profile.filters.clone();
+    filters.extend(query.filters.iter().cloned());
+    let empty_search = query.expr.is_none();
+    let sort = if !query.sort.is_empty() {
+        query.sort.clone()
+    } else if empty_search {
+        vec![SortKey {
+            field: SortField::UpdatedAt,
+            descending: true,
+        }]
+    } else if !profile.sort.is_empty() {
+        profile.sort.clone()
+    } else {
+        vec![SortKey {
+            field: SortField::FtsRank,
+            descending: false,
+        }]
+    };
+    if opts.page == 0 {
+        return Err(Error::new("options.bad_page", "page numbers start at 1"));
+    }
+    let per_page = opts.per_page.unwrap_or(profile.limit);
+    if per_page == 0 || per_page > MAX_PER_PAGE {
+        return Err(Error::new(
+            "options.bad_per_page",
+            format!("perPage must be between 1 and {MAX_PER_PAGE}"),
+        ));
+    }
+    if scope != Scope::AllChats && opts.current_chat_id.is_none() {
+        return Err(Error::new(
+            "options.current_chat_required",
+            format!(
+                "scope:{} needs the current chat id (--current-chat / currentChatId)",
+                scope.name()
+            ),
+        ));
+    }
+
+    let mut warnings = query.warnings.clone();
+    let expr = query.expr.as_ref().map(|e| {
+        let e = drop_stop_words(e, &mut warnings);
+        match match_mode {
+            MatchMode::AllTerms => e,
+            MatchMode::AnyTerm => any_term(&e),
+        }
+    });
+
+    let mut hint = None;
+    let mut target_plans = Vec::new();
+    for &target in &Target::ALL {
+        if !targets.contains(&target) {
+            continue;
+        }
+        target_plans.push(plan_target(
+            target,
+            expr.as_ref(),
+            &filters,
+            scope,
+            opts.current_chat_id,
+            &sort,
+            query.case_sensitive,
+            &mut warnings,
+            &mut hint,
+        )?);
+    }
+    Ok(Plan {
+        effective_expr: expr.as_ref().map(|e| e.to_query_string()),
+        query: query.clone(),
+        profile,
+        targets,
+        scope,
+        filters,
+        sort,
+        per_page,
+        page: opts.page,
+        match_mode,
+        target_plans,
+        hint,
+        warnings,
+    })
+}
+
+/// Whether the any-term fallback can change anything for this query.
+pub fn can_fall_back(query: &Query) -> bool {
+    match &query.expr {
+        Some(Expr::And { items }) => {
+            items
+                .iter()
+                .filter(|i| !matches!(i, Expr::Not { .. }))
+                .count()
+                >= 2
+        }
+        _ => false,
+    }
+}
+
+fn is_stop_word(e: &Expr) -> bool {
+    matches!(e, Expr::Term { text, prefix: false } if STOP_WORDS.contains(&text.to_lowercase().as_str()))
+}
+
+fn drop_stop_words(e: &Expr, warnings: &mut Vec<String>) -> Expr {
+    if let Expr::And { items } = e {
+        let keep: Vec<Expr> = items.iter().filter(|i| !is_stop_word(i)).cloned().collect();
+        let positives = keep
+            .iter()
+            .filter(|i| !matches!(i, Expr::Not { .. }))
+            .count();
+        if positives > 0 && keep.len() < items.len() {
+            let dropped: Vec<String> = items
+                .iter()
+                .filter(|i| is_stop_word(i))
+                .filter_map(|i| i.literal_text().map(str::to_string))
+                .collect();
+            warnings.push(format!("ignored common words: {}", dropped.join(", ")));
+            return if keep.len() == 1 {
+                keep.into_iter().next().unwrap()
+            } else {
+                Expr::And { items: keep }
+            };
+        }
+    }
+    e.clone()
+}
+
+fn any_term(e: &Expr) -> Expr {
+    match e {
+        Expr::And { items } => {
+            let (neg, pos): (Vec<Expr>, Vec<Expr>) = items
+                .iter()
+                .cloned()
+                .partition(|i| matches!(i, Expr::Not { .. }));
+            let or = Expr::Or { items: pos };
+            if neg.is_empty() {
+                or
+            } else {
+                let mut all = vec![or];
+                all.extend(neg);
+                Expr::And { items: all }
+            }
+        }
+        other => other.clone(),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum TokenizerKind {
+    Words,
+    Trigram,
+}
+
+/// A rendered boolean group: `pos NOT (neg1 OR neg2 ...)`; `pos == None`
+/// means "everything" (a purely negative group).
+struct Rendered {
+    pos: Option<String>,
+    neg: Vec<String>,
+}
+
+fn fts_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+fn render_literal(e: &Expr, kind: TokenizerKind, dropped: &mut Vec<String>) -> Option<String> {
+    let (text, prefix) = match e {
+        Expr::Term { text, prefix } => (text.as_str(), *prefix),
+        Expr::Phrase { text } => (text.as_str(), false),
+        _ => return None,
+    };
+    match kind {
+        TokenizerKind::Words => {
+            if !text.chars().any(|c| c.is_alphanumeric()) {
+                dropped.push(text.to_string());
+                return None;
+            }
+            Some(if prefix {
+                format!("{}*", fts_string(text))
+            } else {
+                fts_string(text)
+            })
+        }
+        TokenizerKind::Trigram => {
+            if text.chars().count() < TRIGRAM_MIN_CHARS {
+                dropped.push(text.to_string());
+                return None;
+            }
+            Some(fts_string(text))
+        }
+    }
+}
+
+/// True when `s` is one FTS5 string (`"..."`, optionally with `*`) or is
+/// already wrapped in one balanced pair of parentheses.
+fn is_atom(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.first() == Some(&b'"') {
+        // One quoted string: the only unescaped quote pair spans it.
+        let body = s.trim_end_matches('*');
+        return body.len() >= 2
+            && body.ends_with('"')
+            && !body[1..body.len() - 1].replace("\"\"", "").contains('"');
+    }
+    if b.first() != Some(&b'(') {
+        return false;
+    }
+    let mut depth = 0i32;
+    let mut in_str = false;
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '"' => in_str = !in_str,
+            '(' if !in_str => depth += 1,
+            ')' if !in_str => {
+                depth -= 1;
+                if depth == 0 && i != s.len() - 1 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
+fn paren(s: &str) -> String {
+    if is_atom(s) {
+        s.to_string()
+    } else {
+        format!("({s})")
+    }
+}
+
+fn render(e: &Expr, kind: TokenizerKind, dropped: &mut Vec<String>) -> Result<Option<Rendered>> {
+    Ok(match e {
+        Expr::Term { .. } | Expr::Phrase { .. } => {
+            render_literal(e, kind, dropped).map(|p| Rendered { pos: Some(p), neg: vec![] })
+        }
+        Expr::Not { item } => match render(item, kind, dropped)? {
+            None => None,
+            Some(Rendered { pos: Some(p), neg }) if neg.is_empty() => {
+                Some(Rendered { pos: None, neg: vec![p] })
+            }
+            Some(Rendered { pos: None, neg }) => Some(Rendered {
+                pos: Some(join_or(&neg)),
+                neg: vec![],
+            }),
+            Some(_) => {
+                return Err(Error::new(
+                    "query.unsupported_negation",
+                    "negating a group that itself excludes terms is not supported; rewrite NOT (a -b) as (-a OR b)",
+                ))
+            }
+        },
+        Expr::And { items } => {
+            let mut pos = Vec::new();
+            let mut neg = Vec::new();
+            let mut any = false;
+            for i in items {
+                if let Some(r) = render(i, kind, dropped)? {
+                    any = true;
+                    pos.extend(r.pos);
+                    neg.extend(r.neg);
+                }
+            }
+            if !any {
+                None
+            } else {
+                Some(Rendered {
+                    pos: if pos.is_empty() {
+                        None
+                    } else {
+                        Some(pos.iter().map(|p| paren(p)).collect::<Vec<_>>().join(" AND "))
+                    },
+                    neg,
+                })
+            }
+        }
+        Expr::Or { items } => {
+            let mut alts = Vec::new();
+            for i in items {
+                if let Some(r) = render(i, kind, dropped)? {
+                    let Some(p) = r.pos else {
+                        return Err(Error::new(
+                            "query.unsupported_negation",
+                            "an excluded term inside OR needs a positive term beside it, e.g. (a -b) OR c",
+                        ));
+                    };
+                    alts.push(if r.neg.is_empty() {
+                        paren(&p)
+                    } else {
+                        format!("({} NOT {})", paren(&p), paren(&join_or(&r.neg)))
+                    });
+                }
+            }
+            if alts.is_empty() {
+                None
+            } else {
+                Some(Rendered { pos: Some(alts.join(" OR ")), neg: vec![] })
+            }
+        }
+    })
+}
+
+fn join_or(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|p| paren(p))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+/// Accumulates WHERE conditions and their parameters, in order.
+#[derive(Default)]
+struct Conds {
+    sql: Vec<String>,
+    params: Vec<SqlValue>,
+}
+
+impl Conds {
+    fn push(&mut self, cond: String, params: Vec<SqlValue>) {
+        self.sql.push(cond);
+        self.params.extend(params);
+    }
+}
+
+fn text(v: &str) -> SqlValue {
+    SqlValue::Text(v.to_string())
+}
+
+/// Column expressions of one target.
+struct Cols {
+    own_id: &'static str,
+    chat_id: &'static str,
+    path: &'static str,
+    language: &'static str,
+    created: &'static str,
+    updated: &'static str,
+    size: &'static str,
+    text_of_row: &'static str,
+}
+
+fn cols(target: Target) -> Cols {
+    match target {
+        Target::Chats => Cols {
+            own_id: "c.id",
+            chat_id: "c.id",
+            path: "c.path",
+            language: "c.language",
+            created: "c.created_at",
+            updated: "coalesce(c.last_updated_at, c.modified_at)",
+            size: "c.num_messages",
+            text_of_row: "c.name",
+        },
+        Target::Messages => Cols {
+            own_id: "m.id",
+            chat_id: "m.chat_id",
+            path: "m.file_path",
+            language: "m.language",
+            created: "m.created_at",
+            updated: "coalesce(m.updated_at, m.created_at)",
+            size: "m.id",
+            text_of_row: "(SELECT t.title || ' ' || t.body FROM message_text t WHERE t.id = m.id)",
+        },
+        Target::CodeBlocks => Cols {
+            own_id: "b.id",
+            chat_id: "b.chat_id",
+            path: "coalesce(m.file_path, c.path)",
+            language: "b.language",
+            created: "b.created_at",
+            updated: "coalesce(m.updated_at, b.created_at)",
+            size: "b.size",
+            text_of_row: "(SELECT x.content FROM code_text x WHERE x.id = b.id)",
+        },
+    }
+}
+
+/// Translates a `*`/`?` pattern into a lower-cased GLOB pattern.
+fn glob_pattern(v: &str) -> String {
+    let mut out = String::new();
+    for ch in v.to_lowercase().chars() {
+        match ch {
+            '[' => out.push_str("[[]"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn has_wildcard(v: &str) -> bool {
+    v.contains('*') || v.contains('?')
+}
+
+/// The SQL condition for one filter on one target; `None` when the field
+/// does not exist on that target.
+fn filter_cond(target: Target, f: &Filter) -> Option<(String, Vec<SqlValue>)> {
+    let c = cols(target);
+    let column: &str = match f.field {
+        Field::ChatId => "c.id",
+        Field::Name => "c.name",
+        Field::MsgId => match target {
+            Target::Chats => return None,
+            Target::Messages => "m.id",
+            Target::CodeBlocks => "b.message_id",
+        },
+        Field::BlockId => match target {
+            Target::CodeBlocks => "b.uuid",
+            _ => return None,
+        },
+        Field::GitPath => c.path,
+        Field::MsgType => match target {
+            Target::Chats => return None,
+            _ => "m.type",
+        },
+        Field::ChatType => "c.type",
+        Field::Lang => c.language,
+        Field::Role => match target {
+            Target::Chats => return None,
+            _ => "m.role",
+        },
+        Field::Repo => "c.repo",
+    };
+    let values = match &f.value {
+        FilterValue::Null => return Some((format!("({column} IS NULL OR {column} = '')"), vec![])),
+        FilterValue::NotNull => {
+            return Some((format!("({column} IS NOT NULL AND {column} <> '')"), vec![]))
+        }
+        FilterValue::AnyOf(v) => v,
+    };
+    let mut alts = Vec::new();
+    let mut params = Vec::new();
+    for v in values {
+        match f.field {
+            Field::ChatId | Field::MsgId => {
+                alts.push(format!("{column} = ?"));
+                params.push(SqlValue::Integer(v.parse().unwrap_or(i64::MIN)));
+            }
+            Field::BlockId => {
+                alts.push(format!("lower({column}) = ?"));
+                params.push(text(&v.to_lowercase()));
+            }
+            Field::Name => {
+                if has_wildcard(v) {
+                    alts.push(format!("lower({column}) GLOB ?"));
+                    params.push(text(&glob_pattern(v)));
+                } else {
+                    alts.push(format!("instr(lower({column}), ?) > 0"));
+                    params.push(text(&v.to_lowercase()));
+                }
+            }
+            Field::GitPath => {
+                let v = v.trim_start_matches("./").trim_start_matches('/');
+                if has_wildcard(v) {
+                    alts.push(format!("lower({column}) GLOB ?"));
+                    params.push(text(&glob_pattern(v)));
+                } else {
+                    let v = v.trim_end_matches('/');
+                    alts.push(format!("(lower({column}) = ? OR lower({column}) GLOB ?)"));
+                    params.push(text(&v.to_lowercase()));
+                    params.push(text(&format!("{}/*", glob_pattern(v))));
+                }
+            }
+            Field::MsgType => {
+                alts.push(format!("({column} = ? OR {column} GLOB ?)"));
+                params.push(text(v));
+                params.push(text(&format!("{}::*", glob_pattern(v))));
+            }
+            Field::ChatType => {
+                if has_wildcard(v) {
+                    alts.push(format!("{column} GLOB ?"));
+                    params.push(text(&glob_pattern(v)));
+                } else {
+                    alts.push(format!("{column} = ?"));
+                    params.push(text(v));
+                }
+            }
+            Field::Lang => {
+                alts.push(format!("{column} = ?"));
+                params.push(text(&canonical_language(v)));
+            }
+            Field::Role => {
+                alts.push(format!("{column} = ?"));
+                params.push(text(&v.to_lowercase()));
+            }
+            Field::Repo => {
+                alts.push(format!("lower({column}) = ?"));
+                params.push(text(&v.to_lowercase()));
+            }
+        }
+    }
+    Some((format!("({})", alts.join(" OR ")), params))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan_target(
+    target: Target,
+    expr: Option<&Expr>,
+    filters: &[Filter],
+    scope: Scope,
+    current_chat: Option<i64>,
+    sort: &[SortKey],
+    case_sensitive: bool,
+    warnings: &mut Vec<String>,
+    hint: &mut Option<String>,
+) -> Result<TargetPlan> {
+    let skipped = |why: String| TargetPlan {
+        target,
+        sql: None,
+        skipped: Some(why),
+    };
+    let c = cols(target);
+    let (fts_table, rank_expr, from_fts, from_plain, kind) = match target {
+        Target::Chats => (
+            "fts_chats",
+            "bm25(fts_chats)".to_string(),
+            "fts_chats JOIN chats c ON c.id = fts_chats.rowid",
+            "chats c",
+            TokenizerKind::Words,
+        ),
+        Target::Messages => (
+            "fts_messages",
+            format!(
+                "bm25(fts_messages, {:.1}, {:.1})",
+                MESSAGE_COLUMN_WEIGHTS.0, MESSAGE_COLUMN_WEIGHTS.1
+            ),
+            "fts_messages JOIN messages m ON m.id = fts_messages.rowid JOIN chats c ON c.id = m.chat_id",
+            "messages m JOIN chats c ON c.id = m.chat_id",
+            TokenizerKind::Words,
+        ),
+        Target::CodeBlocks => (
+            "fts_code_blocks",
+            "bm25(fts_code_blocks)".to_string(),
+            "fts_code_blocks JOIN code_blocks b ON b.id = fts_code_blocks.rowid JOIN messages m ON m.id = b.message_id JOIN chats c ON c.id = b.chat_id",
+            "code_blocks b JOIN messages m ON m.id = b.message_id JOIN chats c ON c.id = b.chat_id",
+            TokenizerKind::Trigram,
+        ),
+    };
+
+    let mut conds = Conds::default();
+    let mut fts = None;
+    let mut from = from_plain;
+    let mut rank = "0.0".to_string();
+    if let Some(e) = expr {
+        let mut dropped = Vec::new();
+        let rendered = render(e, kind, &mut dropped)?;
+        if !dropped.is_empty() {
+            if kind == TokenizerKind::Trigram {
+                let msg = format!(
+                    "code blocks are searched by substrings of at least {TRIGRAM_MIN_CHARS} characters; {} shorter than that {} not searched in code blocks",
+                    dropped.iter().map(|d| format!("'{d}'")).collect::<Vec<_>>().join(", "),
+                    if dropped.len() == 1 { "was" } else { "were" }
+                );
+                *hint = Some(msg);
+            } else {
+                let w = format!(
+                    "ignored terms without letters or digits: {}",
+                    dropped.join(", ")
+                );
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+        match rendered {
+            None => {
+                return Ok(skipped(format!(
+                    "no searchable term for {} remains",
+                    target.name()
+                )))
+            }
+            Some(Rendered { pos: Some(p), neg }) => {
+                let expr = if neg.is_empty() {
+                    p
+                } else {
+                    format!("{} NOT {}", paren(&p), paren(&join_or(&neg)))
+                };
+                conds.push(format!("{fts_table} MATCH ?"), vec![text(&expr)]);
+                fts = Some(expr);
+                from = from_fts;
+                rank = rank_expr;
+            }
+            Some(Rendered { pos: None, neg }) => {
+                conds.push(
+                    format!(
+                        "{} NOT IN (SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ?)",
+                        c.own_id
+                    ),
+                    vec![text(&join_or(&neg))],
+                );
+            }
+        }
+        if case_sensitive {
+            for lit in e.positive_literals() {
+                if let Some(t) = lit.literal_text() {
+                    conds.push(format!("instr({}, ?) > 0", c.text_of_row), vec![text(t)]);
+                }
+            }
+        }
+    }
+
+    for f in filters {
+        match filter_cond(target, f) {
+            None if f.negated => {}
+            None => {
+                return Ok(skipped(format!(
+                    "the {}: filter does not apply to {}",
+                    crate::query::syntax::spec_for(f.field).name,
+                    target.name()
+                )))
+            }
+            Some((sql, params)) => {
+                if f.negated {
+                    conds.push(format!("NOT coalesce({sql}, 0)"), params);
+                } else {
+                    conds.push(sql, params);
+                }
+            }
+        }
+    }
+
+    if let (Some(cur), true) = (current_chat, scope != Scope::AllChats) {
+        match scope {
+            Scope::CurrentChat => {
+                conds.push(format!("{} = ?", c.chat_id), vec![SqlValue::Integer(cur)])
+            }
+            Scope::CurrentChatAndBranches => conds.push(
+                "instr(c.lineage, ?) > 0".to_string(),
+                vec![text(&format!("/{cur}/"))],
+            ),
+            Scope::ConnectedChats => conds.push(
+                "c.root_id = (SELECT root_id FROM chats WHERE id = ?)".to_string(),
+                vec![SqlValue::Integer(cur)],
+            ),
+            Scope::AllChats => {}
+        }
+    }
+
+    let where_sql = if conds.sql.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conds.sql.join(" AND "))
+    };
+    let mut order: Vec<String> = sort
+        .iter()
+        .map(|k| {
+            let col = match k.field {
+                SortField::FtsRank => "r".to_string(),
+                SortField::CreatedAt => c.created.to_string(),
+                SortField::UpdatedAt => c.updated.to_string(),
+                SortField::Name => "c.name COLLATE NOCASE".to_string(),
+                SortField::Id => c.own_id.to_string(),
+                SortField::Size => c.size.to_string(),
+                SortField::Path => c.path.to_string(),
+            };
+            format!("{col}{}", if k.descending { " DESC" } else { "" })
+        })
+        .collect();
+    order.push("r".into());
+    order.push(c.own_id.into());
+    Ok(TargetPlan {
+        target,
+        sql: Some(TargetSql {
+            count_sql: format!("SELECT count(*) FROM {from}{where_sql}"),
+            page_sql: format!(
+                "SELECT {} AS id, {rank} AS r FROM {from}{where_sql} ORDER BY {} LIMIT ? OFFSET ?",
+                c.own_id,
+                order.join(", ")
+            ),
+            params: conds.params,
+            fts,
+        }),
+        skipped: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::parse;
+
+    fn fts_of(q: &str, target: Target) -> Option<String> {
+        let q = parse(q, &profiles::exists).unwrap();
+        let p = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
+        p.target_plans
+            .into_iter()
+            .find(|t| t.target == target)
+            .and_then(|t| t.sql)
+            .and_then(|s| s.fts)
+    }
+
+    #[test]
+    fn user_text_becomes_quoted_fts_strings() {
+        // FTS5 syntax typed by the user is searched for, never executed.
+        assert_eq!(
+            fts_of("NEAR(a b) x*y", Target::Messages).unwrap(),
+            "\"NEAR\" AND (\"a\" AND \"b\") AND \"x*y\""
+        );
+        assert_eq!(
+            fts_of("a\"b c*", Target::Messages).unwrap(),
+            "\"a\"\"b\" AND \"c\"*"
+        );
+    }
+
+    #[test]
+    fn negation_renders_as_fts_not() {
+        assert_eq!(
+            fts_of("payment -stripe", Target::Messages).unwrap(),
+            "\"payment\" NOT \"stripe\""
+        );
+        assert_eq!(
+            fts_of("(pay OR card) NOT stripe", Target::Messages).unwrap(),
+            "(\"pay\" OR \"card\") NOT \"stripe\""
+        );
+    }
+
+    #[test]
+    fn short_terms_are_dropped_for_code_blocks_with_a_hint() {
+        let q = parse("fn parse", &profiles::exists).unwrap();
+        let p = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
+        assert!(p.hint.unwrap().contains("'fn'"));
+        let code = p
+            .target_plans
+            .iter()
+            .find(|t| t.target == Target::CodeBlocks)
+            .unwrap();
+        assert_eq!(code.sql.as_ref().unwrap().fts.as_deref(), Some("\"parse\""));
+    }
+
+    #[test]
+    fn stop_words_are_ignored_beside_real_terms() {
+        assert_eq!(
+            fts_of("the payment", Target::Messages).unwrap(),
+            "\"payment\""
+        );
+        assert_eq!(fts_of("the", Target::Messages).unwrap(), "\"the\"");
+    }
+
+    #[test]
+    fn scope_needs_a_current_chat() {
+        let q = parse("x scope:current-chat", &profiles::exists).unwrap();
+        let e = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap_err();
+        assert_eq!(e.code, "options.current_chat_required");
+    }
+}

@@ -1,0 +1,219 @@
+//! The typed query: what the parser produces and the planner consumes.
+
+use serde::Serialize;
+
+/// A boolean full-text expression over keywords and phrases.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Expr {
+    /// A single word; `prefix` for `word*`.
+    Term {
+        text: String,
+        prefix: bool,
+    },
+    /// A quoted phrase (`"..."` or `'...'`).
+    Phrase {
+        text: String,
+    },
+    And {
+        items: Vec<Expr>,
+    },
+    Or {
+        items: Vec<Expr>,
+    },
+    Not {
+        item: Box<Expr>,
+    },
+}
+
+impl Expr {
+    /// Every positive (not negated) term and phrase, in query order.
+    pub fn positive_literals(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        fn walk<'a>(e: &'a Expr, neg: bool, out: &mut Vec<&'a Expr>) {
+            match e {
+                Expr::Term { .. } | Expr::Phrase { .. } => {
+                    if !neg {
+                        out.push(e)
+                    }
+                }
+                Expr::And { items } | Expr::Or { items } => {
+                    items.iter().for_each(|i| walk(i, neg, out))
+                }
+                Expr::Not { item } => walk(item, !neg, out),
+            }
+        }
+        walk(self, false, &mut out);
+        out
+    }
+
+    /// The literal text of a term or phrase.
+    pub fn literal_text(&self) -> Option<&str> {
+        match self {
+            Expr::Term { text, .. } | Expr::Phrase { text } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Renders the expression back in query syntax (for `searchCriteria`).
+    pub fn to_query_string(&self) -> String {
+        match self {
+            Expr::Term { text, prefix } => {
+                let quoted = needs_quotes(text);
+                let mut s = if quoted {
+                    format!("\"{}\"", text.replace('"', "'"))
+                } else {
+                    text.clone()
+                };
+                if *prefix {
+                    s.push('*');
+                }
+                s
+            }
+            Expr::Phrase { text } => format!("\"{}\"", text.replace('"', "'")),
+            Expr::And { items } => items
+                .iter()
+                .map(|i| group(i, matches!(i, Expr::Or { .. })))
+                .collect::<Vec<_>>()
+                .join(" "),
+            Expr::Or { items } => items
+                .iter()
+                .map(|i| group(i, matches!(i, Expr::And { .. })))
+                .collect::<Vec<_>>()
+                .join(" OR "),
+            Expr::Not { item } => format!("-{}", group(item, !is_literal(item))),
+        }
+    }
+}
+
+fn is_literal(e: &Expr) -> bool {
+    matches!(e, Expr::Term { .. } | Expr::Phrase { .. })
+}
+
+fn group(e: &Expr, paren: bool) -> String {
+    if paren {
+        format!("({})", e.to_query_string())
+    } else {
+        e.to_query_string()
+    }
+}
+
+fn needs_quotes(t: &str) -> bool {
+    t.is_empty()
+        || t.chars()
+            .any(|c| c.is_whitespace() || matches!(c, '(' | ')' | '"' | '\'' | ':'))
+        || matches!(t, "OR" | "AND" | "NOT")
+        || t.starts_with('-')
+}
+
+/// The filterable fields of the query language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Field {
+    ChatId,
+    Name,
+    MsgId,
+    BlockId,
+    GitPath,
+    MsgType,
+    ChatType,
+    Lang,
+    Role,
+    Repo,
+}
+
+/// What a filter accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind", content = "values")]
+pub enum FilterValue {
+    /// Any of these values (a comma list).
+    AnyOf(Vec<String>),
+    /// `field:null`
+    Null,
+    /// `field:not_null`
+    NotNull,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Filter {
+    pub field: Field,
+    pub value: FilterValue,
+    /// `-field:value` excludes instead of restricting.
+    pub negated: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Target {
+    #[serde(rename = "chats")]
+    Chats,
+    #[serde(rename = "messages")]
+    Messages,
+    #[serde(rename = "code-blocks")]
+    CodeBlocks,
+}
+
+impl Target {
+    pub const ALL: [Target; 3] = [Target::Chats, Target::Messages, Target::CodeBlocks];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Chats => "chats",
+            Target::Messages => "messages",
+            Target::CodeBlocks => "code-blocks",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    CurrentChat,
+    CurrentChatAndBranches,
+    ConnectedChats,
+    AllChats,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::CurrentChat => "current-chat",
+            Scope::CurrentChatAndBranches => "current-chat-and-branches",
+            Scope::ConnectedChats => "connected-chats",
+            Scope::AllChats => "all-chats",
+        }
+    }
+}
+
+/// Fields results can be sorted by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SortField {
+    FtsRank,
+    CreatedAt,
+    UpdatedAt,
+    Name,
+    Id,
+    Size,
+    Path,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SortKey {
+    pub field: SortField,
+    pub descending: bool,
+}
+
+/// A parsed query: a full-text expression plus everything around it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Query {
+    pub expr: Option<Expr>,
+    pub filters: Vec<Filter>,
+    pub targets: Option<Vec<Target>>,
+    pub scope: Option<Scope>,
+    pub profile: Option<String>,
+    pub sort: Vec<SortKey>,
+    pub case_sensitive: bool,
+    /// Notes about the query the user should see (ignored stop words, ...).
+    pub warnings: Vec<String>,
+}

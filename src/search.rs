@@ -1,0 +1,658 @@
+//! The executor: runs a [`Plan`] against an index and assembles the
+//! results object.
+//!
+//! Two phases per target keep the pages a query touches few: first the
+//! count and the ranked ids of the requested page (FTS index, small filter
+//! tables only), then content, metadata and snippets for those ids alone.
+//! When an all-terms query finds nothing anywhere, the query is run again
+//! with any-term matching and `searchCriteria.fallback` says so.
+
+use crate::error::{DbContext, Error, Result};
+use crate::index::{self, IndexInfo};
+use crate::plan::{self, Highlight, MatchMode, Plan, SearchOptions, TargetSql};
+use crate::profiles;
+use crate::query::{self, ast::Scope, ast::Target};
+use crate::results::*;
+use crate::util::escape_html;
+use rusqlite::{params, params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
+use serde_json::{json, Map, Value};
+
+const MARK_OPEN: &str = "\u{E000}";
+const MARK_CLOSE: &str = "\u{E001}";
+const SNIPPET_TOKENS_TEXT: i64 = 12;
+const SNIPPET_TOKENS_CODE: i64 = 64;
+const LISTING_SNIPPET_CHARS: usize = 160;
+
+/// Chat meta keys too bulky or internal to return as `chats_meta_*`.
+const CHAT_META_SKIP: &[&str] = &[
+    "tokens",
+    "import",
+    "commit",
+    "refContext",
+    "type",
+    "blob",
+    "highlight",
+    "tree",
+];
+
+/// A clock in milliseconds; the browser build installs `performance.now`.
+pub type Clock = fn() -> f64;
+
+fn system_clock() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0)
+}
+
+/// An open index, ready to answer queries.
+pub struct Engine {
+    conn: Connection,
+    info: IndexInfo,
+    clock: Clock,
+}
+
+impl Engine {
+    /// Opens an index file (native).
+    pub fn open(path: &std::path::Path) -> Result<Engine> {
+        Engine::from_connection(index::open_file(path)?)
+    }
+
+    /// Wraps an already open connection (the browser opens it on its own
+    /// VFS); checks the format version.
+    pub fn from_connection(conn: Connection) -> Result<Engine> {
+        let info = index::verify(&conn)?;
+        // Many small statements run per search; keep them prepared.
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(Engine {
+            conn,
+            info,
+            clock: system_clock,
+        })
+    }
+
+    /// Replaces the clock used for `trace` timings.
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = clock;
+    }
+
+    pub fn info(&self) -> &IndexInfo {
+        &self.info
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Runs a query and returns the results object.
+    pub fn search(&self, text: &str, opts: &SearchOptions) -> Result<SearchResults> {
+        let t0 = (self.clock)();
+        let mut opts = opts.clone();
+        if let Some(c) = opts.cursor.take() {
+            let (page, per_page) = decode_cursor(&c, &self.info.revision)?;
+            opts.page = page;
+            opts.per_page = Some(per_page);
+        }
+        let q = query::parse(text, &profiles::exists)?;
+        if let (Some(cur), Some(scope)) = (opts.current_chat_id, q.scope) {
+            if scope != Scope::AllChats && !self.chat_exists(cur)? {
+                return Err(Error::new(
+                    "options.unknown_chat",
+                    format!("the current chat id {cur} is not in this index"),
+                ));
+            }
+        }
+        let t_parse = (self.clock)();
+        let mut p = plan::plan(&q, &opts, MatchMode::AllTerms)?;
+        let mut counts = self.count(&p)?;
+        let mut fallback = None;
+        if counts.iter().all(|(_, n)| *n == 0) && plan::can_fall_back(&q) {
+            let any = plan::plan(&q, &opts, MatchMode::AnyTerm)?;
+            let any_counts = self.count(&any)?;
+            fallback = Some(json!({
+                "from": "all-terms",
+                "to": "any-term",
+                "reason": "no result contains every term, so results containing any of them are shown, best first",
+            }));
+            p = any;
+            counts = any_counts;
+        }
+        let t_count = (self.clock)();
+        let mut results = ResultSets::default();
+        let offset = (p.page - 1) * p.per_page;
+        for tp in &p.target_plans {
+            let Some(sql) = &tp.sql else { continue };
+            let total = counts
+                .iter()
+                .find(|(t, _)| *t == tp.target)
+                .map(|(_, n)| *n)
+                .unwrap_or(0);
+            if offset >= total {
+                continue;
+            }
+            let ids = self.page_ids(sql, p.per_page, offset)?;
+            for (id, rank) in ids {
+                match tp.target {
+                    Target::Chats => results.chats.push(self.chat_result(id, rank, sql, &opts)?),
+                    Target::Messages => results
+                        .messages
+                        .push(self.message_result(id, rank, sql, &opts)?),
+                    Target::CodeBlocks => results
+                        .code_blocks
+                        .push(self.code_result(id, rank, sql, &opts)?),
+                }
+            }
+        }
+        let t_fetch = (self.clock)();
+        let count_of = |t: Target| {
+            counts
+                .iter()
+                .find(|(x, _)| *x == t)
+                .map(|(_, n)| *n)
+                .unwrap_or(0)
+        };
+        let total_counts = TotalCounts {
+            chats: count_of(Target::Chats),
+            messages: count_of(Target::Messages),
+            code_blocks: count_of(Target::CodeBlocks),
+        };
+        let total = total_counts.chats + total_counts.messages + total_counts.code_blocks;
+        let max_count = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
+        let total_pages = max_count.div_ceil(p.per_page);
+        let returned =
+            (results.chats.len() + results.messages.len() + results.code_blocks.len()) as u64;
+        let mut out = SearchResults {
+            search_criteria: self.criteria(text, &p, &opts, fallback),
+            pagination: Pagination {
+                current_page: p.page,
+                total_pages,
+                total_results: total,
+                results_per_page: returned,
+            },
+            total_counts,
+            results,
+            total_results_returned: returned,
+            hint: p.hint.clone(),
+            next_cursor: (p.page < total_pages)
+                .then(|| encode_cursor(&self.info.revision, p.page + 1, p.per_page)),
+            truncated: None,
+            trace: None,
+        };
+        if let Some(budget) = opts.max_tokens {
+            crate::budget::apply(&mut out, budget);
+        }
+        if opts.trace {
+            let t_end = (self.clock)();
+            out.trace = Some(json!({
+                "timing": {
+                    "parse_ms": round3(t_parse - t0),
+                    "count_ms": round3(t_count - t_parse),
+                    "fetch_ms": round3(t_fetch - t_count),
+                    "total_ms": round3(t_end - t0),
+                },
+                "plans": p.target_plans.iter().map(|tp| json!({
+                    "target": tp.target.name(),
+                    "fts": tp.sql.as_ref().and_then(|s| s.fts.clone()),
+                    "skipped": tp.skipped,
+                })).collect::<Vec<_>>(),
+            }));
+        }
+        Ok(out)
+    }
+
+    /// Runs a query with options given as JSON and returns the results
+    /// object as JSON text (what the browser module and `--format json`
+    /// print, so both are identical byte for byte).
+    pub fn search_json(&self, text: &str, options_json: &str) -> Result<String> {
+        let opts: SearchOptions = if options_json.trim().is_empty() {
+            SearchOptions::default()
+        } else {
+            serde_json::from_str(options_json)
+                .map_err(|e| Error::new("options.invalid", format!("bad search options: {e}")))?
+        };
+        let r = self.search(text, &opts)?;
+        serde_json::to_string(&r).map_err(|e| Error::new("internal.serialize", e.to_string()))
+    }
+
+    fn chat_exists(&self, id: i64) -> Result<bool> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT 1 FROM chats WHERE id = ?1")
+            .and_then(|mut s| s.query_row([id], |_| Ok(())).optional())
+            .ctx("looking up chat")?
+            .is_some())
+    }
+
+    fn count(&self, p: &Plan) -> Result<Vec<(Target, u64)>> {
+        let mut out = Vec::new();
+        for tp in &p.target_plans {
+            let n = match &tp.sql {
+                None => 0,
+                Some(sql) => self
+                    .conn
+                    .prepare_cached(&sql.count_sql)
+                    .and_then(|mut s| {
+                        s.query_row(params_from_iter(sql.params.iter()), |r| r.get::<_, i64>(0))
+                    })
+                    .map_err(fts_error)? as u64,
+            };
+            out.push((tp.target, n));
+        }
+        Ok(out)
+    }
+
+    fn page_ids(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<Vec<(i64, f64)>> {
+        let mut params: Vec<SqlValue> = sql.params.clone();
+        params.push(SqlValue::Integer(limit as i64));
+        params.push(SqlValue::Integer(offset as i64));
+        let mut s = self.conn.prepare_cached(&sql.page_sql).map_err(fts_error)?;
+        let rows = s
+            .query_map(params_from_iter(params.iter()), |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+            })
+            .map_err(fts_error)?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(fts_error)
+    }
+
+    fn snippet(
+        &self,
+        table: &str,
+        column: i64,
+        tokens: i64,
+        fts: &str,
+        id: i64,
+    ) -> Result<Option<String>> {
+        let sql = format!(
+            "SELECT snippet({table}, ?1, ?2, ?3, '...', ?4) FROM {table} WHERE {table} MATCH ?5 AND rowid = ?6"
+        );
+        self.conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| {
+                s.query_row(
+                    params![column, MARK_OPEN, MARK_CLOSE, tokens, fts, id],
+                    |r| r.get::<_, Option<String>>(0),
+                )
+                .optional()
+            })
+            .map(|o| o.flatten())
+            .map_err(fts_error)
+    }
+
+    fn chat_result(
+        &self,
+        id: i64,
+        rank: f64,
+        sql: &TargetSql,
+        opts: &SearchOptions,
+    ) -> Result<ChatResult> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT d.uuid, c.name, c.type, d.owner, c.modified_at, c.num_messages,
+                        c.last_updated_at, d.chat_path, d.meta, c.path, c.repo, c.language
+                 FROM chats c JOIN chat_details d ON d.id = c.id WHERE c.id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    Ok((
+                        r.get::<_, Option<String>>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, Option<i64>>(5)?,
+                        r.get::<_, Option<String>>(6)?,
+                        r.get::<_, Option<String>>(7)?,
+                        r.get::<_, Option<String>>(8)?,
+                        r.get::<_, Option<String>>(9)?,
+                        r.get::<_, Option<String>>(10)?,
+                        r.get::<_, Option<String>>(11)?,
+                    ))
+                })
+            })
+            .ctx("reading chat")?;
+        let (uuid, name, ctype, owner, modified, num, last, path, meta, fpath, repo, lang) = row;
+        let meta_v = parse_json(meta.as_deref());
+        let mut trimmed = Map::new();
+        if let Value::Object(m) = &meta_v {
+            for (k, v) in m {
+                if !CHAT_META_SKIP.contains(&k.as_str()) && !v.is_object() {
+                    trimmed.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        let mut meta = flatten_meta("chats", &Value::Object(trimmed));
+        insert_absent(&mut meta, "chats_meta_file_path", fpath.map(Value::String));
+        insert_absent(&mut meta, "chats_meta_git_repo", repo.map(Value::String));
+        insert_absent(&mut meta, "chats_meta_language", lang.map(Value::String));
+        let name_snippet = match &sql.fts {
+            Some(f) if opts.highlight != Highlight::None => self
+                .snippet("fts_chats", 0, 64, f, id)?
+                .map(|s| finish_snippet(&s, opts.highlight)),
+            _ => None,
+        };
+        Ok(ChatResult {
+            source_type: SOURCE_CHAT.into(),
+            fts_rank: rank,
+            result_chat_id: id,
+            chat_path: path,
+            chats_id: id,
+            chats_uuid: uuid,
+            chats_name: name,
+            chats_type: ctype,
+            chats_owner: owner,
+            chats_modified_at: modified,
+            cte_chat_message_stats_num_messages: num,
+            cte_chat_message_stats_last_updated_at: last,
+            chats_name_snippet: name_snippet,
+            meta,
+        })
+    }
+
+    fn message_result(
+        &self,
+        id: i64,
+        rank: f64,
+        sql: &TargetSql,
+        opts: &SearchOptions,
+    ) -> Result<MessageResult> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT m.chat_id, m.type, m.role, t.body, t.meta, d.chat_path, c.branch_name,
+                        m.created_at, m.updated_at, c.repo, m.file_path, t.title
+                 FROM messages m JOIN message_text t ON t.id = m.id
+                 JOIN chats c ON c.id = m.chat_id JOIN chat_details d ON d.id = c.id
+                 WHERE m.id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, Option<String>>(5)?,
+                        r.get::<_, Option<String>>(6)?,
+                        r.get::<_, Option<String>>(7)?,
+                        r.get::<_, Option<String>>(8)?,
+                        r.get::<_, Option<String>>(9)?,
+                        r.get::<_, Option<String>>(10)?,
+                        r.get::<_, String>(11)?,
+                    ))
+                })
+            })
+            .ctx("reading message")?;
+        let (chat_id, mtype, role, body, meta, path, branch, created, updated, repo, fpath, title) =
+            row;
+        let mut meta = flatten_meta("messages", &parse_json(meta.as_deref()));
+        insert_absent(
+            &mut meta,
+            "messages_meta_file_path",
+            fpath.map(Value::String),
+        );
+        insert_absent(&mut meta, "messages_meta_git_repo", repo.map(Value::String));
+        if !title.is_empty() {
+            insert_absent(&mut meta, "messages_meta_title", Some(Value::String(title)));
+        }
+        let snippet = match &sql.fts {
+            Some(f) => self
+                .snippet("fts_messages", 1, SNIPPET_TOKENS_TEXT, f, id)?
+                .map(|s| finish_snippet(&s, opts.highlight)),
+            None => Some(listing_snippet(&body, opts.highlight)),
+        };
+        Ok(MessageResult {
+            source_type: SOURCE_MESSAGE.into(),
+            fts_rank: rank,
+            result_chat_id: chat_id,
+            chat_path: path,
+            messages_id: id,
+            messages_chat_id: chat_id,
+            messages_type: mtype,
+            messages_role: role,
+            messages_content: opts.include_content.then_some(body),
+            messages_content_snippet: snippet,
+            messages_branch_name: branch,
+            messages_created_at: created,
+            messages_updated_at: updated,
+            meta,
+        })
+    }
+
+    fn code_result(
+        &self,
+        id: i64,
+        rank: f64,
+        sql: &TargetSql,
+        opts: &SearchOptions,
+    ) -> Result<CodeBlockResult> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT b.uuid, b.message_id, b.chat_id, x.content, b.component, x.parent_uuid,
+                        x.major, x.minor, x.patch, x.header, b.created_at, b.size, c.branch_name,
+                        d.chat_path, b.language, m.file_path, c.repo
+                 FROM code_blocks b JOIN code_text x ON x.id = b.id
+                 JOIN messages m ON m.id = b.message_id
+                 JOIN chats c ON c.id = b.chat_id JOIN chat_details d ON d.id = c.id
+                 WHERE b.id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, Option<String>>(5)?,
+                        r.get::<_, Option<i64>>(6)?,
+                        r.get::<_, Option<i64>>(7)?,
+                        r.get::<_, Option<i64>>(8)?,
+                        r.get::<_, Option<String>>(9)?,
+                        r.get::<_, Option<String>>(10)?,
+                        r.get::<_, Option<i64>>(11)?,
+                        r.get::<_, Option<String>>(12)?,
+                        r.get::<_, Option<String>>(13)?,
+                        r.get::<_, Option<String>>(14)?,
+                        r.get::<_, Option<String>>(15)?,
+                        r.get::<_, Option<String>>(16)?,
+                    ))
+                })
+            })
+            .ctx("reading code block")?;
+        let (
+            uuid,
+            message_id,
+            chat_id,
+            content,
+            component,
+            parent_uuid,
+            major,
+            minor,
+            patch,
+            header,
+            created,
+            size,
+            branch,
+            path,
+            language,
+            fpath,
+            repo,
+        ) = row;
+        let header = header.as_deref().map(|h| parse_json(Some(h)));
+        let mut meta = header
+            .as_ref()
+            .map(|h| flatten_meta("code_blocks", h))
+            .unwrap_or_default();
+        insert_absent(
+            &mut meta,
+            "code_blocks_meta_file_path",
+            fpath.map(Value::String),
+        );
+        insert_absent(
+            &mut meta,
+            "code_blocks_meta_git_repo",
+            repo.map(Value::String),
+        );
+        let snippet = match &sql.fts {
+            Some(f) => self
+                .snippet("fts_code_blocks", 0, SNIPPET_TOKENS_CODE, f, id)?
+                .map(|s| finish_snippet(&s, opts.highlight)),
+            None => Some(listing_snippet(&content, opts.highlight)),
+        };
+        Ok(CodeBlockResult {
+            source_type: SOURCE_CODE_BLOCK.into(),
+            fts_rank: rank,
+            result_chat_id: chat_id,
+            chat_path: path,
+            code_blocks_uuid: uuid,
+            code_blocks_message_id: message_id,
+            code_blocks_content: opts.include_content.then_some(content),
+            code_blocks_content_snippet: snippet,
+            code_blocks_component: component,
+            code_blocks_parent_uuid: parent_uuid,
+            code_blocks_major_version: major,
+            code_blocks_minor_version: minor,
+            code_blocks_patch_version: patch,
+            code_blocks_header: header,
+            code_blocks_created_at: created,
+            code_blocks_size: size,
+            code_blocks_branch_name: branch,
+            code_blocks_language: language,
+            meta,
+        })
+    }
+
+    fn criteria(
+        &self,
+        text: &str,
+        p: &Plan,
+        opts: &SearchOptions,
+        fallback: Option<Value>,
+    ) -> Value {
+        let skipped: Map<String, Value> = p
+            .target_plans
+            .iter()
+            .filter_map(|t| {
+                t.skipped
+                    .clone()
+                    .map(|s| (t.target.name().to_string(), Value::String(s)))
+            })
+            .collect();
+        let mut c = json!({
+            "query": text,
+            "expression": p.effective_expr,
+            "matchMode": p.match_mode,
+            "targets": p.targets.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            "scope": p.scope.name(),
+            "currentChatId": opts.current_chat_id,
+            "profile": p.profile.name,
+            "filters": p.filters,
+            "sort": p.sort,
+            "options": {
+                "caseSensitive": p.query.case_sensitive,
+                "highlight": opts.highlight,
+                "page": p.page,
+                "perPage": p.per_page,
+            },
+            "engine": "gitsense-search",
+            "engineVersion": env!("CARGO_PKG_VERSION"),
+            "indexRevision": self.info.revision,
+            "aiAssistant": false,
+            "warnings": p.warnings,
+        });
+        if let Some(f) = fallback {
+            c["fallback"] = f;
+        }
+        if !skipped.is_empty() {
+            c["skippedTargets"] = Value::Object(skipped);
+        }
+        c
+    }
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+fn insert_absent(m: &mut Map<String, Value>, key: &str, v: Option<Value>) {
+    if let Some(v) = v {
+        m.entry(key.to_string()).or_insert(v);
+    }
+}
+
+fn parse_json(s: Option<&str>) -> Value {
+    s.and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// Maps a failure of a search statement: FTS5 syntax errors cannot come
+/// from user text (it is always quoted), so any error here is internal.
+fn fts_error(e: rusqlite::Error) -> Error {
+    Error::db("running search", e)
+}
+
+/// Replaces the internal match markers according to the highlight mode.
+fn finish_snippet(s: &str, mode: Highlight) -> String {
+    match mode {
+        Highlight::Html => escape_html(s)
+            .replace(MARK_OPEN, "<mark>")
+            .replace(MARK_CLOSE, "</mark>"),
+        Highlight::Raw => s.replace(MARK_OPEN, "<GSC>").replace(MARK_CLOSE, "</GSC>"),
+        Highlight::None => s.replace(
+            [
+                MARK_OPEN.chars().next().unwrap(),
+                MARK_CLOSE.chars().next().unwrap(),
+            ],
+            "",
+        ),
+    }
+}
+
+/// First characters of a text, for results of searches without keywords.
+fn listing_snippet(s: &str, mode: Highlight) -> String {
+    let mut out: String = s.chars().take(LISTING_SNIPPET_CHARS).collect();
+    if out.len() < s.len() {
+        out.push_str("...");
+    }
+    match mode {
+        Highlight::Html => escape_html(&out),
+        _ => out,
+    }
+}
+
+fn encode_cursor(revision: &str, page: u64, per_page: u64) -> String {
+    let raw = format!("v1:{revision}:{page}:{per_page}");
+    raw.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn decode_cursor(c: &str, revision: &str) -> Result<(u64, u64)> {
+    let bad = || Error::new("cursor.invalid", "the cursor is not one this engine issued");
+    if c.len() % 2 != 0 || c.len() > 512 {
+        return Err(bad());
+    }
+    let bytes: Option<Vec<u8>> = (0..c.len())
+        .step_by(2)
+        .map(|i| c.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+        .collect();
+    let raw = String::from_utf8(bytes.ok_or_else(bad)?).map_err(|_| bad())?;
+    let parts: Vec<&str> = raw.split(':').collect();
+    if parts.len() != 4 || parts[0] != "v1" {
+        return Err(bad());
+    }
+    if parts[1] != revision {
+        return Err(Error::new(
+            "stale_cursor",
+            "the cursor belongs to another revision of the index; run the search again",
+        ));
+    }
+    let page = parts[2].parse::<u64>().map_err(|_| bad())?;
+    let per_page = parts[3].parse::<u64>().map_err(|_| bad())?;
+    if page == 0 || per_page == 0 {
+        return Err(bad());
+    }
+    Ok((page, per_page))
+}
