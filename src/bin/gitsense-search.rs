@@ -46,6 +46,18 @@ struct BuildArgs {
     /// A GitSense Chat database (SQLite file).
     #[arg(long, value_name = "PATH", group = "source")]
     gitsense_db: Option<PathBuf>,
+    /// A documentation site: a directory of built HTML (Sphinx, mdBook,
+    /// Docusaurus, MkDocs, Hugo, plain pages) and/or Markdown sources.
+    #[arg(long, value_name = "DIR", group = "source")]
+    docs: Option<PathBuf>,
+    /// Prefix for documentation page URLs, e.g. https://docs.python.org/3.11/
+    /// (default: paths relative to the site root).
+    #[arg(long, value_name = "URL", requires = "docs")]
+    base_url: Option<String>,
+    /// Do not attach the entries of the site's own index pages (Sphinx
+    /// genindex) to the sections they point to.
+    #[arg(long, requires = "docs")]
+    no_site_index: bool,
     /// Where to write the index (written to a temporary file, then renamed).
     #[arg(long, value_name = "INDEX")]
     out: PathBuf,
@@ -150,6 +162,15 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 pb.set_message("importing GitSense database");
                 import::build_with(&a.out, format!("gitsense-db:{}", db.display()), |w| {
                     import::gitsense_db::import(db, w, &pb)
+                })
+            } else if let Some(dir) = &a.docs {
+                pb.set_message("reading documentation pages");
+                let opts = import::docs::DocsOptions {
+                    base_url: a.base_url.clone(),
+                    use_site_index: !a.no_site_index,
+                };
+                import::build_with(&a.out, format!("docs:{}", dir.display()), |w| {
+                    import::docs::import(dir, &opts, w, &pb)
                 })
             } else {
                 unreachable!("clap requires one source")

@@ -5,6 +5,7 @@
 //! reports unreadable input with its location, and leaves nothing behind on
 //! failure (the writer builds into a temporary file).
 
+pub mod docs;
 pub mod gitsense_db;
 
 use crate::error::Result;
