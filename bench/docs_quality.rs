@@ -81,6 +81,7 @@ fn main() {
     let mut docs = PathBuf::from(DEFAULT_DOCS);
     let mut sample = 2000usize;
     let mut write = true;
+    let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -92,6 +93,7 @@ fn main() {
                     .expect("--sample N")
             }
             "--no-write" => write = false,
+            "--only" => only = args.next(),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -124,6 +126,9 @@ fn main() {
     let mut report = serde_json::Map::new();
     let mut failures = String::new();
     for (label, use_site_index) in [("with_site_index", true), ("without_site_index", false)] {
+        if only.as_deref().is_some_and(|o| o != label) {
+            continue;
+        }
         let out = out_dir.join(format!("python-docs-{label}.gsx"));
         let started = Instant::now();
         let opts = DocsOptions {

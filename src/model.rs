@@ -46,8 +46,15 @@ pub struct Message {
     /// Full text, indexed with weight 1.
     pub content: String,
     /// Structural text (section heading, API names defined in it), indexed
-    /// in its own column with a higher weight; empty for chat messages.
+    /// in its own column with a higher weight; empty for chat messages. Each
+    /// line is a name of the message: a query made of exactly its words
+    /// ranks the message higher ([`crate::index::EXACT_NAME_BOOST`]).
     pub title: String,
+    /// Terms that say what the message is about without being its text or
+    /// its title (the entries of a site's own index that point to a
+    /// section), indexed in a third column weighted between the two; empty
+    /// for chat messages.
+    pub keywords: String,
     /// Extracted metadata: each key becomes a `messages_meta_<key>` field.
     pub meta: Value,
     pub created_at: Option<String>,

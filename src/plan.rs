@@ -8,7 +8,7 @@
 //! boolean structure comes only from the parsed [`Expr`].
 
 use crate::error::{Error, Result};
-use crate::index::{MESSAGE_COLUMN_WEIGHTS, TRIGRAM_MIN_CHARS};
+use crate::index::{name_key, EXACT_NAME_BOOST, MESSAGE_COLUMN_WEIGHTS, TRIGRAM_MIN_CHARS};
 use crate::profiles::{self, Profile};
 use crate::query::ast::*;
 use crate::query::syntax::{canonical_language, STOP_WORDS};
@@ -183,6 +183,7 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
         }
     });
 
+    let exact = query.expr.as_ref().and_then(exact_name_key);
     let mut hint = None;
     let mut target_plans = Vec::new();
     for &target in &Target::ALL {
@@ -197,6 +198,7 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
             opts.current_chat_id,
             &sort,
             query.case_sensitive,
+            exact,
             &mut warnings,
             &mut hint,
         )?);
@@ -444,6 +446,48 @@ fn join_or(items: &[String]) -> String {
         .join(" OR ")
 }
 
+/// The name key of a query made only of words and phrases (all required,
+/// none negated or prefix): the key an exactly matching title has.
+fn exact_name_key(e: &Expr) -> Option<i64> {
+    let items: Vec<&Expr> = match e {
+        Expr::And { items } => items.iter().collect(),
+        other => vec![other],
+    };
+    let mut words = Vec::new();
+    for i in items {
+        match i {
+            Expr::Term {
+                text,
+                prefix: false,
+            }
+            | Expr::Phrase { text } => words.push(text.as_str()),
+            _ => return None,
+        }
+    }
+    name_key(&words.join(" "))
+}
+
+/// The rank of a message: per-column BM25 (see [`crate::index::BM25_K1`]
+/// for why not one `bm25()` call), times [`EXACT_NAME_BOOST`] when one of
+/// the message's names is exactly the query. The key is a number the
+/// planner computed, never user text.
+fn message_rank(exact: Option<i64>) -> String {
+    let w = MESSAGE_COLUMN_WEIGHTS;
+    let boost = EXACT_NAME_BOOST;
+    let columns = format!(
+        "(bm25(fts_messages, 1e6, 0.0, 0.0) * m.title_norm * {:.3} \
+         + bm25(fts_messages, 0.0, 0.0, 1e6) * m.keywords_norm * {:.3} \
+         + bm25(fts_messages, 0.0, {:.3}, 0.0))",
+        w.title, w.keywords, w.body
+    );
+    match exact {
+        Some(k) => format!(
+            "({columns} * (CASE WHEN m.id IN (SELECT message_id FROM message_names WHERE key = {k}) THEN {boost:.3} ELSE 1.0 END))"
+        ),
+        None => columns,
+    }
+}
+
 /// Accumulates WHERE conditions and their parameters, in order.
 #[derive(Default)]
 struct Conds {
@@ -494,7 +538,7 @@ fn cols(target: Target) -> Cols {
             created: "m.created_at",
             updated: "coalesce(m.updated_at, m.created_at)",
             size: "m.id",
-            text_of_row: "(SELECT t.title || ' ' || t.body FROM message_text t WHERE t.id = m.id)",
+            text_of_row: "(SELECT t.title || ' ' || t.body || ' ' || t.keywords FROM message_text t WHERE t.id = m.id)",
         },
         Target::CodeBlocks => Cols {
             own_id: "b.id",
@@ -634,6 +678,7 @@ fn plan_target(
     current_chat: Option<i64>,
     sort: &[SortKey],
     case_sensitive: bool,
+    exact: Option<i64>,
     warnings: &mut Vec<String>,
     hint: &mut Option<String>,
 ) -> Result<TargetPlan> {
@@ -653,10 +698,7 @@ fn plan_target(
         ),
         Target::Messages => (
             "fts_messages",
-            format!(
-                "bm25(fts_messages, {:.1}, {:.1})",
-                MESSAGE_COLUMN_WEIGHTS.0, MESSAGE_COLUMN_WEIGHTS.1
-            ),
+            message_rank(exact),
             "fts_messages JOIN messages m ON m.id = fts_messages.rowid JOIN chats c ON c.id = m.chat_id",
             "messages m JOIN chats c ON c.id = m.chat_id",
             TokenizerKind::Words,

@@ -158,6 +158,7 @@ pub fn import(db: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Result<
                 .map_err(|e| src_err(db, e))?
                 .unwrap_or_default(),
             title: String::new(),
+            keywords: String::new(),
             meta: extracted,
             created_at: text_of(r, 6),
             updated_at: text_of(r, 7),

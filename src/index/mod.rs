@@ -8,7 +8,7 @@
 //!   page of results being returned. This keeps the pages a query reads few,
 //!   which matters when the file is read lazily over HTTP.
 //! - FTS5 tables over the payload: `fts_chats(name)` and
-//!   `fts_messages(title, body)` with unicode61 + diacritics removal,
+//!   `fts_messages(title, body, keywords)` with unicode61 + diacritics removal,
 //!   `fts_code_blocks(content)` with the trigram tokenizer.
 //! - `index_meta`: format version, corpus revision, build time, counts and
 //!   the source description.
@@ -22,7 +22,7 @@ use std::path::Path;
 pub use writer::{BuildStats, IndexWriter, SourceInfo};
 
 /// Version of the file layout; an index of another version is refused.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Page size of built indexes (small pages keep lazy range reads cheap).
 pub const PAGE_SIZE: u32 = 4096;
@@ -33,8 +33,94 @@ pub const TEXT_TOKENIZER: &str = "unicode61 remove_diacritics 2";
 /// Shortest code-block term the trigram index can match.
 pub const TRIGRAM_MIN_CHARS: usize = 3;
 
-/// Weights of the `fts_messages` columns (title, body) in bm25.
-pub const MESSAGE_COLUMN_WEIGHTS: (f64, f64) = (8.0, 1.0);
+/// Weights of the per-column scores of `fts_messages` (see [`BM25_K1`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MessageColumnWeights {
+    pub title: f64,
+    pub body: f64,
+    pub keywords: f64,
+}
+
+/// Title (headings, defined names) above keywords (index terms) above
+/// body text.
+pub const MESSAGE_COLUMN_WEIGHTS: MessageColumnWeights = MessageColumnWeights {
+    title: 3.0,
+    body: 1.0,
+    keywords: 3.0,
+};
+
+/// BM25 parameters, as FTS5's `bm25()` uses them.
+///
+/// FTS5's `bm25()` multiplies a column's weight into the term frequency and
+/// normalises by the length of the whole row, so a heading hit in a long
+/// section scores below a passing mention in a short one, and raising the
+/// title weight hardly helps (the frequency saturates). Messages are
+/// therefore scored per column: `bm25()` with one column weighted 1e6 and
+/// the others 0 gives that column's saturated score (Σ idf·(k1+1) over the
+/// query phrases the column contains); multiplied by the column's own
+/// length norm `1 / (1 + k1·(1 − b + b·len/avg_len))`, stored per message
+/// at build time (`messages.title_norm`, `keywords_norm`), it is BM25 of
+/// that column alone for the usual tf = 1 of titles. The body keeps plain
+/// `bm25()`. A GitSense database has no titles or keywords, so its ranking
+/// is plain FTS5 bm25 over the message text, as in GitSense itself.
+pub const BM25_K1: f64 = 1.2;
+pub const BM25_B: f64 = 0.75;
+
+/// How much an exact name match multiplies a message's score. A message's
+/// names are the lines of its title and keywords, and the last part of a
+/// dotted name among them (`json.dumps` also answers to `dumps`); a query
+/// made of exactly a name's words, in order, is a reader looking for that
+/// name (`float` → the definition of `float`, not `PyNumber_Float`).
+pub const EXACT_NAME_BOOST: f64 = 2.0;
+
+/// The names of a message, as [`name_key`]s (see [`EXACT_NAME_BOOST`]).
+pub fn message_names(title: &str, keywords: &str) -> Vec<i64> {
+    let mut keys = Vec::new();
+    for line in title.lines().chain(keywords.lines()) {
+        let line = line.trim();
+        keys.extend(name_key(line));
+        let dotted = line.contains('.')
+            && line
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        if dotted {
+            if let Some(last) = line.rsplit('.').next() {
+                keys.extend(name_key(last));
+            }
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// A hash of text as a sequence of lower-cased tokens, for exact name
+/// matches without reading titles while ranking (`message_names.key`).
+/// `None` for text without tokens.
+pub fn name_key(text: &str) -> Option<i64> {
+    use sha2::{Digest, Sha256};
+    let norm = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if norm.is_empty() {
+        return None;
+    }
+    let h = Sha256::digest(norm.as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&h[..8]);
+    Some(i64::from_le_bytes(b))
+}
+
+/// Token count as the `unicode61` tokenizer splits text: runs of letters
+/// and digits.
+pub fn token_count(text: &str) -> usize {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .count()
+}
 
 pub(crate) const SCHEMA: &str = r#"
 CREATE TABLE index_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -71,14 +157,22 @@ CREATE TABLE messages(
   file_path TEXT,
   language TEXT,
   created_at TEXT,
-  updated_at TEXT
+  updated_at TEXT,
+  title_norm REAL NOT NULL DEFAULT 1.0,
+  keywords_norm REAL NOT NULL DEFAULT 1.0
 );
 CREATE TABLE message_text(
   id INTEGER PRIMARY KEY,
   title TEXT NOT NULL,
   body TEXT NOT NULL,
+  keywords TEXT NOT NULL,
   meta TEXT
 );
+CREATE TABLE message_names(
+  key INTEGER NOT NULL,
+  message_id INTEGER NOT NULL,
+  PRIMARY KEY(key, message_id)
+) WITHOUT ROWID;
 CREATE TABLE code_blocks(
   id INTEGER PRIMARY KEY,
   message_id INTEGER NOT NULL,
@@ -108,7 +202,7 @@ CREATE VIRTUAL TABLE fts_chats USING fts5(
   name, content='chats', content_rowid='id',
   tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE fts_messages USING fts5(
-  title, body, content='message_text', content_rowid='id',
+  title, body, keywords, content='message_text', content_rowid='id',
   tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE fts_code_blocks USING fts5(
   content, content='code_text', content_rowid='id',

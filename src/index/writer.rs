@@ -78,6 +78,11 @@ impl IndexWriter {
         ))
         .ctx("configuring new index")?;
         conn.execute_batch(SCHEMA).ctx("creating index schema")?;
+        // Build-time only: column lengths for the per-column BM25 norms.
+        conn.execute_batch(
+            "CREATE TEMP TABLE message_tokens(id INTEGER PRIMARY KEY, title INTEGER NOT NULL, keywords INTEGER NOT NULL)",
+        )
+        .ctx("creating index schema")?;
         conn.execute_batch("BEGIN")
             .ctx("starting build transaction")?;
         Ok(IndexWriter {
@@ -161,10 +166,32 @@ impl IndexWriter {
         })
         .map_err(|e| dup_or_db(e, "message", m.id))?;
         conn.prepare_cached(
-            "INSERT INTO message_text(id, title, body, meta) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO message_text(id, title, body, keywords, meta) VALUES (?1, ?2, ?3, ?4, ?5)",
         )
-        .and_then(|mut s| s.execute(params![m.id, m.title, m.content, json_or_null(&m.meta)]))
+        .and_then(|mut s| {
+            s.execute(params![
+                m.id,
+                m.title,
+                m.content,
+                m.keywords,
+                json_or_null(&m.meta)
+            ])
+        })
         .ctx("inserting message text")?;
+        conn.prepare_cached("INSERT INTO message_tokens(id, title, keywords) VALUES (?1, ?2, ?3)")
+            .and_then(|mut s| {
+                s.execute(params![
+                    m.id,
+                    super::token_count(&m.title) as i64,
+                    super::token_count(&m.keywords) as i64
+                ])
+            })
+            .ctx("inserting message text")?;
+        for key in super::message_names(&m.title, &m.keywords) {
+            conn.prepare_cached("INSERT INTO message_names(key, message_id) VALUES (?1, ?2)")
+                .and_then(|mut s| s.execute(params![key, m.id]))
+                .ctx("inserting message names")?;
+        }
         Ok(())
     }
 
@@ -447,6 +474,19 @@ fn derive(conn: &Connection) -> Result<()> {
          UPDATE code_blocks SET chat_id = coalesce((SELECT m.chat_id FROM messages m WHERE m.id = code_blocks.message_id), 0);",
     )
     .ctx("deriving stats")?;
+    for column in ["title", "keywords"] {
+        // Average over the messages that have the column at all.
+        conn.execute(
+            &format!(
+                "UPDATE messages SET {column}_norm = coalesce((
+                   SELECT 1.0 / (1.0 + ?1 * (1.0 - ?2 + ?2 * t.{column} /
+                     (SELECT avg({column}) FROM temp.message_tokens WHERE {column} > 0)))
+                   FROM temp.message_tokens t WHERE t.id = messages.id AND t.{column} > 0), 1.0)"
+            ),
+            params![super::BM25_K1, super::BM25_B],
+        )
+        .ctx("deriving column norms")?;
+    }
     Ok(())
 }
 

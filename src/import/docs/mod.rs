@@ -563,6 +563,7 @@ impl Site {
                     role: "assistant".into(),
                     content,
                     title: title_col,
+                    keywords: String::new(),
                     meta,
                     created_at: None,
                     updated_at: None,
@@ -578,7 +579,7 @@ impl Site {
                 };
                 let mut title_col: Vec<&str> = vec![unit_title.as_str()];
                 title_col.extend(u.aliases.iter().map(String::as_str));
-                title_col.extend(u.index_terms.iter().map(String::as_str));
+
                 let kind = match u.kind {
                     UnitKind::Intro => "intro",
                     UnitKind::Section => "section",
@@ -592,6 +593,7 @@ impl Site {
                     msg_type: format!("doc-{kind}"),
                     role: "assistant".into(),
                     content: u.text.clone(),
+                    keywords: u.index_terms.join("\n"),
                     title: title_col
                         .into_iter()
                         .filter(|t| !t.is_empty())
