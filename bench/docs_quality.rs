@@ -293,8 +293,13 @@ fn api_queries(root: &Path, pages: &[String]) -> Vec<Query> {
         for e in doc.select(&dt) {
             let id = e.value().id().unwrap_or("");
             let name = id.strip_prefix("c.").unwrap_or(id);
-            let ok = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+            let ok = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
             if ok {
                 by_name
                     .entry(name.to_string())
@@ -334,10 +339,12 @@ fn resolve(from: &str, href: &str) -> Option<String> {
 
 fn index_queries(root: &Path, pages: &[String]) -> Vec<Query> {
     let mut by_term: BTreeMap<String, (String, BTreeSet<String>)> = BTreeMap::new();
-    let top = sel("table.indextable > tbody > tr > td > ul > li, table.indextable > tr > td > ul > li");
-    for rel in pages.iter().filter(|p| {
-        p.starts_with("genindex-") && p.as_str() != "genindex-all.html"
-    }) {
+    let top =
+        sel("table.indextable > tbody > tr > td > ul > li, table.indextable > tr > td > ul > li");
+    for rel in pages
+        .iter()
+        .filter(|p| p.starts_with("genindex-") && p.as_str() != "genindex-all.html")
+    {
         let doc = read(root, rel);
         for li in doc.select(&top) {
             entry(rel, li, None, &mut by_term);
@@ -625,7 +632,9 @@ fn write_results(result: &Value) {
         result["pages"],
         result["first_result"].as_str().unwrap_or(""),
     ));
-    md.push_str("| index | build | size | gzip | query p50 / p95 |\n| --- | --- | --- | --- | --- |\n");
+    md.push_str(
+        "| index | build | size | gzip | query p50 / p95 |\n| --- | --- | --- | --- | --- |\n",
+    );
     let runs = result["runs"].as_object().cloned().unwrap_or_default();
     for (label, r) in &runs {
         md.push_str(&format!(

@@ -191,15 +191,13 @@ pub fn parse_page(html: &str) -> Page {
     {
         let v = meta.value();
         let content = v.attr("content").unwrap_or("").to_ascii_lowercase();
-        if v
-            .attr("name")
+        if v.attr("name")
             .is_some_and(|n| n.eq_ignore_ascii_case("robots"))
             && content.contains("noindex")
         {
             page.skip = Some(Skip::NoIndex);
         }
-        if v
-            .attr("http-equiv")
+        if v.attr("http-equiv")
             .is_some_and(|n| n.eq_ignore_ascii_case("refresh"))
             && content.contains("url=")
         {
@@ -758,12 +756,7 @@ impl Walker {
                             u.aliases.extend(shown);
                         } else {
                             self.stack.truncate(depth);
-                            self.open_unit(
-                                UnitKind::Definition,
-                                name,
-                                Some(id.to_string()),
-                                level,
-                            );
+                            self.open_unit(UnitKind::Definition, name, Some(id.to_string()), level);
                             if let Some(s) = shown {
                                 self.current().aliases.push(s);
                             }
@@ -865,7 +858,10 @@ mod tests {
             </dd></dl></div></body></html>"#,
         );
         let titles: Vec<&str> = p.units.iter().map(|u| u.title.as_str()).collect();
-        assert_eq!(titles, ["", "T", "json.JSONDecoder", "json.JSONDecoder.decode"]);
+        assert_eq!(
+            titles,
+            ["", "T", "json.JSONDecoder", "json.JSONDecoder.decode"]
+        );
         assert!(p.units[2].text.contains("After the method."));
         assert!(!p.units[3].text.contains("After the method."));
         assert_eq!(p.anchors["json.JSONDecoder.decode"], 3);
@@ -895,10 +891,7 @@ mod tests {
             .iter()
             .map(|c| c.language.as_deref())
             .collect();
-        assert_eq!(
-            langs,
-            [Some("python"), Some("rust"), Some("haskell"), None]
-        );
+        assert_eq!(langs, [Some("python"), Some("rust"), Some("haskell"), None]);
     }
 
     #[test]

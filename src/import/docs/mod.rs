@@ -201,18 +201,13 @@ pub fn import(
             ));
         }
     }
-    site.write(dir, w)?;
+    site.write(w)?;
     progress.finish_and_clear();
     Ok(report)
 }
 
 /// Collects page files under `dir` in sorted order.
-fn walk(
-    dir: &Path,
-    rel: &str,
-    out: &mut Vec<SourceFile>,
-    skipped_links: &mut usize,
-) -> Result<()> {
+fn walk(dir: &Path, rel: &str, out: &mut Vec<SourceFile>, skipped_links: &mut usize) -> Result<()> {
     let mut entries: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
         .map_err(|e| unreadable(dir, format!("directory: {e}")))?
         .map(|e| {
@@ -261,13 +256,19 @@ fn walk(
     Ok(())
 }
 
+/// A parsed file; `lossy` when it was not valid UTF-8.
+struct Parsed {
+    page: Page,
+    lossy: bool,
+}
+
 /// Reads and parses every file, on all cores; results keep file order.
 fn parse_all(files: &[SourceFile], progress: &ProgressBar) -> Result<(Vec<Page>, usize)> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8);
-    let chunks: Vec<Vec<(usize, Result<(Page, bool)>)>> = std::thread::scope(|s| {
+    let chunks: Vec<Vec<(usize, Result<Parsed>)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 s.spawn(move || {
@@ -290,19 +291,20 @@ fn parse_all(files: &[SourceFile], progress: &ProgressBar) -> Result<(Vec<Page>,
             .map(|h| h.join().expect("page parser thread panicked"))
             .collect()
     });
-    let mut all: Vec<(usize, Result<(Page, bool)>)> = chunks.into_iter().flatten().collect();
+    let mut all: Vec<(usize, Result<Parsed>)> = chunks.into_iter().flatten().collect();
+    // The first failing file in walk order is the one reported.
     all.sort_by_key(|(i, _)| *i);
     let mut pages = Vec::with_capacity(all.len());
     let mut lossy = 0;
     for (_, r) in all {
-        let (page, was_lossy) = r?;
-        lossy += usize::from(was_lossy);
-        pages.push(page);
+        let parsed = r?;
+        lossy += usize::from(parsed.lossy);
+        pages.push(parsed.page);
     }
     Ok((pages, lossy))
 }
 
-fn parse_file(f: &SourceFile) -> Result<(Page, bool)> {
+fn parse_file(f: &SourceFile) -> Result<Parsed> {
     let bytes = std::fs::read(&f.abs).map_err(|e| unreadable(&f.abs, e))?;
     let (text, lossy) = match String::from_utf8(bytes) {
         Ok(s) => (s, false),
@@ -312,7 +314,10 @@ fn parse_file(f: &SourceFile) -> Result<(Page, bool)> {
         SourceKind::Html => text,
         SourceKind::Markdown => markdown::to_html(&text),
     };
-    Ok((parse_page(&html), lossy))
+    Ok(Parsed {
+        page: parse_page(&html),
+        lossy,
+    })
 }
 
 /// Separators between a page title and the site name in `<title>`.
@@ -405,9 +410,7 @@ impl Site {
         ] {
             let n = count(k);
             if n > 0 {
-                report
-                    .warnings
-                    .push(format!("left out {n} pages: {what}"));
+                report.warnings.push(format!("left out {n} pages: {what}"));
             }
         }
     }
@@ -489,7 +492,7 @@ impl Site {
         (attached, unresolved)
     }
 
-    fn write(&self, dir: &Path, w: &mut IndexWriter) -> Result<()> {
+    fn write(&self, w: &mut IndexWriter) -> Result<()> {
         let mut next_chat = 1i64;
         let mut next_msg = 1i64;
         let mut next_code = 1i64;
@@ -509,11 +512,10 @@ impl Site {
                 "kind": "doc-site",
                 "title": self.title,
                 "url": self.base_url.clone().unwrap_or_default(),
-                "source": dir.file_name().map(|n| n.to_string_lossy().into_owned()),
             }),
         })?;
         let mut dirs: BTreeMap<String, i64> = BTreeMap::new();
-        for (i, (f, p)) in self.files.iter().zip(&self.pages).enumerate() {
+        for (f, p) in self.files.iter().zip(&self.pages) {
             if p.skip.is_some() {
                 continue;
             }
@@ -635,7 +637,6 @@ impl Site {
                     next_code += 1;
                 }
             }
-            let _ = i;
         }
         Ok(())
     }
@@ -731,12 +732,7 @@ fn join_relative(from: &str, path: &str) -> Option<String> {
 
 /// Directory names above a page and the site title, nearest first.
 fn parent_keywords(path: &str, site: &str) -> Vec<String> {
-    let mut v: Vec<String> = path
-        .split('/')
-        .rev()
-        .skip(1)
-        .map(str::to_string)
-        .collect();
+    let mut v: Vec<String> = path.split('/').rev().skip(1).map(str::to_string).collect();
     v.push(site.to_string());
     v
 }
@@ -902,10 +898,7 @@ mod tests {
     fn titles_split_off_the_site_name() {
         assert_eq!(
             split_title("json \u{2014} JSON encoder \u{2014} Python 3.11.2 documentation"),
-            Some((
-                "json \u{2014} JSON encoder",
-                "Python 3.11.2 documentation"
-            ))
+            Some(("json \u{2014} JSON encoder", "Python 3.11.2 documentation"))
         );
         assert_eq!(split_title("Plain"), None);
     }
