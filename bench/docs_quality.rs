@@ -287,24 +287,33 @@ fn is_site_page(rel: &str) -> bool {
 
 fn api_queries(root: &Path, pages: &[String]) -> Vec<Query> {
     let dt = sel("dl.py > dt[id], dl.c > dt[id]");
+    let sig_name = sel(".sig-name");
+    let sig_prename = sel(".sig-prename");
     let mut by_name: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for rel in pages.iter().filter(|p| is_site_page(p)) {
         let doc = read(root, rel);
         for e in doc.select(&dt) {
             let id = e.value().id().unwrap_or("");
-            let name = id.strip_prefix("c.").unwrap_or(id);
-            let ok = name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_alphabetic() || c == '_')
+            let shown = e.select(&sig_name).next().map(text).unwrap_or_default();
+            let prefix = e.select(&sig_prename).next().map(text).unwrap_or_default();
+            // The name as written in code: Python ids spell the qualified
+            // name (`json.JSONDecoder.decode`) unless Sphinx mangled it
+            // (`__import__` has the id `import__`); C names are global.
+            let name = if id.starts_with("c.") || !id.ends_with(&shown) {
+                format!("{prefix}{shown}")
+            } else {
+                id.to_string()
+            };
+            let ok = !shown.is_empty()
+                && name
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
                 && name
                     .chars()
                     .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
             if ok {
-                by_name
-                    .entry(name.to_string())
-                    .or_default()
-                    .insert(rel.clone());
+                by_name.entry(name).or_default().insert(rel.clone());
             }
         }
     }
@@ -341,10 +350,15 @@ fn index_queries(root: &Path, pages: &[String]) -> Vec<Query> {
     let mut by_term: BTreeMap<String, (String, BTreeSet<String>)> = BTreeMap::new();
     let top =
         sel("table.indextable > tbody > tr > td > ul > li, table.indextable > tr > td > ul > li");
-    for rel in pages
-        .iter()
-        .filter(|p| p.starts_with("genindex-") && p.as_str() != "genindex-all.html")
-    {
+    // Per-letter pages when the index is split, else the single page.
+    let split = pages.iter().any(|p| p.starts_with("genindex-"));
+    for rel in pages.iter().filter(|p| {
+        if split {
+            p.starts_with("genindex-") && p.as_str() != "genindex-all.html"
+        } else {
+            p.as_str() == "genindex.html"
+        }
+    }) {
         let doc = read(root, rel);
         for li in doc.select(&top) {
             entry(rel, li, None, &mut by_term);
@@ -428,13 +442,27 @@ fn entry(
 }
 
 fn title_queries(root: &Path, pages: &[String], rng: &mut Rng, sample: usize) -> Vec<Query> {
-    let headings = sel("[role=main] h1, [role=main] h2, [role=main] h3, [role=main] h4, [role=main] h5, [role=main] h6");
+    // Headings of the main content: Sphinx marks it role=main, mdBook and
+    // most others use <main>.
+    let in_main = |root: &str| {
+        sel(&(1..=6)
+            .map(|i| format!("{root} h{i}"))
+            .collect::<Vec<_>>()
+            .join(", "))
+    };
+    let (role_main, main) = (in_main("[role=main]"), in_main("main"));
+    let has_role_main = sel("[role=main]");
     let mut by_text: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut per_page: Vec<(String, Vec<(u8, String)>)> = Vec::new();
     for rel in pages.iter().filter(|p| is_site_page(p)) {
         let doc = read(root, rel);
         let mut hs = Vec::new();
-        for h in doc.select(&headings) {
+        let headings = if doc.select(&has_role_main).next().is_some() {
+            &role_main
+        } else {
+            &main
+        };
+        for h in doc.select(headings) {
             let t = text(h);
             if t.is_empty() {
                 continue;

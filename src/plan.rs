@@ -475,8 +475,8 @@ fn message_rank(exact: Option<i64>) -> String {
     let w = MESSAGE_COLUMN_WEIGHTS;
     let boost = EXACT_NAME_BOOST;
     let columns = format!(
-        "(bm25(fts_messages, 1e6, 0.0, 0.0) * m.title_norm * {:.3} \
-         + bm25(fts_messages, 0.0, 0.0, 1e6) * m.keywords_norm * {:.3} \
+        "(min(bm25(fts_messages, 1e6, 0.0, 0.0) * m.title_norm * {:.3}, \
+         bm25(fts_messages, 0.0, 0.0, 1e6) * m.keywords_norm * {:.3}) \
          + bm25(fts_messages, 0.0, {:.3}, 0.0))",
         w.title, w.keywords, w.body
     );

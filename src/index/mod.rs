@@ -68,15 +68,15 @@ pub const BM25_B: f64 = 0.75;
 
 /// How much an exact name match multiplies a message's score. A message's
 /// names are the lines of its title and keywords, and the last part of a
-/// dotted name among them (`json.dumps` also answers to `dumps`); a query
+/// dotted name in its title (`json.dumps` also answers to `dumps`); a query
 /// made of exactly a name's words, in order, is a reader looking for that
 /// name (`float` → the definition of `float`, not `PyNumber_Float`).
 pub const EXACT_NAME_BOOST: f64 = 2.0;
 
 /// The names of a message, as [`name_key`]s (see [`EXACT_NAME_BOOST`]).
 pub fn message_names(title: &str, keywords: &str) -> Vec<i64> {
-    let mut keys = Vec::new();
-    for line in title.lines().chain(keywords.lines()) {
+    let mut keys: Vec<i64> = keywords.lines().filter_map(name_key).collect();
+    for line in title.lines() {
         let line = line.trim();
         keys.extend(name_key(line));
         let dotted = line.contains('.')

@@ -123,6 +123,7 @@ const SKIP_CLASSES: &[&str] = &[
     "breadcrumbs",
     "md-sidebar",
     "md-source-file",
+    "rightside",
 ];
 
 /// ARIA roles of page furniture.
@@ -220,6 +221,7 @@ pub fn parse_page(html: &str) -> Page {
     }
     let content = main_content(root);
     let mut w = Walker::new();
+    w.root = content.value();
     w.walk(content);
     w.finish();
     page.units = w.units;
@@ -479,6 +481,8 @@ struct Walker {
     first_paragraph: Option<String>,
     /// Whitespace seen but not yet written.
     space: bool,
+    /// The content root's element (by address), where anchor lookups stop.
+    root: *const Element,
 }
 
 impl Walker {
@@ -501,6 +505,7 @@ impl Walker {
             pending_ids: vec![],
             first_paragraph: None,
             space: false,
+            root: std::ptr::null(),
         }
     }
 
@@ -560,11 +565,11 @@ impl Walker {
         let headings = self.headings.iter().map(|(_, t)| t.clone()).collect();
         let idx = self.units.len();
         let anchor = anchor.or_else(|| self.pending_ids.first().cloned());
-        for id in std::mem::take(&mut self.pending_ids)
-            .into_iter()
-            .chain(anchor.clone())
-        {
+        for id in std::mem::take(&mut self.pending_ids) {
             self.anchors.entry(id).or_insert(idx);
+        }
+        if let Some(a) = &anchor {
+            self.anchors.insert(a.clone(), idx);
         }
         let text = match kind {
             UnitKind::Section => format!("{} {}\n\n", "#".repeat(level as usize), title),
@@ -674,11 +679,60 @@ impl Walker {
         let anchor = el
             .id()
             .map(str::to_string)
+            .or_else(|| self.owning_ancestor_id(e))
             .or_else(|| self.pending_ids.first().cloned())
             .or(inner_id);
         self.stack.truncate(0);
         self.open_unit(UnitKind::Section, title.clone(), anchor, level);
         self.headings.push((level, title));
+    }
+
+    /// The id of the nearest enclosing element that this heading opens
+    /// (nothing indexed comes before it there), up to the content root:
+    /// `<section id="method.new"><a class="src">source</a><h4>` is anchored
+    /// at `method.new`, as the link is not indexed.
+    fn owning_ancestor_id(&self, h: ElementRef<'_>) -> Option<String> {
+        /// Whether `h` comes in `e` before any indexed text or heading.
+        fn opens(e: ElementRef<'_>, h: ElementRef<'_>) -> Option<bool> {
+            for child in e.children() {
+                match child.value() {
+                    Node::Text(t) if !t.trim().is_empty() => return Some(false),
+                    Node::Element(el) => {
+                        let Some(ce) = ElementRef::wrap(child) else {
+                            continue;
+                        };
+                        if ce == h {
+                            return Some(true);
+                        }
+                        if skipped(el) {
+                            continue;
+                        }
+                        if is_heading(el.name()).is_some() {
+                            return Some(false);
+                        }
+                        if let Some(found) = opens(ce, h) {
+                            return Some(found);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            None
+        }
+        let mut cur = h.parent().and_then(ElementRef::wrap);
+        while let Some(a) = cur {
+            if opens(a, h) != Some(true) {
+                return None;
+            }
+            if let Some(id) = a.value().id() {
+                return Some(id.to_string());
+            }
+            if std::ptr::eq(a.value(), self.root) {
+                return None;
+            }
+            cur = a.parent().and_then(ElementRef::wrap);
+        }
+        None
     }
 
     fn pre(&mut self, e: ElementRef<'_>) {
@@ -878,6 +932,19 @@ mod tests {
         assert_eq!(p.anchors["index-0"], 1);
         assert_eq!(p.anchors["index-1"], 1);
         assert!(!u.text.contains('¶'));
+    }
+
+    #[test]
+    fn a_heading_takes_the_id_of_the_element_it_opens() {
+        let p = parse_page(
+            r#"<main><h1 id="top">Struct Span</h1>
+            <section id="method.call_site" class="method"><a class="src rightside" href="x">source</a><h4 class="code-header">pub fn call_site() -> Span</h4></section>
+            <div id="wrapper"><p>Text first.</p><h2>Later heading</h2></div></main>"#,
+        );
+        let anchors: Vec<Option<&str>> = p.units.iter().map(|u| u.anchor.as_deref()).collect();
+        assert_eq!(anchors, [None, Some("top"), Some("method.call_site"), None]);
+        assert_eq!(p.anchors["method.call_site"], 2);
+        assert!(!p.units[1].text.contains("source"));
     }
 
     #[test]

@@ -64,10 +64,13 @@ const SKIP_DIRS: &[&str] = &[
     "node_modules",
 ];
 
-/// Generated pages that are not documentation: search pages, error pages,
-/// Sphinx's index landing page (its letters are indexed through the
-/// per-letter pages) and mdBook's whole-book print page.
-const SKIP_FILES: &[&str] = &["search.html", "404.html", "genindex.html", "print.html"];
+/// Generated pages that are not documentation: search pages, error pages
+/// and mdBook's whole-book print page.
+const SKIP_FILES: &[&str] = &["search.html", "404.html", "print.html"];
+
+/// Sphinx's general index (`genindex.html`, or `genindex-A.html`... when
+/// split by letter): read for its entries, never indexed as a page.
+const SITE_INDEX_PREFIX: &str = "genindex";
 
 /// Most keywords and entities an overview lists.
 const OVERVIEW_KEYWORDS: usize = 12;
@@ -314,10 +317,12 @@ fn parse_file(f: &SourceFile) -> Result<Parsed> {
         SourceKind::Html => text,
         SourceKind::Markdown => markdown::to_html(&text),
     };
-    Ok(Parsed {
-        page: parse_page(&html),
-        lossy,
-    })
+    let mut page = parse_page(&html);
+    let name = f.rel.rsplit('/').next().unwrap_or(&f.rel);
+    if f.kind == SourceKind::Html && name.starts_with(SITE_INDEX_PREFIX) && page.skip.is_none() {
+        page.skip = Some(Skip::SiteIndex);
+    }
+    Ok(Parsed { page, lossy })
 }
 
 /// Separators between a page title and the site name in `<title>`.
