@@ -41,8 +41,9 @@ pub struct MessageColumnWeights {
     pub keywords: f64,
 }
 
-/// Title (headings, defined names) above keywords (index terms) above
-/// body text.
+/// A title (headings, defined names) or keyword (index term) hit counts
+/// three times a body hit; title and keywords are two statements of what
+/// a message is about, so the better of the two counts, not their sum.
 pub const MESSAGE_COLUMN_WEIGHTS: MessageColumnWeights = MessageColumnWeights {
     title: 3.0,
     body: 1.0,
@@ -61,8 +62,10 @@ pub const MESSAGE_COLUMN_WEIGHTS: MessageColumnWeights = MessageColumnWeights {
 /// length norm `1 / (1 + k1·(1 − b + b·len/avg_len))`, stored per message
 /// at build time (`messages.title_norm`, `keywords_norm`), it is BM25 of
 /// that column alone for the usual tf = 1 of titles. The body keeps plain
-/// `bm25()`. A GitSense database has no titles or keywords, so its ranking
-/// is plain FTS5 bm25 over the message text, as in GitSense itself.
+/// `bm25()`. Score = max(title, keywords) + body, each times its
+/// [`MESSAGE_COLUMN_WEIGHTS`] weight. A GitSense database has no titles or
+/// keywords, so its ranking is plain FTS5 bm25 over the message text, as
+/// in GitSense itself.
 pub const BM25_K1: f64 = 1.2;
 pub const BM25_B: f64 = 0.75;
 
