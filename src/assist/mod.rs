@@ -1,0 +1,429 @@
+//! AI-assisted multi-stage search (seed 001) over an [`Engine`], with the
+//! host's LLM as a callback.
+//!
+//! In: a natural-language question, [`AssistOptions`] and an LLM
+//! (`prompt → answer`). Out: an [`AssistOutcome`]: the model's direct
+//! answer (if any), the identified files `[{path, chat_id}]` (GitSense's
+//! `config.data.identifiedFiles`), and a results object of their overviews.
+//!
+//! 1. **Query**: the model writes a query from a syntax guide generated
+//!    from the parser's own tables; a rejected query is fed back once with
+//!    the error code, message and position.
+//! 2. **Tiny overviews**: the query runs with the profile
+//!    `tiny-overview-query-optimization` (at most 200 hits). Past
+//!    `condenseThreshold` matches (50) the model picks from a condensed
+//!    view, one line per file.
+//! 3. **Overviews**: short overviews of the chosen files, falling back to
+//!    the tiny overview or the start of the file text, saying so.
+//! 4. **Review**: the model answers or identifies files; its answer is
+//!    parsed whatever its shape ([`answer`]).
+//!
+//! Every prompt fits `maxTokens` (chars/4 estimate). The stages are plain
+//! functions ([`stages`]) so an asynchronous host can drive them itself;
+//! [`assisted_search`] drives them with a synchronous LLM. Nothing here
+//! touches the network, threads or `std::time`: timings use the engine's
+//! clock ([`Engine::now_ms`]).
+
+pub mod answer;
+pub mod prompts;
+pub mod stages;
+
+pub use answer::{AnswerShape, FileRefs, Flagged};
+pub use stages::*;
+
+use crate::budget;
+use crate::error::{Error, Result};
+use crate::format::{self, Format, FormatOptions, Preamble};
+use crate::results::SearchResults;
+use crate::search::Engine;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+/// Options of an assisted search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct AssistOptions {
+    /// Token budget (chars/4) of every prompt sent to the LLM, and of the
+    /// formatted outcome.
+    pub max_tokens: Option<u64>,
+    /// Above this many stage-2 matches the model picks from a condensed
+    /// view; at or below it the step is skipped.
+    pub condense_threshold: u64,
+    /// Most tiny overviews stage 2 returns.
+    pub max_candidates: u64,
+    /// Most files read in stage 3 and reviewed in stage 4.
+    pub max_review_files: u64,
+    /// Characters of file text used when a file has no overview.
+    pub fallback_chars: u64,
+    /// Extra stage-1 attempts after a rejected query or one that matches
+    /// nothing.
+    pub retries: u32,
+}
+
+impl Default for AssistOptions {
+    fn default() -> Self {
+        AssistOptions {
+            max_tokens: None,
+            condense_threshold: 50,
+            max_candidates: 200,
+            max_review_files: 50,
+            fallback_chars: 1500,
+            retries: 1,
+        }
+    }
+}
+
+/// A file the model identified, as GitSense's `identifiedFiles` holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdentifiedFile {
+    pub path: String,
+    pub chat_id: i64,
+}
+
+/// A stage-2 hit: a file with a matching tiny overview.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Candidate {
+    pub chat_id: i64,
+    /// The tiny-overview message.
+    pub message_id: i64,
+    pub path: String,
+    pub language: Option<String>,
+    pub purpose: Option<String>,
+    pub keywords: Vec<String>,
+    /// FTS rank of the tiny overview (lower is better).
+    pub rank: f64,
+}
+
+/// Where a stage-3 overview came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverviewSource {
+    ShortOverview,
+    /// No short overview in the index.
+    TinyOverview,
+    /// No overview at all: the start of the file's text.
+    FileText,
+    /// Nothing about the file in the index.
+    None,
+}
+
+impl OverviewSource {
+    /// How the review prompt introduces the text.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OverviewSource::ShortOverview => "Short overview:",
+            OverviewSource::TinyOverview => "Tiny overview (the file has no short overview):",
+            OverviewSource::FileText => "Start of the file (the file has no overview):",
+            OverviewSource::None => "Nothing is known about this file.",
+        }
+    }
+
+    /// Why an overview is not the short one, for people reading reports.
+    pub fn note(self, fallback_chars: usize) -> Option<String> {
+        match self {
+            OverviewSource::ShortOverview => None,
+            OverviewSource::TinyOverview => {
+                Some("no short overview in the index; the tiny overview is used".into())
+            }
+            OverviewSource::FileText => Some(format!(
+                "no overview in the index; the first {fallback_chars} characters of the file are used"
+            )),
+            OverviewSource::None => Some("no overview or file text in the index".into()),
+        }
+    }
+}
+
+/// What stage 3 read about one file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Overview {
+    pub chat_id: i64,
+    pub path: String,
+    pub language: Option<String>,
+    pub source: OverviewSource,
+    /// The message the text comes from.
+    pub message_id: Option<i64>,
+    pub text: String,
+    /// Set when `source` is a fallback.
+    pub note: Option<String>,
+}
+
+/// What one stage did, reported as it finishes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageReport {
+    /// 1 query, 2 tiny overviews (and the condensed pick), 3 overviews,
+    /// 4 review.
+    pub stage: u8,
+    /// `query`, `tiny-overviews`, `condensed-pick`, `overviews`, `review`.
+    pub name: &'static str,
+    /// Stage-1 attempt number (1 = first); 1 elsewhere.
+    pub attempt: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    pub counts: BTreeMap<&'static str, u64>,
+    /// Estimated tokens of the prompt sent in this stage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    /// Time the LLM took, by the engine's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_ms: Option<f64>,
+    /// Time the whole stage took, LLM included.
+    pub elapsed_ms: f64,
+    pub notes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<Error>,
+}
+
+impl StageReport {
+    fn new(stage: u8, name: &'static str) -> Self {
+        StageReport {
+            stage,
+            name,
+            attempt: 1,
+            query: None,
+            counts: BTreeMap::new(),
+            prompt_tokens: None,
+            llm_ms: None,
+            elapsed_ms: 0.0,
+            notes: vec![],
+            error: None,
+        }
+    }
+}
+
+/// The result of an assisted search.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistOutcome {
+    pub question: String,
+    /// The accepted stage-1 query (without the stage-2 profile).
+    pub query: String,
+    /// The model's direct answer, or its whole reply when it was not JSON.
+    pub answer: Option<String>,
+    pub identified_files: Vec<IdentifiedFile>,
+    /// References in the review that were not candidates (dropped).
+    pub flagged: Vec<Flagged>,
+    /// Stage-2 matches.
+    pub total_matches: u64,
+    /// The identified files' overview messages, in identified order.
+    pub results: SearchResults,
+    pub stages: Vec<StageReport>,
+}
+
+/// Calls the LLM, timing it with the engine's clock; an error names the
+/// stage it happened in.
+fn ask(
+    engine: &Engine,
+    llm: &mut dyn FnMut(&str) -> Result<String>,
+    prompt: &str,
+    report: &mut StageReport,
+) -> Result<String> {
+    report.prompt_tokens = Some(budget::estimate_text(prompt));
+    let t = engine.now_ms();
+    let answer = llm(prompt).map_err(|e| {
+        let at = format!("stage {} ({})", report.stage, report.name);
+        e.with_location(at)
+    })?;
+    report.llm_ms = Some(engine.now_ms() - t);
+    Ok(answer)
+}
+
+/// Runs stages 1 to 4 with a synchronous LLM, reporting each stage to
+/// `on_stage` as it ends (and in `AssistOutcome::stages`).
+///
+/// Fails with the query error when the model's query is still rejected
+/// after `retries` retries, with the LLM's own error when a call fails, and
+/// with `options.max_tokens_too_small` when a prompt cannot fit the budget.
+pub fn assisted_search(
+    engine: &Engine,
+    question: &str,
+    opts: &AssistOptions,
+    llm: &mut dyn FnMut(&str) -> Result<String>,
+    on_stage: &mut dyn FnMut(&StageReport),
+) -> Result<AssistOutcome> {
+    let mut stages: Vec<StageReport> = Vec::new();
+    let mut emit = |r: StageReport| {
+        on_stage(&r);
+        stages.push(r);
+    };
+
+    // Stage 1 (and 2, which can send stage 1 back for a broader query).
+    let mut prompt = stage1_prompt(question, opts)?;
+    let mut attempt = 0;
+    let s2 = loop {
+        attempt += 1;
+        let t0 = engine.now_ms();
+        let mut r1 = StageReport::new(1, "query");
+        r1.attempt = attempt;
+        let answer = ask(engine, llm, &prompt, &mut r1)?;
+        let verdict = stage1_accept(question, &answer, opts)?;
+        r1.elapsed_ms = engine.now_ms() - t0;
+        let query = match verdict {
+            Stage1Verdict::Rejected {
+                query,
+                error,
+                retry_prompt,
+            } => {
+                r1.query = Some(query);
+                r1.error = Some(error.clone());
+                let give_up = attempt > opts.retries;
+                r1.notes.push(if give_up {
+                    "query rejected; no retries left".into()
+                } else {
+                    "query rejected; the error goes back to the model".into()
+                });
+                emit(r1);
+                if give_up {
+                    return Err(error);
+                }
+                prompt = retry_prompt;
+                continue;
+            }
+            Stage1Verdict::Accepted { query } => query,
+        };
+        r1.query = Some(query.clone());
+        emit(r1);
+
+        let t0 = engine.now_ms();
+        let mut r2 = StageReport::new(2, "tiny-overviews");
+        let s2 = stage2(engine, question, &query, opts)?;
+        r2.query = Some(s2.search_text.clone());
+        r2.counts.insert("matches", s2.total_matches);
+        r2.counts.insert("candidates", s2.candidates.len() as u64);
+        r2.notes.push(match &s2.condensed_prompt {
+            Some(_) => format!(
+                "{} matches exceed {}: the model picks from a condensed view of {}",
+                s2.total_matches, opts.condense_threshold, s2.condensed_listed
+            ),
+            None => format!(
+                "{} matches, at most {}: no condensed view",
+                s2.total_matches, opts.condense_threshold
+            ),
+        });
+        if s2.total_matches == 0 && attempt <= opts.retries {
+            let error = Error::new(
+                "assist.no_matches",
+                "the query matched no tiny overview; use fewer or broader words joined with OR",
+            );
+            r2.error = Some(error.clone());
+            r2.notes.push("no matches; stage 1 retries".into());
+            r2.elapsed_ms = engine.now_ms() - t0;
+            emit(r2);
+            prompt = stage1_retry_prompt(question, &query, &error, opts)?;
+            continue;
+        }
+        r2.elapsed_ms = engine.now_ms() - t0;
+        emit(r2);
+        break s2;
+    };
+
+    // Stage 2, condensed pick.
+    let selection = match &s2.condensed_prompt {
+        Some(p) => {
+            let t0 = engine.now_ms();
+            let mut r = StageReport::new(2, "condensed-pick");
+            let answer = ask(engine, llm, p, &mut r)?;
+            let sel = stage2_pick(&s2, Some(&answer), opts);
+            r.counts.insert("listed", s2.condensed_listed as u64);
+            r.counts.insert("chosen", sel.chosen.len() as u64);
+            r.counts.insert("flagged", sel.flagged.len() as u64);
+            if sel.fell_back {
+                r.notes.push(
+                    "the model picked no listed file; the best-ranked candidates are used".into(),
+                );
+            }
+            r.elapsed_ms = engine.now_ms() - t0;
+            emit(r);
+            sel
+        }
+        None => stage2_pick(&s2, None, opts),
+    };
+
+    // Stage 3.
+    let t0 = engine.now_ms();
+    let mut r3 = StageReport::new(3, "overviews");
+    let s3 = stage3(engine, &selection.chosen, opts)?;
+    for source in [
+        OverviewSource::ShortOverview,
+        OverviewSource::TinyOverview,
+        OverviewSource::FileText,
+        OverviewSource::None,
+    ] {
+        let n = s3.overviews.iter().filter(|o| o.source == source).count();
+        let key = match source {
+            OverviewSource::ShortOverview => "short",
+            OverviewSource::TinyOverview => "tinyFallback",
+            OverviewSource::FileText => "fileTextFallback",
+            OverviewSource::None => "missing",
+        };
+        r3.counts.insert(key, n as u64);
+        if n > 0 {
+            if let Some(note) = source.note(opts.fallback_chars as usize) {
+                r3.notes.push(format!("{n} files: {note}"));
+            }
+        }
+    }
+    r3.elapsed_ms = engine.now_ms() - t0;
+    emit(r3);
+
+    // Stage 4.
+    let review = if s3.overviews.is_empty() {
+        empty_review()
+    } else {
+        let t0 = engine.now_ms();
+        let mut r4 = StageReport::new(4, "review");
+        let p = stage4_prompt(question, &s2.query, &s3.overviews, opts)?;
+        let answer = ask(engine, llm, &p.prompt, &mut r4)?;
+        let review = stage4_parse(&answer, &s3.overviews[..p.included]);
+        r4.counts.insert("reviewed", p.included as u64);
+        r4.counts.insert("identified", review.files.len() as u64);
+        r4.counts.insert("flagged", review.flagged.len() as u64);
+        r4.notes.push(format!(
+            "answer read as {}",
+            match review.shape {
+                AnswerShape::Json => "JSON",
+                AnswerShape::Text => "text",
+            }
+        ));
+        r4.elapsed_ms = engine.now_ms() - t0;
+        emit(r4);
+        review
+    };
+
+    let mut out = finish(question, &s2, &s3, &review);
+    out.stages = stages;
+    Ok(out)
+}
+
+/// Renders an outcome in any format within `opts.max_tokens`: `json` is
+/// the outcome object; the text formats put the answer first (markdown:
+/// `question`, `answer` and `identified_files` in the front matter and an
+/// `## Answer` section) and then the identified files' overviews as
+/// [`format::format_results`] renders results.
+pub fn format_outcome(outcome: &AssistOutcome, f: Format, opts: &FormatOptions) -> Result<String> {
+    if f == Format::Json {
+        let draw = |r: &SearchResults| {
+            let mut o = outcome.clone();
+            o.results = r.clone();
+            serde_json::to_string(&o).unwrap_or_default()
+        };
+        let mut r = outcome.results.clone();
+        if let Some(max) = opts.max_tokens {
+            budget::fit(&mut r, max, &|r| budget::estimate_text(&draw(r)))?;
+        }
+        return Ok(draw(&r));
+    }
+    let pre = Preamble {
+        fields: vec![
+            ("question".into(), json!(outcome.question)),
+            ("answer".into(), json!(outcome.answer)),
+            ("identified_files".into(), json!(outcome.identified_files)),
+        ],
+        title: "Answer".into(),
+        text: outcome.answer.clone(),
+    };
+    format::format_with(&outcome.results, f, opts, &pre)
+}
