@@ -18,9 +18,10 @@ use serde_json::Value;
 pub struct Flagged {
     /// What the model wrote (a path, `chat 99`, ...).
     pub mention: String,
-    /// `unknown-path`, `unknown-chat-id`, or `path-not-candidate` (the
-    /// path was unknown but the chat id it came with was a candidate, so
-    /// the file was taken by its chat id).
+    /// `unknown-path`, `unknown-chat-id`, `ambiguous-path` (a bare name
+    /// that fits several candidates, with no chat id to choose), or
+    /// `path-not-candidate` (the path was unknown but the chat id it came
+    /// with was a candidate, so the file was taken by its chat id).
     pub reason: String,
 }
 
@@ -124,17 +125,18 @@ impl<'a> Candidates<'a> {
     }
 
     /// Candidates a written path names: exact, then case-insensitive, then
-    /// a unique suffix match either way (`paymentService.js` for
+    /// by suffix either way (`paymentService.js` for
     /// `backend/src/payment/paymentService.js`, or a path with an extra
-    /// leading directory such as the repository name).
-    fn by_path(&self, written: &str) -> Vec<&'a IdentifiedFile> {
+    /// leading directory such as the repository name). The flag is set when
+    /// a suffix fits several different paths.
+    fn by_path(&self, written: &str) -> (Vec<&'a IdentifiedFile>, bool) {
         let p = normalize_path(written);
         if p.is_empty() {
-            return vec![];
+            return (vec![], false);
         }
         let exact: Vec<_> = self.all.iter().filter(|c| c.path == p).collect();
         if !exact.is_empty() {
-            return exact;
+            return (exact, false);
         }
         let lower = p.to_lowercase();
         let ci: Vec<_> = self
@@ -143,7 +145,7 @@ impl<'a> Candidates<'a> {
             .filter(|c| c.path.to_lowercase() == lower)
             .collect();
         if !ci.is_empty() {
-            return ci;
+            return (ci, false);
         }
         let suffix: Vec<_> = self
             .all
@@ -153,13 +155,8 @@ impl<'a> Candidates<'a> {
                 cp.ends_with(&format!("/{lower}")) || lower.ends_with(&format!("/{cp}"))
             })
             .collect();
-        let mut paths: Vec<&str> = suffix.iter().map(|c| c.path.as_str()).collect();
-        paths.dedup();
-        if paths.len() == 1 {
-            suffix
-        } else {
-            vec![]
-        }
+        let ambiguous = suffix.iter().any(|c| c.path != suffix[0].path);
+        (suffix, ambiguous)
     }
 
     /// Resolves a reference made of a path and/or a chat id.
@@ -168,40 +165,33 @@ impl<'a> Candidates<'a> {
         path: Option<&str>,
         chat_id: Option<i64>,
     ) -> (Option<IdentifiedFile>, Vec<Flagged>) {
-        let mut flagged = Vec::new();
+        let flag = |mention: String, reason: &str| Flagged {
+            mention,
+            reason: reason.into(),
+        };
         if let Some(p) = path.filter(|p| !p.trim().is_empty()) {
-            let hits = self.by_path(p);
-            if !hits.is_empty() {
-                let pick = chat_id
-                    .and_then(|id| hits.iter().find(|c| c.chat_id == id))
-                    .unwrap_or(&hits[0]);
-                return (Some((*pick).clone()), flagged);
+            let (hits, ambiguous) = self.by_path(p);
+            let by_id = chat_id.and_then(|id| hits.iter().find(|c| c.chat_id == id));
+            match (by_id, hits.first()) {
+                (Some(c), _) => return (Some((*c).clone()), vec![]),
+                (None, Some(c)) if !ambiguous => return (Some((*c).clone()), vec![]),
+                (None, Some(_)) => return (None, vec![flag(p.trim().into(), "ambiguous-path")]),
+                (None, None) => {}
             }
             if let Some(c) = chat_id.and_then(|id| self.by_chat(id)) {
-                flagged.push(Flagged {
-                    mention: p.trim().to_string(),
-                    reason: "path-not-candidate".into(),
-                });
-                return (Some(c.clone()), flagged);
+                return (
+                    Some(c.clone()),
+                    vec![flag(p.trim().into(), "path-not-candidate")],
+                );
             }
-            flagged.push(Flagged {
-                mention: p.trim().to_string(),
-                reason: "unknown-path".into(),
-            });
-            return (None, flagged);
+            return (None, vec![flag(p.trim().into(), "unknown-path")]);
         }
         match chat_id {
             Some(id) => match self.by_chat(id) {
-                Some(c) => (Some(c.clone()), flagged),
-                None => {
-                    flagged.push(Flagged {
-                        mention: format!("chat {id}"),
-                        reason: "unknown-chat-id".into(),
-                    });
-                    (None, flagged)
-                }
+                Some(c) => (Some(c.clone()), vec![]),
+                None => (None, vec![flag(format!("chat {id}"), "unknown-chat-id")]),
             },
-            None => (None, flagged),
+            None => (None, vec![]),
         }
     }
 }
@@ -586,7 +576,7 @@ fn from_text(answer: &str, set: &Candidates) -> FileRefs {
         let ids = chat_ids(line);
         let mut used_ids = Vec::new();
         for tok in path_tokens(line) {
-            let hits = set.by_path(tok);
+            let (hits, _) = set.by_path(tok);
             if hits.is_empty() {
                 // A path the model made up or mistyped, unless it is only
                 // a piece of a candidate path already written in full.
@@ -753,6 +743,22 @@ mod tests {
         });
         assert_eq!(ids(&parse_file_refs("README.md (chat 500)", &c)), vec![500]);
         assert_eq!(ids(&parse_file_refs("README.md", &c)), vec![106]);
+    }
+
+    #[test]
+    fn a_bare_name_fitting_several_paths_needs_its_chat_id() {
+        let mut c = cands();
+        c.push(IdentifiedFile {
+            path: "lib/other/paymentService.js".into(),
+            chat_id: 99,
+        });
+        let r = parse_file_refs("See paymentService.js.", &c);
+        assert!(r.files.is_empty());
+        assert_eq!(r.flagged[0].reason, "ambiguous-path");
+        assert_eq!(
+            ids(&parse_file_refs("See paymentService.js (chat 99).", &c)),
+            vec![99]
+        );
     }
 
     #[test]

@@ -208,6 +208,9 @@ pub struct AssistOutcome {
     pub flagged: Vec<Flagged>,
     /// Stage-2 matches.
     pub total_matches: u64,
+    /// What stage 3 read about each identified file (source and note say
+    /// when it is a fallback), in identified order.
+    pub overviews: Vec<Overview>,
     /// The identified files' overview messages, in identified order.
     pub results: SearchResults,
     pub stages: Vec<StageReport>,
@@ -416,14 +419,42 @@ pub fn format_outcome(outcome: &AssistOutcome, f: Format, opts: &FormatOptions) 
         }
         return Ok(draw(&r));
     }
+    // Show each file as the model saw it (the overview without analyzer
+    // boilerplate, or the start of the file), and say where it came from.
+    let mut shown = outcome.results.clone();
+    for m in &mut shown.results.messages {
+        if let Some(o) = outcome
+            .overviews
+            .iter()
+            .find(|o| o.chat_id == m.messages_chat_id)
+        {
+            m.messages_content = Some(o.text.clone());
+        }
+    }
+    let files: Vec<serde_json::Value> = outcome
+        .overviews
+        .iter()
+        .map(|o| json!({"path": o.path, "chat_id": o.chat_id, "overview": o.source}))
+        .collect();
+    let fallbacks: Vec<String> = outcome
+        .overviews
+        .iter()
+        .filter_map(|o| {
+            o.note
+                .as_ref()
+                .map(|n| format!("- {} (chat {}): {n}", o.path, o.chat_id))
+        })
+        .collect();
     let pre = Preamble {
         fields: vec![
             ("question".into(), json!(outcome.question)),
             ("answer".into(), json!(outcome.answer)),
-            ("identified_files".into(), json!(outcome.identified_files)),
+            ("identified_files".into(), json!(files)),
         ],
-        title: "Answer".into(),
-        text: outcome.answer.clone(),
+        sections: vec![
+            ("Answer".into(), outcome.answer.clone().unwrap_or_default()),
+            ("Overview sources".into(), fallbacks.join("\n")),
+        ],
     };
-    format::format_with(&outcome.results, f, opts, &pre)
+    format::format_with(&shown, f, opts, &pre)
 }

@@ -326,8 +326,21 @@ const ANALYZER_BOILERPLATE: &[&str] = &[
     "### JSON Generation and Validation Rules",
 ];
 
+/// Whether an overview line only repeats what the prompt and the results
+/// already say: the analyzer banner, the analyzer's type heading, and the
+/// file's path and chat id.
+fn is_banner(line: &str) -> bool {
+    let t = line.trim();
+    let item = t.trim_start_matches(['*', '-']).trim_start();
+    t == "# GitSense Chat Analysis"
+        || (t.starts_with("## ") && t.contains("::"))
+        || item.starts_with("**Path:**")
+        || item.starts_with("**Chat ID:**")
+}
+
 /// The part of an overview message that describes the file: the analyzer
-/// banner and its restated instructions are left out.
+/// banner, the path / chat id lines and the restated instructions are left
+/// out.
 pub fn overview_text(content: &str) -> String {
     let mut out = Vec::new();
     for line in content.lines() {
@@ -335,10 +348,9 @@ pub fn overview_text(content: &str) -> String {
         if ANALYZER_BOILERPLATE.iter().any(|b| t.starts_with(b)) {
             break;
         }
-        if t == "# GitSense Chat Analysis" || (t.starts_with("## ") && t.contains("::")) {
-            continue;
+        if !is_banner(line) {
+            out.push(line);
         }
-        out.push(line);
     }
     let text = out.join("\n");
     let mut tidy = String::new();
@@ -573,6 +585,17 @@ pub fn finish(
         identified_files: review.files.clone(),
         flagged: review.flagged.clone(),
         total_matches: stage2.total_matches,
+        overviews: review
+            .files
+            .iter()
+            .filter_map(|f| {
+                stage3
+                    .overviews
+                    .iter()
+                    .find(|o| o.chat_id == f.chat_id)
+                    .cloned()
+            })
+            .collect(),
         results: results_object(criteria, messages),
         stages: vec![],
     }
@@ -585,10 +608,7 @@ mod tests {
     #[test]
     fn overview_text_drops_the_banner_and_restated_instructions() {
         let msg = "\n# GitSense Chat Analysis\n## tiny-overview::file-content::default\n\n*   **Path:** a.js\n\n## Summary\nDoes things.\n\n\n### Custom Metadata Definitions\n*   `purpose` (string): ...";
-        assert_eq!(
-            overview_text(msg),
-            "*   **Path:** a.js\n\n## Summary\nDoes things."
-        );
+        assert_eq!(overview_text(msg), "## Summary\nDoes things.");
         assert_eq!(overview_text("plain text"), "plain text");
     }
 

@@ -25,13 +25,22 @@ pub struct FormatOptions {
 }
 
 /// What comes before the results: extra front-matter fields (markdown;
-/// values written as JSON, which YAML reads as flow values) and a titled
-/// text section (all formats), e.g. an assisted search's answer.
+/// values written as JSON, which YAML reads as flow values) and titled
+/// text sections (all formats), e.g. an assisted search's answer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Preamble {
     pub fields: Vec<(String, Value)>,
-    pub title: String,
-    pub text: Option<String>,
+    /// `(title, text)`; sections with blank text are left out.
+    pub sections: Vec<(String, String)>,
+}
+
+impl Preamble {
+    fn sections(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.sections
+            .iter()
+            .filter(|(_, t)| !t.trim().is_empty())
+            .map(|(h, t)| (h.as_str(), t.trim_end()))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,10 +211,9 @@ fn truncation_note(r: &SearchResults) -> String {
 }
 
 fn text_preamble(p: &Preamble) -> String {
-    match &p.text {
-        Some(t) if !t.trim().is_empty() => format!("{}:\n{}\n\n", p.title, t.trim_end()),
-        _ => String::new(),
-    }
+    p.sections()
+        .map(|(h, t)| format!("{h}:\n{t}\n\n"))
+        .collect()
 }
 
 /// `location:score kind#id [role] "snippet"`, one line per result.
@@ -317,8 +325,8 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Stri
         s.push_str(&format!("    score: {:.3}\n", row.score));
     }
     s.push_str("---\n");
-    if let Some(t) = pre.text.as_deref().filter(|t| !t.trim().is_empty()) {
-        s.push_str(&format!("\n## {}\n\n{}\n", pre.title, t.trim_end()));
+    for (h, t) in pre.sections() {
+        s.push_str(&format!("\n## {h}\n\n{t}\n"));
     }
     for row in &rows {
         let heading = row.path.clone().unwrap_or_else(|| {
