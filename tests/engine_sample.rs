@@ -614,3 +614,81 @@ fn builds_are_deterministic() {
     .unwrap();
     assert_eq!(stats.revision, a);
 }
+
+#[test]
+fn code_blocks_of_a_gitsense_database_are_carried_over() {
+    // The sample has no code blocks: add two to a copy, one in a message
+    // that is left out, and check what the index holds.
+    let db = temp_dir().join("with-code.db");
+    std::fs::copy(sample_db(), &db).unwrap();
+    {
+        let c = rusqlite_conn(&db);
+        let header = r#"{"Component":"Refund Handler","Block-UUID":"0f4e1a52-1111-4222-8333-944455556666","Parent-UUID":"N/A","Version":"1.2.3","Description":"Refunds payments","Language":"JavaScript","Created-at":"2025-06-01T00:00:00Z","Authors":"Gemini (v1.2.3)"}"#;
+        c.execute(
+            "INSERT INTO code_blocks(id, message_id, type, uuid, parent_uuid, component, description, language,
+               hash, trimmed_hash, size, major, minor, patch, header, content, created_at, updated_at)
+             VALUES (1, 221, 'code', '0f4e1a52-1111-4222-8333-944455556666', 'N/A', 'Refund Handler',
+               'Refunds payments', 'javascript', 'h', 't', 40, 1, 2, 3, ?1,
+               'function refundPayment(id) { return stripe.refunds.create(id); }', '2025-06-01', '2025-06-01')",
+            [header],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO code_blocks(id, message_id, type, uuid, parent_uuid, component, description, language,
+               hash, trimmed_hash, size, major, minor, patch, header, content, created_at, updated_at)
+             VALUES (2, 222, 'code', 'dead-0000', NULL, 'Gone', 'd', 'python', 'h', 't', 10, 1, 0, 0, '{}',
+               'def refundPayment(): pass', '2025-06-01', '2025-06-01')",
+            [],
+        )
+        .unwrap();
+        c.execute("UPDATE messages SET deleted = 1 WHERE id = 222", [])
+            .unwrap();
+    }
+    let out = temp_dir().join("with-code.gsx");
+    gitsense_search::import::build_with(&out, "t".into(), |w| {
+        gitsense_search::import::gitsense_db::import(
+            &db,
+            w,
+            &gitsense_search::import::no_progress(),
+        )
+    })
+    .unwrap();
+    let e = gitsense_search::Engine::open(&out).unwrap();
+    let r = search(&e, "in:code-blocks refundPayment");
+    assert_eq!(
+        r.total_counts.code_blocks, 1,
+        "the block of the deleted message is left out"
+    );
+    let b = &r.results.code_blocks[0];
+    assert_eq!(b.code_blocks_uuid, "0f4e1a52-1111-4222-8333-944455556666");
+    assert_eq!(b.code_blocks_parent_uuid, None, "N/A becomes null");
+    assert_eq!(
+        (
+            b.code_blocks_major_version,
+            b.code_blocks_minor_version,
+            b.code_blocks_patch_version
+        ),
+        (Some(1), Some(2), Some(3))
+    );
+    assert_eq!(
+        b.code_blocks_header.as_ref().unwrap()["Component"],
+        "Refund Handler"
+    );
+    assert_eq!(b.meta["code_blocks_meta_description"], "Refunds payments");
+    assert_eq!(b.code_blocks_message_id, 221);
+    assert_eq!(b.result_chat_id, 56);
+    assert_eq!(b.code_blocks_branch_name.as_deref(), Some("main"));
+    assert_eq!(b.code_blocks_language.as_deref(), Some("javascript"));
+    assert_eq!(
+        search(&e, "in:code-blocks refundPayment lang:js")
+            .total_counts
+            .code_blocks,
+        1
+    );
+    assert_eq!(
+        search(&e, "in:code-blocks refundPayment lang:python")
+            .total_counts
+            .code_blocks,
+        0
+    );
+}
