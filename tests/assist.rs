@@ -110,7 +110,7 @@ fn stage1_rejection_feeds_code_message_and_position_back() {
 
 #[test]
 fn stage2_finds_tiny_overviews_of_git_files_in_the_sample() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let s2 = stage2(
         &engine,
         QUESTION,
@@ -149,7 +149,7 @@ fn stage2_finds_tiny_overviews_of_git_files_in_the_sample() {
 
 #[test]
 fn condensed_view_appears_only_above_the_threshold_on_the_sample() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let total = stage2(
         &engine,
         QUESTION,
@@ -268,7 +268,7 @@ fn the_pick_takes_named_candidates_or_falls_back_to_the_best() {
 
 #[test]
 fn stage3_falls_back_to_tiny_overviews_in_the_sample_and_says_so() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let opts = AssistOptions::default();
     let s2 = stage2(&engine, QUESTION, "payment OR stripe", &opts).unwrap();
     let s3 = stage3(&engine, &s2.candidates, &opts).unwrap();
@@ -295,7 +295,7 @@ fn stage3_falls_back_to_tiny_overviews_in_the_sample_and_says_so() {
 
 #[test]
 fn stage3_uses_the_file_text_when_a_sample_file_has_no_overview() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     // Chat 152 is a git-blob chat with no tiny overview in the sample.
     let files = engine
         .search(
@@ -392,11 +392,31 @@ fn stage3_prefers_short_overviews_then_tiny_then_file_text() {
     assert_eq!(ledger.text, "fn ledger() { /* payment ledger */ }\n");
 }
 
+#[test]
+fn stage3_reads_more_files_than_one_lookup_query_can_name() {
+    // More chosen files than a chat-id: list may hold.
+    let n = gitsense_search::query::parser::MAX_FILTER_VALUES * 2 + 5;
+    let (_d, engine) = fixture(&widget_files(n));
+    let opts = AssistOptions {
+        max_candidates: n as u64,
+        ..AssistOptions::default()
+    };
+    let s2 = stage2(&engine, "q", "widget", &opts).unwrap();
+    assert_eq!(s2.candidates.len(), n);
+    let s3 = stage3(&engine, &s2.candidates, &opts).unwrap();
+    assert_eq!(s3.overviews.len(), n);
+    assert!(s3
+        .overviews
+        .iter()
+        .all(|o| o.source == OverviewSource::TinyOverview));
+    assert_eq!(s3.results.results.messages.len(), n);
+}
+
 // ---- stage 4 ----
 
 #[test]
 fn stage4_prompt_holds_question_query_guide_and_overviews_within_budget() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let opts = AssistOptions::default();
     let s2 = stage2(&engine, QUESTION, "payment OR stripe", &opts).unwrap();
     let s3 = stage3(&engine, &s2.candidates, &opts).unwrap();
@@ -441,7 +461,7 @@ fn stage4_prompt_holds_question_query_guide_and_overviews_within_budget() {
 
 #[test]
 fn stage4_reads_varied_model_answers_against_the_sample_candidates() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let opts = AssistOptions::default();
     let s2 = stage2(&engine, QUESTION, "payment OR stripe", &opts).unwrap();
     let s3 = stage3(&engine, &s2.candidates, &opts).unwrap();
@@ -541,7 +561,7 @@ fn run(
 
 #[test]
 fn end_to_end_on_the_sample_with_a_scripted_model() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let script = Script::new(
         &["Query: `payment OR stripe`"],
         "```json\n{\"answer\": \"Charges are created in createPayment.\", \"identifiedFiles\": [{\"path\": \"backend/src/payment/paymentService.js\", \"chat_id\": 42}, {\"path\": \"backend/src/made/up.js\", \"chat_id\": 77777}]}\n```",
@@ -594,7 +614,7 @@ fn end_to_end_on_the_sample_with_a_scripted_model() {
 
 #[test]
 fn a_rejected_query_is_retried_once_with_the_error() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let script = Script::new(&["payment \"stripe", "payment OR stripe"], "README.md");
     let (out, reports) = run(&engine, &script, &AssistOptions::default());
     let out = out.unwrap();
@@ -612,7 +632,7 @@ fn a_rejected_query_is_retried_once_with_the_error() {
 
 #[test]
 fn a_query_still_rejected_after_the_retry_fails_with_its_error() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let script = Script::new(&["bogus:1 x"], "");
     let (out, reports) = run(&engine, &script, &AssistOptions::default());
     let e: Error = out.unwrap_err();
@@ -624,7 +644,7 @@ fn a_query_still_rejected_after_the_retry_fails_with_its_error() {
 
 #[test]
 fn a_query_matching_nothing_is_sent_back_for_a_broader_one() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let script = Script::new(
         &["zzqqxx", "payment OR stripe"],
         "backend/src/payment/paymentService.js",
@@ -644,7 +664,7 @@ fn a_query_matching_nothing_is_sent_back_for_a_broader_one() {
 
 #[test]
 fn nothing_found_after_the_retry_ends_without_a_review() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let script = Script::new(&["zzqqxx"], "unused");
     let (out, reports) = run(&engine, &script, &AssistOptions::default());
     let out = out.unwrap();
@@ -694,7 +714,7 @@ fn many_matches_go_through_the_condensed_pick() {
 
 #[test]
 fn an_llm_failure_stops_the_search_and_names_the_stage() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let mut calls = 0;
     let out = assisted_search(
         &engine,
@@ -720,7 +740,7 @@ fn an_llm_failure_stops_the_search_and_names_the_stage() {
 fn the_step_functions_compose_like_the_orchestrator() {
     // What an asynchronous host does between awaits, checked against
     // assisted_search with the same scripted answers.
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let opts = AssistOptions::default();
     let review = "backend/src/payment/paymentService.js (chat 42)";
     let _p1 = stage1_prompt(QUESTION, &opts).unwrap();

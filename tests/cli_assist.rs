@@ -31,7 +31,7 @@ struct Setup {
 
 fn setup() -> Setup {
     let dir = TempDir::new().unwrap();
-    let index = sample_index(&dir);
+    let index = sample_index();
     let d = dir.path().to_path_buf();
     Setup {
         _dir: dir,

@@ -35,7 +35,7 @@ fn plain(r: &SearchResults, f: Format) -> String {
 
 #[test]
 fn terse_is_one_line_per_result_then_the_summary() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let r = sample_results(&engine, "in:messages payment");
     let out = format_results(
         &r,
@@ -81,7 +81,7 @@ fn terse_is_one_line_per_result_then_the_summary() {
 
 #[test]
 fn verbose_has_a_header_and_a_chat_line_per_result() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let r = sample_results(&engine, "in:messages stripe");
     let out = plain(&r, Format::Verbose);
     for m in &r.results.messages {
@@ -98,7 +98,7 @@ fn verbose_has_a_header_and_a_chat_line_per_result() {
 
 #[test]
 fn markdown_front_matter_parses_and_lists_every_result() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let r = sample_results(&engine, "in:messages payment");
     let out = plain(&r, Format::Markdown);
     let fm = front_matter(&out).unwrap();
@@ -132,7 +132,7 @@ fn markdown_front_matter_parses_and_lists_every_result() {
 
 #[test]
 fn fences_carry_the_file_language_or_fall_back_to_markdown() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     // A file's own text is fenced in its language...
     let blob = sample_results(&engine, "in:messages msg-type:git-blob chat-id:42");
     let out = plain(&blob, Format::Markdown);
@@ -165,7 +165,7 @@ fn fences_carry_the_file_language_or_fall_back_to_markdown() {
 
 #[test]
 fn every_format_fits_its_budget_and_says_it_was_cut() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let r = sample_results(&engine, "in:messages payment");
     for f in FORMATS {
         let full = plain(&r, f);
@@ -222,7 +222,7 @@ fn every_format_fits_its_budget_and_says_it_was_cut() {
 
 #[test]
 fn markdown_carries_the_next_cursor() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let r = engine
         .search(
             "in:messages payment",
@@ -239,7 +239,7 @@ fn markdown_carries_the_next_cursor() {
 
 #[test]
 fn an_assisted_outcome_renders_in_every_format_within_budget() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let outcome = assist::assisted_search(
         &engine,
         "Where are refunds processed?",

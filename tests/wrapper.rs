@@ -20,7 +20,7 @@ const QUERY: &str = "in:messages payment";
 
 #[test]
 fn a_token_budget_shortens_then_drops_and_says_so() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let full = engine.search(QUERY, &SearchOptions::default()).unwrap();
     let full_tokens = json_tokens(&full);
     assert!(full.truncated.is_none());
@@ -64,7 +64,7 @@ fn a_token_budget_shortens_then_drops_and_says_so() {
 
 #[test]
 fn shortening_comes_before_dropping() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let full = engine.search(QUERY, &SearchOptions::default()).unwrap();
     // Without full contents the object is much smaller: a budget just
     // above that size keeps every result, with contents cut.
@@ -95,7 +95,7 @@ fn shortening_comes_before_dropping() {
 
 #[test]
 fn a_budget_nothing_fits_is_refused() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let e = engine
         .search(
             QUERY,
@@ -110,7 +110,7 @@ fn a_budget_nothing_fits_is_refused() {
 
 #[test]
 fn the_budget_covers_the_trace_too() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let opts = SearchOptions {
         trace: true,
         ..Default::default()
@@ -132,7 +132,7 @@ fn the_budget_covers_the_trace_too() {
 
 #[test]
 fn cursors_walk_every_page_in_order() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let all = engine
         .search(
             QUERY,
@@ -206,7 +206,7 @@ fn a_cursor_from_another_revision_is_stale() {
 
 #[test]
 fn a_cursor_is_refused_for_another_query_or_when_forged() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     let c = engine
         .search(
             QUERY,
@@ -240,7 +240,7 @@ fn a_cursor_is_refused_for_another_query_or_when_forged() {
 
 #[test]
 fn trace_is_there_only_when_asked() {
-    let (_d, engine) = sample_engine();
+    let engine = sample_engine();
     assert!(engine
         .search(QUERY, &SearchOptions::default())
         .unwrap()
@@ -280,7 +280,7 @@ fn short_code_terms_get_a_hint() {
     assert_eq!(r.results.code_blocks.len(), 1);
     assert!(r.hint.is_none());
     // Messages are word-indexed: a short word there needs no hint.
-    let (_d, sample) = sample_engine();
+    let sample = sample_engine();
     assert!(sample
         .search("in:messages js", &SearchOptions::default())
         .unwrap()

@@ -35,9 +35,9 @@ pub const SHORT_TYPE: &str = "short-overview::file-content::default";
 /// The message holding a file's text in its `git-blob` chat.
 pub const FILE_TEXT_TYPE: &str = "git-blob";
 
-/// Ids per stage-3 lookup query (keeps the query text well under the
-/// parser's length limit).
-const IDS_PER_LOOKUP: usize = 100;
+/// Ids per stage-3 lookup query: a `chat-id:` list may hold at most this
+/// many values.
+const IDS_PER_LOOKUP: usize = query::parser::MAX_FILTER_VALUES;
 
 /// What stage 1 made of the model's answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
