@@ -177,7 +177,7 @@ pub fn condensed(
         s.push_str(&format!(
             "\nPick up to {} files whose overviews are most likely to answer the question, best \
              first. Reply with JSON only: [{{\"path\": \"<path as listed>\", \"chat_id\": <chat_id>}}, ...]\n",
-            opts.max_review_files
+            opts.max_review_files.min(k as u64).max(1)
         ));
         s
     };

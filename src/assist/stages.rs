@@ -332,8 +332,9 @@ const ANALYZER_BOILERPLATE: &[&str] = &[
 fn is_banner(line: &str) -> bool {
     let t = line.trim();
     let item = t.trim_start_matches(['*', '-']).trim_start();
+    let analyzer_type = |h: &str| !h.contains(' ') && h.split("::").count() == 3;
     t == "# GitSense Chat Analysis"
-        || (t.starts_with("## ") && t.contains("::"))
+        || t.strip_prefix("## ").is_some_and(analyzer_type)
         || item.starts_with("**Path:**")
         || item.starts_with("**Chat ID:**")
 }
@@ -610,6 +611,11 @@ mod tests {
         let msg = "\n# GitSense Chat Analysis\n## tiny-overview::file-content::default\n\n*   **Path:** a.js\n\n## Summary\nDoes things.\n\n\n### Custom Metadata Definitions\n*   `purpose` (string): ...";
         assert_eq!(overview_text(msg), "## Summary\nDoes things.");
         assert_eq!(overview_text("plain text"), "plain text");
+        // A heading that merely contains `::` is the file's, not the banner.
+        assert_eq!(
+            overview_text("# std::vec\n\n## Module std::vec::Vec\nGrowable arrays."),
+            "# std::vec\n\n## Module std::vec::Vec\nGrowable arrays."
+        );
     }
 
     #[test]
