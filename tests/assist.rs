@@ -766,6 +766,93 @@ fn the_step_functions_compose_like_the_orchestrator() {
 }
 
 #[test]
+fn a_session_is_driven_prompt_by_prompt_like_an_async_host_would() {
+    let engine = sample_engine();
+    let opts = AssistOptions {
+        condense_threshold: 3,
+        ..AssistOptions::default()
+    };
+    let answers = [
+        "payment \"oops",    // rejected
+        "payment OR stripe", // accepted
+        "[{\"path\": \"backend/src/payment/refundHandler.js\", \"chat_id\": 43}]", // pick
+        "backend/src/payment/refundHandler.js (chat 43)", // review
+    ];
+    let mut session = AssistSession::start(&engine, QUESTION, &opts).unwrap();
+    let mut asked = Vec::new();
+    let mut reports = Vec::new();
+    for answer in answers {
+        let AssistStep::Ask {
+            stage,
+            name,
+            prompt,
+        } = session.step()
+        else {
+            panic!("the session ended early");
+        };
+        asked.push((stage, name));
+        // The JSON a browser host receives for this step.
+        let v = serde_json::to_value(session.step()).unwrap();
+        assert_eq!(
+            (v["kind"].as_str(), v["prompt"].as_str()),
+            (Some("ask"), Some(prompt.as_str()))
+        );
+        session.advance(&engine, answer).unwrap();
+        reports.extend(session.take_reports());
+    }
+    assert_eq!(
+        asked,
+        [
+            (1, "query"),
+            (1, "query"),
+            (2, "condensed-pick"),
+            (4, "review")
+        ]
+    );
+    let AssistStep::Done { outcome } = session.step() else {
+        panic!("the session should be done");
+    };
+    assert_eq!(outcome.identified_files[0].chat_id, 43);
+    assert_eq!(outcome.stages, reports);
+    assert_eq!(session.reports(), &reports[..]);
+    assert!(
+        session.take_reports().is_empty(),
+        "reports are handed out once"
+    );
+    let names: Vec<&str> = reports.iter().map(|r| r.name).collect();
+    assert_eq!(
+        names,
+        [
+            "query",
+            "query",
+            "tiny-overviews",
+            "condensed-pick",
+            "overviews",
+            "review"
+        ]
+    );
+    // A finished session refuses more answers and keeps its outcome.
+    let e = session.advance(&engine, "more?").unwrap_err();
+    assert_eq!(e.code, "options.assist_finished");
+    assert!(matches!(session.step(), AssistStep::Done { .. }));
+}
+
+#[test]
+fn a_failed_session_stays_failed() {
+    let engine = sample_engine();
+    let opts = AssistOptions {
+        retries: 0,
+        ..AssistOptions::default()
+    };
+    let mut session = AssistSession::start(&engine, QUESTION, &opts).unwrap();
+    let e = session.advance(&engine, "bogus:1").unwrap_err();
+    assert_eq!(e.code, "query.unknown_filter");
+    assert_eq!(session.take_reports().len(), 1);
+    assert!(matches!(session.step(), AssistStep::Failed { error } if error == e));
+    assert_eq!(session.advance(&engine, "payment").unwrap_err(), e);
+}
+
+#[test]
 fn assist_options_come_from_camel_case_json_and_refuse_unknown_keys() {
     let o: AssistOptions =
         serde_json::from_str(r#"{"maxTokens": 900, "condenseThreshold": 10}"#).unwrap();

@@ -18,17 +18,20 @@
 //! 4. **Review**: the model answers or identifies files; its answer is
 //!    parsed whatever its shape ([`answer`]).
 //!
-//! Every prompt fits `maxTokens` (chars/4 estimate). The stages are plain
-//! functions ([`stages`]) so an asynchronous host can drive them itself;
-//! [`assisted_search`] drives them with a synchronous LLM. Nothing here
+//! Every prompt fits `maxTokens` (chars/4 estimate). An asynchronous host
+//! drives an [`AssistSession`] (prompt out, answer in, between awaits);
+//! [`assisted_search`] is that loop with a synchronous LLM. The stages are
+//! also plain functions ([`stages`]) for hosts that want finer control. Nothing here
 //! touches the network, threads or `std::time`: timings use the engine's
 //! clock ([`Engine::now_ms`]).
 
 pub mod answer;
 pub mod prompts;
+pub mod session;
 pub mod stages;
 
 pub use answer::{AnswerShape, FileRefs, Flagged};
+pub use session::{AssistSession, AssistStep};
 pub use stages::*;
 
 use crate::budget;
@@ -216,30 +219,14 @@ pub struct AssistOutcome {
     pub stages: Vec<StageReport>,
 }
 
-/// Calls the LLM, timing it with the engine's clock; an error names the
-/// stage it happened in.
-fn ask(
-    engine: &Engine,
-    llm: &mut dyn FnMut(&str) -> Result<String>,
-    prompt: &str,
-    report: &mut StageReport,
-) -> Result<String> {
-    report.prompt_tokens = Some(budget::estimate_text(prompt));
-    let t = engine.now_ms();
-    let answer = llm(prompt).map_err(|e| {
-        let at = format!("stage {} ({})", report.stage, report.name);
-        e.with_location(at)
-    })?;
-    report.llm_ms = Some(engine.now_ms() - t);
-    Ok(answer)
-}
-
 /// Runs stages 1 to 4 with a synchronous LLM, reporting each stage to
-/// `on_stage` as it ends (and in `AssistOutcome::stages`).
+/// `on_stage` as it ends (and in `AssistOutcome::stages`). This is the
+/// [`AssistSession`] loop; an asynchronous host runs the same loop itself.
 ///
 /// Fails with the query error when the model's query is still rejected
-/// after `retries` retries, with the LLM's own error when a call fails, and
-/// with `options.max_tokens_too_small` when a prompt cannot fit the budget.
+/// after `retries` retries, with the LLM's own error (its `location` naming
+/// the stage) when a call fails, and with `options.max_tokens_too_small`
+/// when a prompt cannot fit the budget.
 pub fn assisted_search(
     engine: &Engine,
     question: &str,
@@ -247,158 +234,24 @@ pub fn assisted_search(
     llm: &mut dyn FnMut(&str) -> Result<String>,
     on_stage: &mut dyn FnMut(&StageReport),
 ) -> Result<AssistOutcome> {
-    let mut stages: Vec<StageReport> = Vec::new();
-    let mut emit = |r: StageReport| {
-        on_stage(&r);
-        stages.push(r);
-    };
-
-    // Stage 1 (and 2, which can send stage 1 back for a broader query).
-    let mut prompt = stage1_prompt(question, opts)?;
-    let mut attempt = 0;
-    let s2 = loop {
-        attempt += 1;
-        let t0 = engine.now_ms();
-        let mut r1 = StageReport::new(1, "query");
-        r1.attempt = attempt;
-        let answer = ask(engine, llm, &prompt, &mut r1)?;
-        let verdict = stage1_accept(question, &answer, opts)?;
-        r1.elapsed_ms = engine.now_ms() - t0;
-        let query = match verdict {
-            Stage1Verdict::Rejected {
-                query,
-                error,
-                retry_prompt,
+    let mut session = AssistSession::start(engine, question, opts)?;
+    loop {
+        match session.step() {
+            AssistStep::Ask {
+                stage,
+                name,
+                prompt,
             } => {
-                r1.query = Some(query);
-                r1.error = Some(error.clone());
-                let give_up = attempt > opts.retries;
-                r1.notes.push(if give_up {
-                    "query rejected; no retries left".into()
-                } else {
-                    "query rejected; the error goes back to the model".into()
-                });
-                emit(r1);
-                if give_up {
-                    return Err(error);
-                }
-                prompt = retry_prompt;
-                continue;
+                let answer =
+                    llm(&prompt).map_err(|e| e.with_location(format!("stage {stage} ({name})")))?;
+                let advanced = session.advance(engine, &answer);
+                session.take_reports().iter().for_each(&mut *on_stage);
+                advanced?;
             }
-            Stage1Verdict::Accepted { query } => query,
-        };
-        r1.query = Some(query.clone());
-        emit(r1);
-
-        let t0 = engine.now_ms();
-        let mut r2 = StageReport::new(2, "tiny-overviews");
-        let s2 = stage2(engine, question, &query, opts)?;
-        r2.query = Some(s2.search_text.clone());
-        r2.counts.insert("matches", s2.total_matches);
-        r2.counts.insert("candidates", s2.candidates.len() as u64);
-        r2.notes.push(match &s2.condensed_prompt {
-            Some(_) => format!(
-                "{} matches exceed {}: the model picks from a condensed view of {}",
-                s2.total_matches, opts.condense_threshold, s2.condensed_listed
-            ),
-            None => format!(
-                "{} matches, at most {}: no condensed view",
-                s2.total_matches, opts.condense_threshold
-            ),
-        });
-        if s2.total_matches == 0 && attempt <= opts.retries {
-            let error = Error::new(
-                "assist.no_matches",
-                "the query matched no tiny overview; use fewer or broader words joined with OR",
-            );
-            r2.error = Some(error.clone());
-            r2.notes.push("no matches; stage 1 retries".into());
-            r2.elapsed_ms = engine.now_ms() - t0;
-            emit(r2);
-            prompt = stage1_retry_prompt(question, &query, &error, opts)?;
-            continue;
-        }
-        r2.elapsed_ms = engine.now_ms() - t0;
-        emit(r2);
-        break s2;
-    };
-
-    // Stage 2, condensed pick.
-    let selection = match &s2.condensed_prompt {
-        Some(p) => {
-            let t0 = engine.now_ms();
-            let mut r = StageReport::new(2, "condensed-pick");
-            let answer = ask(engine, llm, p, &mut r)?;
-            let sel = stage2_pick(&s2, Some(&answer), opts);
-            r.counts.insert("listed", s2.condensed_listed as u64);
-            r.counts.insert("chosen", sel.chosen.len() as u64);
-            r.counts.insert("flagged", sel.flagged.len() as u64);
-            if sel.fell_back {
-                r.notes.push(
-                    "the model picked no listed file; the best-ranked candidates are used".into(),
-                );
-            }
-            r.elapsed_ms = engine.now_ms() - t0;
-            emit(r);
-            sel
-        }
-        None => stage2_pick(&s2, None, opts),
-    };
-
-    // Stage 3.
-    let t0 = engine.now_ms();
-    let mut r3 = StageReport::new(3, "overviews");
-    let s3 = stage3(engine, &selection.chosen, opts)?;
-    for source in [
-        OverviewSource::ShortOverview,
-        OverviewSource::TinyOverview,
-        OverviewSource::FileText,
-        OverviewSource::None,
-    ] {
-        let n = s3.overviews.iter().filter(|o| o.source == source).count();
-        let key = match source {
-            OverviewSource::ShortOverview => "short",
-            OverviewSource::TinyOverview => "tinyFallback",
-            OverviewSource::FileText => "fileTextFallback",
-            OverviewSource::None => "missing",
-        };
-        r3.counts.insert(key, n as u64);
-        if n > 0 {
-            if let Some(note) = source.note(opts.fallback_chars as usize) {
-                r3.notes.push(format!("{n} files: {note}"));
-            }
+            AssistStep::Done { outcome } => return Ok(*outcome),
+            AssistStep::Failed { error } => return Err(error),
         }
     }
-    r3.elapsed_ms = engine.now_ms() - t0;
-    emit(r3);
-
-    // Stage 4.
-    let review = if s3.overviews.is_empty() {
-        empty_review()
-    } else {
-        let t0 = engine.now_ms();
-        let mut r4 = StageReport::new(4, "review");
-        let p = stage4_prompt(question, &s2.query, &s3.overviews, opts)?;
-        let answer = ask(engine, llm, &p.prompt, &mut r4)?;
-        let review = stage4_parse(&answer, &s3.overviews[..p.included]);
-        r4.counts.insert("reviewed", p.included as u64);
-        r4.counts.insert("identified", review.files.len() as u64);
-        r4.counts.insert("flagged", review.flagged.len() as u64);
-        r4.notes.push(format!(
-            "answer read as {}",
-            match review.shape {
-                AnswerShape::Json => "JSON",
-                AnswerShape::Text => "text",
-            }
-        ));
-        r4.elapsed_ms = engine.now_ms() - t0;
-        emit(r4);
-        review
-    };
-
-    let mut out = finish(question, &s2, &s3, &review);
-    out.stages = stages;
-    Ok(out)
 }
 
 /// Renders an outcome in any format within `opts.max_tokens`: `json` is
