@@ -597,7 +597,7 @@ fn end_to_end_on_the_sample_with_a_scripted_model() {
         42
     );
     // Stages in order, each reported once, LLM stages timed.
-    let names: Vec<&str> = reports.iter().map(|r| r.name).collect();
+    let names: Vec<&str> = reports.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["query", "tiny-overviews", "overviews", "review"]);
     assert_eq!(out.stages, reports);
     assert_eq!(reports[0].query.as_deref(), Some("payment OR stripe"));
@@ -624,7 +624,7 @@ fn a_rejected_query_is_retried_once_with_the_error() {
         reports[0].error.as_ref().map(|e| e.code.as_str()),
         Some("query.unbalanced_quote")
     );
-    assert_eq!((reports[1].name, reports[1].attempt), ("query", 2));
+    assert_eq!((reports[1].name.as_str(), reports[1].attempt), ("query", 2));
     let prompts = script.prompts.borrow();
     assert!(prompts[1].contains("query.unbalanced_quote"));
     assert!(prompts[1].contains("at character 8"));
@@ -692,7 +692,7 @@ fn many_matches_go_through_the_condensed_pick() {
     );
     let (out, reports) = run(&engine, &script, &AssistOptions::default());
     let out = out.unwrap();
-    let names: Vec<&str> = reports.iter().map(|r| r.name).collect();
+    let names: Vec<&str> = reports.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -819,7 +819,7 @@ fn a_session_is_driven_prompt_by_prompt_like_an_async_host_would() {
         session.take_reports().is_empty(),
         "reports are handed out once"
     );
-    let names: Vec<&str> = reports.iter().map(|r| r.name).collect();
+    let names: Vec<&str> = reports.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
         names,
         [

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use gitsense_search::assist::{self, AssistOptions};
-use gitsense_search::format::{format_results, Format, FormatOptions};
+use gitsense_search::format::{format_results, format_results_json, Format, FormatOptions};
 use gitsense_search::{Engine, Highlight, SearchOptions, SearchResults};
 use tempfile::TempDir;
 
@@ -277,6 +277,18 @@ fn an_assisted_outcome_renders_in_every_format_within_budget() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["identifiedFiles"][1]["chat_id"], 45);
     assert_eq!(v["results"]["totalResultsReturned"], 2);
+    // A host holding the outcome as JSON formats it the same way.
+    assert_eq!(
+        assist::format_outcome_json(&json, "markdown", "").unwrap(),
+        md,
+        "the outcome survives its JSON round trip"
+    );
+    assert_eq!(
+        assist::format_outcome_json("{}", "markdown", "")
+            .unwrap_err()
+            .code,
+        "options.invalid"
+    );
 
     for f in FORMATS {
         let full = tokens(&assist::format_outcome(&outcome, f, &FormatOptions::default()).unwrap());
@@ -294,6 +306,48 @@ fn an_assisted_outcome_renders_in_every_format_within_budget() {
         assert!(
             out.contains("refundHandler.js"),
             "{f:?} keeps the best file"
+        );
+    }
+}
+
+#[test]
+fn formatting_works_on_json_results_as_the_browser_holds_them() {
+    let engine = sample_engine();
+    let json = engine
+        .search_json("in:messages payment", r#"{"highlight": "raw"}"#)
+        .unwrap();
+    let r = sample_results(&engine, "in:messages payment");
+    assert_eq!(
+        format_results_json(&json, "markdown", r#"{"maxTokens": 1500}"#).unwrap(),
+        format_results(
+            &r,
+            Format::Markdown,
+            &FormatOptions {
+                max_tokens: Some(1500),
+                ..Default::default()
+            }
+        )
+        .unwrap()
+    );
+    assert_eq!(
+        format_results_json(&json, "terse", "").unwrap(),
+        plain(&r, Format::Terse)
+    );
+    for (results, format, options, code) in [
+        ("{}", "terse", "", "options.invalid"),
+        (json.as_str(), "yaml", "", "options.bad_format"),
+        (
+            json.as_str(),
+            "terse",
+            r#"{"maxTokenz": 5}"#,
+            "options.invalid",
+        ),
+    ] {
+        assert_eq!(
+            format_results_json(results, format, options)
+                .unwrap_err()
+                .code,
+            code
         );
     }
 }

@@ -154,37 +154,37 @@ pub struct Overview {
 }
 
 /// What one stage did, reported as it finishes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StageReport {
     /// 1 query, 2 tiny overviews (and the condensed pick), 3 overviews,
     /// 4 review.
     pub stage: u8,
     /// `query`, `tiny-overviews`, `condensed-pick`, `overviews`, `review`.
-    pub name: &'static str,
+    pub name: String,
     /// Stage-1 attempt number (1 = first); 1 elsewhere.
     pub attempt: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub query: Option<String>,
-    pub counts: BTreeMap<&'static str, u64>,
+    pub counts: BTreeMap<String, u64>,
     /// Estimated tokens of the prompt sent in this stage.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub prompt_tokens: Option<u64>,
     /// Time the LLM took, by the engine's clock.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub llm_ms: Option<f64>,
     /// Time the whole stage took, LLM included.
     pub elapsed_ms: f64,
     pub notes: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<Error>,
 }
 
 impl StageReport {
-    fn new(stage: u8, name: &'static str) -> Self {
+    fn new(stage: u8, name: &str) -> Self {
         StageReport {
             stage,
-            name,
+            name: name.to_string(),
             attempt: 1,
             query: None,
             counts: BTreeMap::new(),
@@ -198,7 +198,7 @@ impl StageReport {
 }
 
 /// The result of an assisted search.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistOutcome {
     pub question: String,
@@ -252,6 +252,24 @@ pub fn assisted_search(
             AssistStep::Failed { error } => return Err(error),
         }
     }
+}
+
+/// [`format_outcome`] over JSON (an outcome as JSON text, a format name,
+/// options as JSON), for hosts that hold the outcome as JSON.
+pub fn format_outcome_json(outcome_json: &str, format: &str, options_json: &str) -> Result<String> {
+    let outcome: AssistOutcome = serde_json::from_str(outcome_json).map_err(|e| {
+        Error::new(
+            "options.invalid",
+            format!("not an assisted-search outcome: {e}"),
+        )
+    })?;
+    let opts: FormatOptions = if options_json.trim().is_empty() {
+        FormatOptions::default()
+    } else {
+        serde_json::from_str(options_json)
+            .map_err(|e| Error::new("options.invalid", format!("bad format options: {e}")))?
+    };
+    format_outcome(&outcome, format.parse()?, &opts)
 }
 
 /// Renders an outcome in any format within `opts.max_tokens`: `json` is

@@ -215,8 +215,9 @@ impl AssistSession {
         let mut r2 = StageReport::new(2, "tiny-overviews");
         let s2 = stage2(engine, &q, &query, &opts)?;
         r2.query = Some(s2.search_text.clone());
-        r2.counts.insert("matches", s2.total_matches);
-        r2.counts.insert("candidates", s2.candidates.len() as u64);
+        r2.counts.insert("matches".into(), s2.total_matches);
+        r2.counts
+            .insert("candidates".into(), s2.candidates.len() as u64);
         r2.notes.push(match &s2.condensed_prompt {
             Some(_) => format!(
                 "{} matches exceed {}: the model picks from a condensed view of {}",
@@ -252,9 +253,9 @@ impl AssistSession {
         let prompt = s2.condensed_prompt.clone().unwrap_or_default();
         let mut r = self.answered(engine, 2, "condensed-pick", &prompt);
         let sel = stage2_pick(&s2, Some(answer), &self.opts);
-        r.counts.insert("listed", s2.condensed_listed as u64);
-        r.counts.insert("chosen", sel.chosen.len() as u64);
-        r.counts.insert("flagged", sel.flagged.len() as u64);
+        r.counts.insert("listed".into(), s2.condensed_listed as u64);
+        r.counts.insert("chosen".into(), sel.chosen.len() as u64);
+        r.counts.insert("flagged".into(), sel.flagged.len() as u64);
         if sel.fell_back {
             r.notes.push(
                 "the model picked no listed file; the best-ranked candidates are used".into(),
@@ -281,7 +282,7 @@ impl AssistSession {
             (OverviewSource::None, "missing"),
         ] {
             let n = s3.overviews.iter().filter(|o| o.source == source).count();
-            r3.counts.insert(key, n as u64);
+            r3.counts.insert(key.into(), n as u64);
             if let Some(note) = source
                 .note(self.opts.fallback_chars as usize)
                 .filter(|_| n > 0)
@@ -311,9 +312,11 @@ impl AssistSession {
     ) -> State {
         let mut r4 = self.answered(engine, 4, "review", &p4.prompt);
         let review = stage4_parse(answer, &s3.overviews[..p4.included]);
-        r4.counts.insert("reviewed", p4.included as u64);
-        r4.counts.insert("identified", review.files.len() as u64);
-        r4.counts.insert("flagged", review.flagged.len() as u64);
+        r4.counts.insert("reviewed".into(), p4.included as u64);
+        r4.counts
+            .insert("identified".into(), review.files.len() as u64);
+        r4.counts
+            .insert("flagged".into(), review.flagged.len() as u64);
         r4.notes.push(format!(
             "answer read as {}",
             match review.shape {

@@ -390,6 +390,22 @@ pub fn format_results(r: &SearchResults, f: Format, opts: &FormatOptions) -> Res
     format_with(r, f, opts, &Preamble::default())
 }
 
+/// [`format_results`] over JSON: a results object as JSON text (what
+/// `Engine::search_json` returns), a format name (`json`, `terse`,
+/// `verbose`, `markdown`) and options as JSON (`{"maxTokens": 2000}`), for
+/// hosts that hold the results object as JSON (the browser module).
+pub fn format_results_json(results_json: &str, format: &str, options_json: &str) -> Result<String> {
+    let r: SearchResults = serde_json::from_str(results_json)
+        .map_err(|e| crate::Error::new("options.invalid", format!("not a results object: {e}")))?;
+    let opts: FormatOptions = if options_json.trim().is_empty() {
+        FormatOptions::default()
+    } else {
+        serde_json::from_str(options_json)
+            .map_err(|e| crate::Error::new("options.invalid", format!("bad format options: {e}")))?
+    };
+    format_results(&r, format.parse()?, &opts)
+}
+
 /// [`format_results`] with a preamble, which counts against the budget.
 pub fn format_with(
     r: &SearchResults,
