@@ -212,12 +212,7 @@ impl Engine {
     /// object as JSON text (what the browser module and `--format json`
     /// print, so both are identical byte for byte).
     pub fn search_json(&self, text: &str, options_json: &str) -> Result<String> {
-        let opts: SearchOptions = if options_json.trim().is_empty() {
-            SearchOptions::default()
-        } else {
-            serde_json::from_str(options_json)
-                .map_err(|e| Error::new("options.invalid", format!("bad search options: {e}")))?
-        };
+        let opts: SearchOptions = crate::util::from_json_arg(options_json, "search options")?;
         let r = self.search(text, &opts)?;
         serde_json::to_string(&r).map_err(|e| Error::new("internal.serialize", e.to_string()))
     }

@@ -1,4 +1,7 @@
-//! Small helpers shared by the engine: timestamps, HTML escaping.
+//! Small helpers shared by the engine: timestamps, HTML escaping, JSON
+//! arguments of the JSON entry points.
+
+use crate::error::{Error, Result};
 
 /// Formats Unix seconds as an ISO 8601 UTC timestamp (`2025-06-16T18:56:00Z`).
 pub fn iso8601_utc(secs: i64) -> String {
@@ -37,6 +40,25 @@ pub fn escape_html(s: &str) -> String {
         }
     }
     out
+}
+
+/// Parses a JSON argument of a JSON entry point (`options.invalid` when it
+/// is not what `what` names); blank text means the default.
+pub fn from_json_arg<T: serde::de::DeserializeOwned + Default>(
+    json: &str,
+    what: &str,
+) -> Result<T> {
+    if json.trim().is_empty() {
+        return Ok(T::default());
+    }
+    json_arg(json, what)
+}
+
+/// Parses a required JSON argument (`options.invalid` when it is not what
+/// `what` names).
+pub fn json_arg<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> Result<T> {
+    serde_json::from_str(json)
+        .map_err(|e| Error::new("options.invalid", format!("bad {what}: {e}")))
 }
 
 #[cfg(test)]

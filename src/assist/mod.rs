@@ -257,18 +257,8 @@ pub fn assisted_search(
 /// [`format_outcome`] over JSON (an outcome as JSON text, a format name,
 /// options as JSON), for hosts that hold the outcome as JSON.
 pub fn format_outcome_json(outcome_json: &str, format: &str, options_json: &str) -> Result<String> {
-    let outcome: AssistOutcome = serde_json::from_str(outcome_json).map_err(|e| {
-        Error::new(
-            "options.invalid",
-            format!("not an assisted-search outcome: {e}"),
-        )
-    })?;
-    let opts: FormatOptions = if options_json.trim().is_empty() {
-        FormatOptions::default()
-    } else {
-        serde_json::from_str(options_json)
-            .map_err(|e| Error::new("options.invalid", format!("bad format options: {e}")))?
-    };
+    let outcome: AssistOutcome = crate::util::json_arg(outcome_json, "assisted-search outcome")?;
+    let opts: FormatOptions = crate::util::from_json_arg(options_json, "format options")?;
     format_outcome(&outcome, format.parse()?, &opts)
 }
 

@@ -395,14 +395,8 @@ pub fn format_results(r: &SearchResults, f: Format, opts: &FormatOptions) -> Res
 /// `verbose`, `markdown`) and options as JSON (`{"maxTokens": 2000}`), for
 /// hosts that hold the results object as JSON (the browser module).
 pub fn format_results_json(results_json: &str, format: &str, options_json: &str) -> Result<String> {
-    let r: SearchResults = serde_json::from_str(results_json)
-        .map_err(|e| crate::Error::new("options.invalid", format!("not a results object: {e}")))?;
-    let opts: FormatOptions = if options_json.trim().is_empty() {
-        FormatOptions::default()
-    } else {
-        serde_json::from_str(options_json)
-            .map_err(|e| crate::Error::new("options.invalid", format!("bad format options: {e}")))?
-    };
+    let r: SearchResults = crate::util::json_arg(results_json, "results object")?;
+    let opts: FormatOptions = crate::util::from_json_arg(options_json, "format options")?;
     format_results(&r, format.parse()?, &opts)
 }
 
