@@ -761,6 +761,28 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_text_parses_without_panicking_into_candidates_only(
+            text in "(?s).{0,400}",
+            noise in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "{", "}", "[", "]", "\"", "chat ", "chat_id: ", "|", "42", "106", "```json\n",
+                    "README.md", "paymentService.js", "backend/src/", "İ", "é", "\n", ":", ".",
+                ]),
+                0..40,
+            ),
+        ) {
+            let mixed = format!("{text}{}", noise.concat());
+            let c = cands();
+            let r = parse_file_refs(&mixed, &c);
+            for f in &r.files {
+                proptest::prop_assert!(c.contains(f));
+            }
+            let _ = extract_query(&mixed);
+        }
+    }
+
     #[test]
     fn each_file_is_listed_once_in_first_mention_order() {
         let r = parse_file_refs(

@@ -257,7 +257,7 @@ pub fn stage2(
 ) -> Result<Stage2> {
     let search_text = stage2_text(query);
     let mut results = engine.search(&search_text, &stage2_options(opts))?;
-    results.search_criteria["aiAssistant"] = json!(true);
+    mark_assisted(&mut results.search_criteria, &[]);
     let total_matches = results.total_counts.messages;
     let candidates = candidates_of(&results);
     let (condensed_prompt, condensed_listed) =
@@ -552,6 +552,20 @@ pub fn empty_review() -> FileRefs {
     }
 }
 
+/// Sets `aiAssistant: true` and `extra` on a `searchCriteria` object (one
+/// that came back from a host as something else is replaced).
+fn mark_assisted(criteria: &mut Value, extra: &[(&str, Value)]) {
+    if !criteria.is_object() {
+        *criteria = json!({});
+    }
+    if let Some(c) = criteria.as_object_mut() {
+        c.insert("aiAssistant".into(), json!(true));
+        for (k, v) in extra {
+            c.insert(k.to_string(), v.clone());
+        }
+    }
+}
+
 /// Assembles the outcome: the answer, the identified files, and a results
 /// object of their overview messages (in identified order) whose
 /// `searchCriteria` is stage 2's with `aiAssistant`, `question` and
@@ -563,9 +577,13 @@ pub fn finish(
     review: &FileRefs,
 ) -> AssistOutcome {
     let mut criteria = stage2.results.search_criteria.clone();
-    criteria["aiAssistant"] = json!(true);
-    criteria["question"] = json!(question);
-    criteria["identifiedFiles"] = json!(review.files);
+    mark_assisted(
+        &mut criteria,
+        &[
+            ("question", json!(question)),
+            ("identifiedFiles", json!(review.files)),
+        ],
+    );
     let messages: Vec<MessageResult> = review
         .files
         .iter()
@@ -635,6 +653,29 @@ mod tests {
         );
         assert!(check_query("in:messages payment OR stripe lang:js").is_ok());
         assert!(check_query(&format!("profile:{TINY_PROFILE} payment")).is_ok());
+    }
+
+    #[test]
+    fn finish_survives_a_stage_2_that_came_back_malformed() {
+        // A host may hand back anything as searchCriteria.
+        let s2 = Stage2 {
+            query: "q".into(),
+            search_text: "q".into(),
+            total_matches: 0,
+            candidates: vec![],
+            condensed_prompt: None,
+            condensed_listed: 7,
+            results: results_object(json!(["not", "an", "object"]), vec![]),
+        };
+        let s3 = Stage3 {
+            overviews: vec![],
+            results: results_object(json!(null), vec![]),
+        };
+        let out = finish("why?", &s2, &s3, &empty_review());
+        assert_eq!(out.results.search_criteria["aiAssistant"], true);
+        assert_eq!(out.results.search_criteria["question"], "why?");
+        let sel = stage2_pick(&s2, Some("[1, 2]"), &AssistOptions::default());
+        assert!(sel.chosen.is_empty() && sel.fell_back);
     }
 
     #[test]
