@@ -41,6 +41,11 @@ enum Command {
     },
 }
 
+/// The sources other than --git. Git-only flags conflict with them: clap's
+/// `requires = "git"` is satisfied by any member of the `source` group
+/// (clap issue 4707).
+const NOT_GIT: [&str; 2] = ["gitsense_db", "chat_export"];
+
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).multiple(false)))]
 struct BuildArgs {
@@ -57,14 +62,14 @@ struct BuildArgs {
     #[arg(long, value_name = "DIR", group = "source")]
     git: Option<PathBuf>,
     /// With --git: index this branch instead of HEAD's (repeatable).
-    #[arg(long, value_name = "NAME", requires = "git")]
+    #[arg(long, value_name = "NAME", conflicts_with_all = NOT_GIT)]
     branch: Vec<String>,
     /// With --git: the repository's group name `owner/name` (default: from
     /// the `origin` remote URL, else the parent directory and directory name).
-    #[arg(long, value_name = "OWNER/NAME", requires = "git")]
+    #[arg(long, value_name = "OWNER/NAME", conflicts_with_all = NOT_GIT)]
     repo: Option<String>,
     /// With --git: skip files larger than this many bytes.
-    #[arg(long, value_name = "BYTES", requires = "git", default_value_t = import::git::DEFAULT_MAX_FILE_SIZE)]
+    #[arg(long, value_name = "BYTES", conflicts_with_all = NOT_GIT, default_value_t = import::git::DEFAULT_MAX_FILE_SIZE)]
     max_file_size: u64,
     /// Where to write the index (written to a temporary file, then renamed).
     #[arg(long, value_name = "INDEX")]

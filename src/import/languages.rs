@@ -225,6 +225,31 @@ pub fn language_for(file_name: &str) -> Option<&'static Language> {
     BY_EXTENSION.iter().find(|(e, _)| *e == ext).map(|(_, l)| l)
 }
 
+/// The language a script's `#!` line names (`#!/usr/bin/env python3`,
+/// `#!/bin/sh`), for files without a telling name.
+pub fn language_from_shebang(first_line: &str) -> Option<&'static Language> {
+    let rest = first_line.strip_prefix("#!")?.trim();
+    let mut words = rest.split_whitespace();
+    let mut prog = words.next()?.rsplit('/').next()?;
+    if prog == "env" {
+        prog = words.find(|w| !w.starts_with('-'))?;
+    }
+    let prog = prog.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let ext = match prog {
+        "sh" | "bash" | "zsh" | "dash" | "ksh" => "sh",
+        "python" => "py",
+        "node" | "nodejs" | "deno" => "js",
+        "ruby" => "rb",
+        "perl" => "pl",
+        "php" => "php",
+        "lua" => "lua",
+        "Rscript" => "r",
+        "fish" => "fish",
+        _ => return None,
+    };
+    language_for(&format!("script.{ext}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +265,12 @@ mod tests {
         assert!(language_for(".gitignore").is_none());
         assert_eq!(extension("archive.tar.gz").as_deref(), Some("gz"));
         assert_eq!(extension(".env"), None);
+        let sh = |l: &str| language_from_shebang(l).map(|l| l.name);
+        assert_eq!(sh("#!/usr/bin/env bash"), Some("bash"));
+        assert_eq!(sh("#!/usr/bin/env -S python3 -u"), Some("python"));
+        assert_eq!(sh("#!/bin/sh -e"), Some("bash"));
+        assert_eq!(sh("#!/usr/bin/awk -f"), None);
+        assert_eq!(sh("echo hi"), None);
     }
 
     #[test]

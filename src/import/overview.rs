@@ -11,7 +11,7 @@
 //! `keywords`, `parent_keywords`, `key_entities`) so the AI search profiles
 //! (`profile:tiny-overview-query-optimization`) find the files.
 
-use super::languages::{extension, language_for, CommentStyle, Language};
+use super::languages::{extension, language_for, language_from_shebang, CommentStyle, Language};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 
@@ -69,7 +69,12 @@ impl Overview {
             Some(ext) => base[..base.len() - ext.len() - 1].to_string(),
             None => base.to_string(),
         };
-        let lang = language_for(base);
+        let lang = language_for(base).or_else(|| {
+            file_extension
+                .is_none()
+                .then(|| text.lines().next().and_then(language_from_shebang))
+                .flatten()
+        });
         let doc = lang
             .map(|l| doc_text(l, text))
             .unwrap_or_else(|| prose_doc(text, false));
@@ -262,6 +267,7 @@ fn fallback_purpose(label: &str, category: &str, defs: &[Definition]) -> String 
         "source-code" => format!("{label} source file"),
         "documentation" => format!("{label} document"),
         "tests" => format!("{label} test file"),
+        "scripts" => format!("{label} script"),
         other => format!("{label} {} file", other.replace('-', " ")),
     };
     let mut seen = HashSet::new();
@@ -642,6 +648,10 @@ fn definitions(lang: &Language, text: &str) -> Vec<Definition> {
             break;
         }
         let t = raw.trim();
+        if lang.name == "rust" && t == "#[cfg(test)]" {
+            // Unit tests follow; their names describe tests, not the file.
+            break;
+        }
         if lang.comments == CommentStyle::Prose {
             if t.starts_with("```") || t.starts_with("~~~") {
                 in_fence = !in_fence;
@@ -1040,6 +1050,20 @@ mod tests {
         let o = Overview::of("tests/util.rs", "fn a() {}\nfn b() {}\n");
         assert_eq!(o.purpose, "Rust test file defining a, b.");
         assert_eq!(o.parent_keywords[0], "tests");
+        let o = Overview::of(
+            ".ci/run",
+            "#!/usr/bin/env bash\n# Runs the CI.\nmain() {\n}\n",
+        );
+        assert_eq!(o.language, Some("bash"));
+        assert_eq!(o.purpose, "Runs the CI.");
+        let o = Overview::of("run", "#!/bin/sh\nmain() {\n}\n");
+        assert_eq!(o.purpose, "Shell script defining main.");
+        assert_eq!(names(&o), ["main"]);
+        let o = Overview::of(
+            "src/a.rs",
+            "fn a() {}\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\n",
+        );
+        assert_eq!(names(&o), ["a"]);
     }
 
     #[test]
