@@ -142,6 +142,18 @@ fn search(index: &Path, q: &str) -> SearchResults {
         .unwrap_or_else(|e| panic!("query {q:?} failed: {e}"))
 }
 
+/// The names of the chats found, sorted.
+fn chat_names(r: &SearchResults) -> Vec<String> {
+    let mut v: Vec<String> = r
+        .results
+        .chats
+        .iter()
+        .map(|c| c.chats_name.clone().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
 fn query_one<T: rusqlite::types::FromSql>(index: &Path, sql: &str) -> T {
     rusqlite::Connection::open(index)
         .unwrap()
@@ -259,14 +271,7 @@ fn filters_find_blobs_by_language_path_type_role_and_repository() {
     assert_eq!(m.meta["messages_meta_git_repo"], "acme/widgets");
 
     let in_src = search(&out, "in:chats chat-type:git-blob git-path:src/*");
-    let mut names: Vec<String> = in_src
-        .results
-        .chats
-        .iter()
-        .map(|c| c.chats_name.clone().unwrap())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["lib.rs", "strings.py"]);
+    assert_eq!(chat_names(&in_src), ["lib.rs", "strings.py"]);
     let trees = search(&out, "in:chats chat-type:git-tree");
     assert_eq!(trees.total_counts.chats, 6);
     let repo_hits = search(
@@ -369,14 +374,7 @@ fn branches_can_be_chosen_and_each_gets_its_own_ref() {
     let (stats, _) = build(&repo, &opts, &out).unwrap();
     assert_eq!(stats.chats, 3 + 2 * (1 + 6) + 5 + 6);
     let refs = search(&out, "in:chats chat-type:git-ref");
-    let mut names: Vec<String> = refs
-        .results
-        .chats
-        .iter()
-        .map(|c| c.chats_name.clone().unwrap())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["feature", "main"]);
+    assert_eq!(chat_names(&refs), ["feature", "main"]);
     let flag = search(&out, "in:messages msg-type:git-blob flag_enabled");
     assert_eq!(flag.results.messages.len(), 1);
     assert_eq!(

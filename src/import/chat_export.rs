@@ -392,6 +392,29 @@ fn text_field<'a>(o: &'a serde_json::Map<String, Value>, keys: &[&str]) -> Optio
     keys.iter().find_map(|k| o.get(*k).and_then(Value::as_str))
 }
 
+/// A chat of the export; `key` derives its uuid. Exports carry no times.
+fn export_chat(
+    id: i64,
+    parent_id: i64,
+    chat_type: &str,
+    key: &str,
+    name: String,
+    meta: Value,
+) -> Chat {
+    Chat {
+        id,
+        parent_id,
+        chat_type: chat_type.into(),
+        uuid: Some(stable_uuid(key)),
+        name,
+        owner: None,
+        group_id: None,
+        created_at: None,
+        modified_at: None,
+        meta,
+    }
+}
+
 /// Writes one conversation; `false` when the element is not one.
 fn add_conversation(
     w: &mut IndexWriter,
@@ -475,22 +498,18 @@ fn add_conversation(
     let name = first_user
         .or(first_any)
         .unwrap_or_else(|| format!("Conversation {conv_id}"));
-    w.add_chat(&Chat {
-        id: chat_id,
-        parent_id: ROOT_CHAT_ID,
-        chat_type: "regular".into(),
-        uuid: Some(stable_uuid(&key)),
+    w.add_chat(&export_chat(
+        chat_id,
+        ROOT_CHAT_ID,
+        "regular",
+        &key,
         name,
-        owner: None,
-        group_id: None,
-        created_at: None,
-        modified_at: None,
-        meta: json!({
+        json!({
             "source": "chat-export",
             "conversation_id": conv_id,
             "element": element,
         }),
-    })?;
+    ))?;
     Ok(true)
 }
 
@@ -543,24 +562,20 @@ pub fn import(path: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Resul
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "chat export".into());
-    w.add_chat(&Chat {
-        id: ROOT_CHAT_ID,
-        parent_id: 0,
-        chat_type: "chat-export".into(),
-        uuid: Some(stable_uuid(&format!("chat-export:{file_name}"))),
-        name: file_name.clone(),
-        owner: None,
-        group_id: None,
-        created_at: None,
-        modified_at: None,
-        meta: json!({
+    w.add_chat(&export_chat(
+        ROOT_CHAT_ID,
+        0,
+        "chat-export",
+        &format!("chat-export:{file_name}"),
+        file_name.clone(),
+        json!({
             "source": "chat-export",
             "format": if elements.layout == Layout::Array { "sharegpt" } else { "sharegpt-jsonl" },
             "file": file_name,
             "conversations": st.conversations,
             "truncated": truncated,
         }),
-    })?;
+    ))?;
     if st.skipped_element_count > 0 {
         let listed: Vec<String> = st.skipped_elements.iter().map(|i| i.to_string()).collect();
         let more = if st.skipped_element_count > st.skipped_elements.len() {
