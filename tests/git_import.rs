@@ -572,3 +572,17 @@ fn the_cli_builds_from_git_and_keeps_sources_exclusive() {
         assert!(help.contains(flag), "{flag} in --help");
     }
 }
+
+#[test]
+fn a_detached_head_is_indexed_as_a_ref_named_head() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = make_repo(tmp.path());
+    git(&repo, &["checkout", "-q", "--detach", "feature"]);
+    let out = tmp.path().join("d.gsx");
+    build(&repo, &git::GitOptions::default(), &out).unwrap();
+    let refs = search(&out, "in:chats chat-type:git-ref");
+    assert_eq!(chat_names(&refs), ["HEAD"]);
+    let meta = blob_meta(&out, "src/feature.rs");
+    assert_eq!(meta["refContext"]["refName"], "HEAD");
+    assert_eq!(meta["refContext"]["refType"], "detached");
+}
