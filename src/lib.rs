@@ -11,7 +11,10 @@
 //! - [`profiles`]: GitSense search profiles built into the crate.
 //! - [`budget`]: token budgets for LLM consumers.
 //! - [`error`]: structured errors with stable codes.
+//! - [`assist`]: the AI-assisted multi-stage search (seed 001) with the
+//!   host's LLM as a callback.
 
+pub mod assist;
 pub mod budget;
 pub mod error;
 pub mod format;

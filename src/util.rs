@@ -1,4 +1,7 @@
-//! Small helpers shared by the engine: timestamps, HTML escaping.
+//! Small helpers shared by the engine: timestamps, HTML escaping, stable
+//! ids, JSON arguments of the JSON entry points.
+
+use crate::error::{Error, Result};
 
 /// Formats Unix seconds as an ISO 8601 UTC timestamp (`2025-06-16T18:56:00Z`).
 pub fn iso8601_utc(secs: i64) -> String {
@@ -39,6 +42,46 @@ pub fn escape_html(s: &str) -> String {
     out
 }
 
+/// Parses a JSON argument of a JSON entry point (`options.invalid` when it
+/// is not what `what` names); blank text means the default.
+pub fn from_json_arg<T: serde::de::DeserializeOwned + Default>(
+    json: &str,
+    what: &str,
+) -> Result<T> {
+    if json.trim().is_empty() {
+        return Ok(T::default());
+    }
+    json_arg(json, what)
+}
+
+/// Parses a required JSON argument (`options.invalid` when it is not what
+/// `what` names).
+pub fn json_arg<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> Result<T> {
+    serde_json::from_str(json)
+        .map_err(|e| Error::new("options.invalid", format!("bad {what}: {e}")))
+}
+
+/// A UUID derived from `key` (SHA-256, RFC 9562 version 8 "custom"), so
+/// importers can give records without one a stable id: the same key always
+/// yields the same UUID.
+pub fn stable_uuid(key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(key.as_bytes());
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&d[..16]);
+    b[6] = (b[6] & 0x0f) | 0x80; // version 8
+    b[8] = (b[8] & 0x3f) | 0x80; // RFC 9562 variant
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +98,15 @@ mod tests {
             escape_html("<a href='x'>&"),
             "&lt;a href=&#39;x&#39;&gt;&amp;"
         );
+    }
+
+    #[test]
+    fn stable_uuids_depend_only_on_their_key() {
+        let a = stable_uuid("sharegpt:0:abc:1:0");
+        assert_eq!(a, stable_uuid("sharegpt:0:abc:1:0"));
+        assert_ne!(a, stable_uuid("sharegpt:0:abc:1:1"));
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "8");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"));
     }
 }

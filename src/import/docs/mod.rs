@@ -35,13 +35,14 @@ pub mod markdown;
 
 pub use extract::{parse_page, Code, IndexEntry, Page, Skip, Unit, UnitKind};
 
+use super::overview::{SHORT_OVERVIEW, TINY_OVERVIEW};
 use super::ImportReport;
 use crate::error::{Error, Result};
 use crate::index::IndexWriter;
 use crate::model::{Chat, CodeBlock, Message};
+use crate::util::stable_uuid;
 use indicatif::ProgressBar;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -49,8 +50,6 @@ use std::path::{Path, PathBuf};
 pub const SITE_CHAT_TYPE: &str = "git-repo";
 pub const DIR_CHAT_TYPE: &str = "git-tree";
 pub const PAGE_CHAT_TYPE: &str = "git-blob";
-pub const TINY_OVERVIEW_TYPE: &str = "tiny-overview::file-content::default";
-pub const SHORT_OVERVIEW_TYPE: &str = "short-overview::file-content::default";
 
 /// Directories that hold generator assets or copies, never pages
 /// (Sphinx `_static`, `_sources`, `_images`, `_downloads`, and `_modules`,
@@ -507,7 +506,7 @@ impl Site {
             id: root_id,
             parent_id: 0,
             chat_type: SITE_CHAT_TYPE.into(),
-            uuid: Some(uuid_of(&format!("site:{}", self.title))),
+            uuid: Some(stable_uuid(&format!("site:{}", self.title))),
             name: self.title.clone(),
             owner: None,
             group_id: None,
@@ -543,7 +542,7 @@ impl Site {
                 id: chat_id,
                 parent_id: parent,
                 chat_type: PAGE_CHAT_TYPE.into(),
-                uuid: Some(uuid_of(&format!("page:{path}"))),
+                uuid: Some(stable_uuid(&format!("page:{path}"))),
                 name: title.clone(),
                 owner: None,
                 group_id: None,
@@ -578,7 +577,7 @@ impl Site {
                 next_msg += 1;
             }
             let has_sections = p.units.iter().any(|u| u.kind == UnitKind::Section);
-            for u in p.units.iter().filter(|u| emitted(u)) {
+            for (unit_index, u) in p.units.iter().enumerate().filter(|(_, u)| emitted(u)) {
                 let unit_title = if u.kind == UnitKind::Intro && !has_sections {
                     title.clone()
                 } else {
@@ -620,25 +619,17 @@ impl Site {
                     updated_at: None,
                 })?;
                 for (n, c) in u.code.iter().enumerate() {
-                    w.add_code_block(&CodeBlock {
-                        id: next_code,
-                        message_id: msg_id,
-                        block_type: "code".into(),
-                        uuid: uuid_of(&format!(
-                            "code:{path}#{}:{n}",
-                            u.anchor.as_deref().unwrap_or("")
-                        )),
-                        parent_uuid: None,
-                        component: (!unit_title.is_empty()).then(|| unit_title.clone()),
-                        description: None,
-                        language: c.language.clone(),
-                        major: None,
-                        minor: None,
-                        patch: None,
-                        header: None,
-                        content: c.content.clone(),
-                        created_at: None,
-                    })?;
+                    let mut block = CodeBlock::from_text(
+                        next_code,
+                        msg_id,
+                        c.content.clone(),
+                        c.language.clone(),
+                        || stable_uuid(&format!("docs:{path}:{unit_index}:{n}")),
+                    );
+                    if block.component.is_none() && !unit_title.is_empty() {
+                        block.component = Some(unit_title.clone());
+                    }
+                    w.add_code_block(&block)?;
                     next_code += 1;
                 }
             }
@@ -676,7 +667,7 @@ impl Site {
                 id,
                 parent_id: parent,
                 chat_type: DIR_CHAT_TYPE.into(),
-                uuid: Some(uuid_of(&format!("dir:{so_far}"))),
+                uuid: Some(stable_uuid(&format!("dir:{so_far}"))),
                 name: part.to_string(),
                 owner: None,
                 group_id: None,
@@ -840,13 +831,13 @@ fn overviews(
     let all_headings: Vec<String> = headings.iter().map(|u| u.title.clone()).collect();
     vec![
         (
-            TINY_OVERVIEW_TYPE,
+            TINY_OVERVIEW,
             tiny,
             meta(&purpose, &keywords),
             title.to_string(),
         ),
         (
-            SHORT_OVERVIEW_TYPE,
+            SHORT_OVERVIEW,
             short.trim_end().to_string(),
             meta(
                 if paragraph.is_empty() {
@@ -859,20 +850,6 @@ fn overviews(
             String::new(),
         ),
     ]
-}
-
-/// A stable UUID-shaped id derived from a key.
-fn uuid_of(key: &str) -> String {
-    let h = Sha256::digest(key.as_bytes());
-    let hex: String = h.iter().take(16).map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-5{}-8{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[13..16],
-        &hex[17..20],
-        &hex[20..32]
-    )
 }
 
 #[cfg(test)]
