@@ -1,7 +1,7 @@
 //! Ranking quality of the documentation importer on a real Sphinx site.
 //!
 //! ```text
-//! cargo run --release --example docs_quality -- [--docs DIR] [--sample N] [--no-write]
+//! cargo run --release --example docs_quality -- [--docs DIR] [--sample N] [--key KEY] [--no-write]
 //! ```
 //!
 //! Builds an index of the site (default: the Python 3.11 docs from
@@ -30,8 +30,9 @@
 //! Each class is sampled to `--sample` queries (default 2000; 0 = all) with
 //! a fixed seed. The run is repeated on an index built without the site's
 //! own index pages (`--no-site-index`) to show what they contribute.
-//! Numbers go to `bench/results.json` (key `docs_quality`) and to the
-//! marked section of `BENCHMARKS.md`.
+//! Numbers go to `bench/results.json` (key `docs_quality`, or `--key`) and
+//! to that key's marked section of `BENCHMARKS.md`. Failed queries are
+//! listed in `bench/out/docs_quality_failures.md`.
 
 use gitsense_search::import::{self, docs::DocsOptions};
 use gitsense_search::{Engine, Highlight, SearchOptions};
@@ -82,6 +83,7 @@ fn main() {
     let mut sample = 2000usize;
     let mut write = true;
     let mut only: Option<String> = None;
+    let mut key = "docs_quality".to_string();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -94,6 +96,7 @@ fn main() {
             }
             "--no-write" => write = false,
             "--only" => only = args.next(),
+            "--key" => key = args.next().expect("--key NAME"),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -124,6 +127,7 @@ fn main() {
     queries.extend(rng.sample(titles, sample));
 
     let mut report = serde_json::Map::new();
+    let mut site_name = String::new();
     let mut failures = String::new();
     for (label, use_site_index) in [("with_site_index", true), ("without_site_index", false)] {
         if only.as_deref().is_some_and(|o| o != label) {
@@ -142,6 +146,11 @@ fn main() {
         let build_s = started.elapsed().as_secs_f64();
         let gzip = gzip_size(&out);
         let engine = Engine::open(&out).expect("opening the index");
+        if let Ok(r) = engine.search("in:chats chat-type:git-repo", &SearchOptions::default()) {
+            if let Some(name) = r.results.chats.first().and_then(|c| c.chats_name.clone()) {
+                site_name = name;
+            }
+        }
         let (classes, fails, latency) = evaluate(&engine, &queries);
         failures.push_str(&format!("## {label}\n{fails}\n"));
         println!(
@@ -166,19 +175,32 @@ fn main() {
     }
     std::fs::write(out_dir.join("docs_quality_failures.md"), failures).ok();
     let result = json!({
-        "command": format!("cargo run --release --example docs_quality -- --sample {sample}"),
+        "command": command(&docs, sample, &key),
         "date": gitsense_search::util::iso8601_utc(now_secs()),
         "machine": machine(),
         "corpus": docs.display().to_string(),
+        "site": site_name,
         "pages": pages.len(),
         "sample_per_class": sample,
         "first_result": "page of the best-ranked message; results reduced to distinct pages in order of their best message among the first 50",
         "runs": Value::Object(report),
     });
     if write {
-        write_results(&result);
+        write_results(&key, &result);
     }
     println!("{}", serde_json::to_string_pretty(&result).unwrap());
+}
+
+/// The command line that reproduces a run.
+fn command(docs: &Path, sample: usize, key: &str) -> String {
+    let mut c = format!("cargo run --release --example docs_quality -- --sample {sample}");
+    if docs != Path::new(DEFAULT_DOCS) {
+        c.push_str(&format!(" --docs {}", docs.display()));
+    }
+    if key != "docs_quality" {
+        c.push_str(&format!(" --key {key}"));
+    }
+    c
 }
 
 fn now_secs() -> i64 {
@@ -631,17 +653,16 @@ fn summary(classes: &Value) -> String {
     s.join("; ")
 }
 
-const BEGIN: &str = "<!-- docs_quality:begin (written by bench/docs_quality.rs) -->";
-const END: &str = "<!-- docs_quality:end -->";
-
-fn write_results(result: &Value) {
+fn write_results(key: &str, result: &Value) {
+    let begin = format!("<!-- {key}:begin (written by bench/docs_quality.rs) -->");
+    let end = format!("<!-- {key}:end -->");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = root.join("bench/results.json");
     let mut all: serde_json::Map<String, Value> = std::fs::read_to_string(&path)
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default();
-    all.insert("docs_quality".into(), result.clone());
+    all.insert(key.into(), result.clone());
     std::fs::write(
         &path,
         serde_json::to_string_pretty(&Value::Object(all)).unwrap() + "\n",
@@ -649,10 +670,13 @@ fn write_results(result: &Value) {
     .expect("writing bench/results.json");
 
     let mut md = String::new();
-    md.push_str(BEGIN);
-    md.push_str("\n## Documentation search quality (Python 3.11 docs)\n\n");
+    md.push_str(&begin);
     md.push_str(&format!(
-        "- Command: `{}`\n- Date: {}\n- Machine: {}\n- Corpus: `{}` ({} HTML files, Debian `python3.11-doc`)\n- First result: {}.\n\n",
+        "\n## Documentation search quality: {} (`{key}`)\n\n",
+        result["site"].as_str().unwrap_or("")
+    ));
+    md.push_str(&format!(
+        "- Command: `{}`\n- Date: {}\n- Machine: {}\n- Corpus: `{}` ({} HTML files)\n- First result: {}.\n\n",
         result["command"].as_str().unwrap_or(""),
         result["date"].as_str().unwrap_or(""),
         result["machine"].as_str().unwrap_or(""),
@@ -689,11 +713,11 @@ fn write_results(result: &Value) {
         }
     }
     md.push('\n');
-    md.push_str(END);
+    md.push_str(&end);
     let bench_md = root.join("BENCHMARKS.md");
     let old = std::fs::read_to_string(&bench_md).unwrap_or_else(|_| "# Benchmarks\n".into());
-    let new = match (old.find(BEGIN), old.find(END)) {
-        (Some(a), Some(b)) if b > a => format!("{}{}{}", &old[..a], md, &old[b + END.len()..]),
+    let new = match (old.find(&begin), old.find(&end)) {
+        (Some(a), Some(b)) if b > a => format!("{}{}{}", &old[..a], md, &old[b + end.len()..]),
         _ => format!("{}\n{}\n", old.trim_end(), md),
     };
     std::fs::write(&bench_md, new).expect("writing BENCHMARKS.md");

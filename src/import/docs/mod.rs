@@ -793,14 +793,15 @@ fn overviews(
         .as_deref()
         .map(first_sentence)
         .unwrap_or_else(|| title.to_string());
-    let extension = file_name
+    // GitSense's `file_name` is the stem: `README` + `md`.
+    let (stem, extension) = file_name
         .rsplit_once('.')
-        .map(|(_, e)| e.to_string())
-        .unwrap_or_default();
+        .map(|(s, e)| (s.to_string(), e.to_string()))
+        .unwrap_or_else(|| (file_name.to_string(), String::new()));
     let meta = |purpose: &str, keywords: &[String]| -> Value {
         json!({
             "file_path": path,
-            "file_name": file_name,
+            "file_name": stem,
             "file_extension": extension,
             "chat_id": chat_id,
             "title": title,
