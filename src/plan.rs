@@ -934,6 +934,26 @@ mod tests {
     }
 
     #[test]
+    fn exact_names_boost_plain_word_queries_only() {
+        let page_sql = |q: &str| {
+            let q = parse(q, &profiles::exists).unwrap();
+            let p = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
+            p.target_plans
+                .into_iter()
+                .find(|t| t.target == Target::Messages)
+                .and_then(|t| t.sql)
+                .unwrap()
+                .page_sql
+        };
+        let key = name_key("os path join").unwrap();
+        assert!(page_sql("os.path.join").contains(&format!("WHERE key = {key})")));
+        assert!(page_sql("os path join").contains(&format!("WHERE key = {key})")));
+        for q in ["a OR b", "join*", "join -str"] {
+            assert!(!page_sql(q).contains("message_names"), "{q}");
+        }
+    }
+
+    #[test]
     fn scope_needs_a_current_chat() {
         let q = parse("x scope:current-chat", &profiles::exists).unwrap();
         let e = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap_err();

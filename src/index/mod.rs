@@ -328,3 +328,26 @@ pub fn read_info(conn: &Connection) -> Result<IndexInfo> {
         page_count,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dotted_titles_also_answer_to_their_last_part() {
+        let names = message_names("json.dumps\nSerialize", "module json\nos.path");
+        for n in ["json dumps", "dumps", "serialize", "module json", "os path"] {
+            assert!(names.contains(&name_key(n).unwrap()), "{n}");
+        }
+        // Keywords match as whole lines only.
+        assert!(!names.contains(&name_key("path").unwrap()));
+        assert_eq!(name_key("JSON.Dumps"), name_key("json dumps"));
+        assert_eq!(name_key("--"), None);
+    }
+
+    #[test]
+    fn tokens_are_counted_as_unicode61_splits_them() {
+        assert_eq!(token_count("os.path.join(a, b_c)"), 6);
+        assert_eq!(token_count(""), 0);
+    }
+}
