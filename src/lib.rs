@@ -11,6 +11,10 @@
 //! - [`profiles`]: GitSense search profiles built into the crate.
 //! - [`budget`]: token budgets for LLM consumers.
 //! - [`error`]: structured errors with stable codes.
+//! - [`publish`]: the manifest and files a static site serves to the
+//!   browser module.
+//! - [`web`] (wasm32 only): the browser module: JS bindings, the worker
+//!   session, storage backends (OPFS, IndexedDB, memory) and downloads.
 
 pub mod budget;
 pub mod error;
@@ -21,10 +25,12 @@ pub mod index;
 pub mod model;
 pub mod plan;
 pub mod profiles;
+pub mod publish;
 pub mod query;
 pub mod results;
 pub mod search;
 pub mod util;
+pub mod web;
 
 pub use error::{Error, ErrorKind, Result};
 pub use plan::{Highlight, SearchOptions};

@@ -1,4 +1,4 @@
-//! Small helpers shared by the engine: timestamps, HTML escaping.
+//! Small helpers shared by the engine: timestamps, HTML escaping, hex.
 
 /// Formats Unix seconds as an ISO 8601 UTC timestamp (`2025-06-16T18:56:00Z`).
 pub fn iso8601_utc(secs: i64) -> String {
@@ -39,6 +39,11 @@ pub fn escape_html(s: &str) -> String {
     out
 }
 
+/// Lowercase hex of a byte string (digests, content-addressed names).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,6 +52,11 @@ mod tests {
     fn timestamps_format_as_utc() {
         assert_eq!(iso8601_utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(iso8601_utc(1_764_439_579), "2025-11-29T18:06:19Z");
+    }
+
+    #[test]
+    fn hex_is_lowercase_and_padded() {
+        assert_eq!(hex(&[0, 15, 255]), "000fff");
     }
 
     #[test]

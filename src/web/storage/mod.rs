@@ -1,0 +1,259 @@
+//! Where the browser keeps downloaded indexes, behind one interface.
+//!
+//! [`Storage`] is the only type the session talks to: it lists the stored
+//! indexes, stores verified bytes under a new name, opens a stored index
+//! as a read-only SQLite connection and removes files. The backends:
+//! - [`opfs`]: the OPFS sync-access-handle pool (survives reloads and
+//!   restarts; one tab at a time),
+//! - [`idb`]: the bytes in IndexedDB, imported into the in-memory VFS at
+//!   start (any number of tabs; the fallback when OPFS is held or missing),
+//! - [`memory`]: the in-memory VFS only (nothing survives the page).
+//!
+//! Every stored index is named `gsx-<seq>-<sha256>.db`: the SHA-256 of its
+//! bytes says what it is, the sequence number which one is newest. Storing
+//! is atomic in every backend (a half-written file never appears under its
+//! name), so "the newest stored index" is always a complete, verified one
+//! and a swap is: store the new file, open it, drop the old connection,
+//! remove the old file.
+
+pub mod idb;
+pub mod memory;
+pub mod opfs;
+
+use crate::error::{Error, Result};
+use js_sys::Uint8Array;
+use rusqlite::{Connection, OpenFlags};
+use serde::{Deserialize, Serialize};
+
+/// Which backend a caller asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum StoragePref {
+    /// OPFS, else IndexedDB, else memory.
+    #[default]
+    Auto,
+    Opfs,
+    #[serde(rename = "indexeddb")]
+    IndexedDb,
+    Memory,
+}
+
+/// Which backend is in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StorageKind {
+    Opfs,
+    #[serde(rename = "indexeddb")]
+    IndexedDb,
+    Memory,
+}
+
+/// A complete index in storage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredIndex {
+    pub name: String,
+    pub seq: u64,
+    pub sha256: String,
+    pub size: u64,
+}
+
+impl StoredIndex {
+    pub fn new(seq: u64, sha256: &str, size: u64) -> StoredIndex {
+        StoredIndex {
+            name: format!("gsx-{seq:08}-{sha256}.db"),
+            seq,
+            sha256: sha256.to_string(),
+            size,
+        }
+    }
+
+    /// Parses a file name made by [`StoredIndex::new`]; other names (SQLite
+    /// sidecars, foreign files) give `None`.
+    pub fn parse(name: &str, size: u64) -> Option<StoredIndex> {
+        let rest = name.strip_prefix("gsx-")?.strip_suffix(".db")?;
+        let (seq, sha) = rest.split_once('-')?;
+        let seq = seq.parse().ok()?;
+        let hex = sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit());
+        hex.then(|| StoredIndex::new(seq, sha, size))
+    }
+}
+
+/// The newest of some stored indexes.
+pub fn newest(indexes: impl IntoIterator<Item = StoredIndex>) -> Option<StoredIndex> {
+    indexes.into_iter().max_by_key(|i| i.seq)
+}
+
+/// A storage backend in use.
+pub enum Storage {
+    Opfs(opfs::OpfsStore),
+    IndexedDb(idb::IdbStore),
+    Memory(memory::MemoryStore),
+}
+
+impl Storage {
+    /// Sets up the backend `pref` asks for; `Auto` falls back from OPFS to
+    /// IndexedDB to memory. Returns the backend and why it was chosen.
+    pub async fn select(pref: StoragePref) -> Result<(Storage, String)> {
+        match pref {
+            StoragePref::Opfs => Ok((
+                Storage::Opfs(opfs::OpfsStore::install().await?),
+                "OPFS requested".into(),
+            )),
+            StoragePref::IndexedDb => Ok((
+                Storage::IndexedDb(idb::IdbStore::open().await?),
+                "IndexedDB requested".into(),
+            )),
+            StoragePref::Memory => Ok((
+                Storage::Memory(memory::MemoryStore::new()?),
+                "memory requested: nothing is kept after this page closes".into(),
+            )),
+            StoragePref::Auto => {
+                let opfs_err = match opfs::OpfsStore::install().await {
+                    Ok(s) => {
+                        return Ok((
+                            Storage::Opfs(s),
+                            "OPFS sync access handles are available".into(),
+                        ))
+                    }
+                    Err(e) => e,
+                };
+                let idb_err = match idb::IdbStore::open().await {
+                    Ok(s) => {
+                        return Ok((
+                            Storage::IndexedDb(s),
+                            format!("OPFS is not usable ({}); using IndexedDB", opfs_err.message),
+                        ))
+                    }
+                    Err(e) => e,
+                };
+                Ok((
+                    Storage::Memory(memory::MemoryStore::new()?),
+                    format!(
+                        "OPFS is not usable ({}) and IndexedDB is not usable ({}); \
+                         the index lives in memory for this visit only",
+                        opfs_err.message, idb_err.message
+                    ),
+                ))
+            }
+        }
+    }
+
+    pub fn kind(&self) -> StorageKind {
+        match self {
+            Storage::Opfs(_) => StorageKind::Opfs,
+            Storage::IndexedDb(_) => StorageKind::IndexedDb,
+            Storage::Memory(_) => StorageKind::Memory,
+        }
+    }
+
+    /// Every complete index stored.
+    pub async fn list(&self) -> Result<Vec<StoredIndex>> {
+        match self {
+            Storage::Opfs(s) => s.list(),
+            Storage::IndexedDb(s) => s.list().await,
+            Storage::Memory(s) => s.list(),
+        }
+    }
+
+    /// Stores verified index bytes as the newest index.
+    pub async fn store(&self, sha256: &str, bytes: &Uint8Array) -> Result<StoredIndex> {
+        let seq = self.list().await?.iter().map(|i| i.seq).max().unwrap_or(0) + 1;
+        let idx = StoredIndex::new(seq, sha256, bytes.length() as u64);
+        match self {
+            Storage::Opfs(s) => s.store(&idx, bytes).await?,
+            Storage::IndexedDb(s) => s.store(&idx, bytes).await?,
+            Storage::Memory(s) => s.store(&idx, bytes)?,
+        }
+        Ok(idx)
+    }
+
+    /// Opens a stored index read-only.
+    pub async fn open(&self, idx: &StoredIndex) -> Result<Connection> {
+        let (name, vfs) = match self {
+            Storage::Opfs(s) => (idx.name.as_str(), s.vfs_name()),
+            Storage::IndexedDb(s) => (s.load(idx).await?, memory::VFS_NAME),
+            Storage::Memory(_) => (idx.name.as_str(), memory::VFS_NAME),
+        };
+        let conn = Connection::open_with_flags_and_vfs(
+            name,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            vfs,
+        )
+        .map_err(|e| {
+            Error::new(
+                "index.unreadable",
+                format!("cannot open the stored index: {e}"),
+            )
+        })?;
+        // Sorts and temporary b-trees stay in memory: the OPFS pool has a
+        // slot per file and the index is read-only anyway.
+        conn.execute_batch("PRAGMA temp_store = MEMORY")
+            .map_err(|e| Error::db("configuring the connection", e))?;
+        Ok(conn)
+    }
+
+    /// Removes a stored index (its connection must be closed).
+    pub async fn remove(&self, idx: &StoredIndex) -> Result<()> {
+        match self {
+            Storage::Opfs(s) => s.remove(&idx.name),
+            Storage::IndexedDb(s) => s.remove(&idx.name).await,
+            Storage::Memory(s) => s.remove(&idx.name),
+        }
+    }
+
+    /// Releases what the backend holds (OPFS access handles, the IndexedDB
+    /// connection) once every connection is closed.
+    pub fn release(&self) {
+        match self {
+            Storage::Opfs(s) => s.release(),
+            Storage::IndexedDb(s) => s.release(),
+            Storage::Memory(_) => {}
+        }
+    }
+}
+
+/// Removes every stored index of every backend (the OPFS pool directory
+/// and the IndexedDB database). Fails with `storage.busy` while an open
+/// engine, here or in another tab, holds the OPFS pool.
+pub async fn clear_all() -> Result<()> {
+    let opfs = crate::web::host::remove_opfs_directory(opfs::DIRECTORY).await;
+    let idb = crate::web::host::idb_delete_database().await;
+    opfs.map_err(|e| crate::web::host::js_error(&e, "storage.failed", "clearing OPFS"))?;
+    idb.map_err(|e| crate::web::host::js_error(&e, "storage.failed", "clearing IndexedDB"))?;
+    Ok(())
+}
+
+/// Copies JS bytes into a backend import in 1 MiB pieces, so wasm memory
+/// never holds more than one piece of an OPFS import.
+pub(crate) fn copy_chunks(
+    bytes: &Uint8Array,
+    mut write: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    const CHUNK: u32 = 1 << 20;
+    let len = bytes.length();
+    let mut buf = vec![0u8; CHUNK.min(len) as usize];
+    let mut at = 0;
+    while at < len {
+        let end = (at + CHUNK).min(len);
+        let piece = &mut buf[..(end - at) as usize];
+        bytes.subarray(at, end).copy_to(piece);
+        write(piece)?;
+        at = end;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_names_round_trip() {
+        let sha = "ab".repeat(32);
+        let i = StoredIndex::new(7, &sha, 4096);
+        assert_eq!(i.name, format!("gsx-00000007-{sha}.db"));
+        assert_eq!(StoredIndex::parse(&i.name, 4096), Some(i));
+        assert_eq!(StoredIndex::parse("gsx-1-xyz.db", 0), None);
+        assert_eq!(StoredIndex::parse("gsx-00000001-ab.db-journal", 0), None);
+    }
+}
