@@ -136,7 +136,7 @@ impl Session {
         on_progress: Option<&Function>,
     ) -> Result<Session> {
         let t0 = now_ms();
-        let (storage, storage_reason) = Storage::select(pref).await?;
+        let (storage, storage_reason) = Storage::select(pref, manifest_url).await?;
         let mut timings = Timings {
             storage_ms: now_ms() - t0,
             ..Timings::default()
@@ -419,5 +419,11 @@ impl Session {
     pub fn close(&self) {
         self.current.borrow_mut().take();
         self.storage.release();
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.close();
     }
 }

@@ -50,8 +50,8 @@ impl IdbStore {
         self.memory.store(idx, bytes)
     }
 
-    /// Makes `idx` openable in the memory VFS and returns its name there.
-    pub async fn load<'a>(&self, idx: &'a StoredIndex) -> Result<&'a str> {
+    /// Makes `idx` openable in the memory VFS (under its own name).
+    pub async fn load(&self, idx: &StoredIndex) -> Result<()> {
         if !self.memory.contains(&idx.name) {
             let v = host::idb_get(&self.db, &idx.name)
                 .await
@@ -59,7 +59,7 @@ impl IdbStore {
             let bytes: Uint8Array = v.unchecked_into();
             self.memory.store(idx, &bytes)?;
         }
-        Ok(&idx.name)
+        Ok(())
     }
 
     pub async fn remove(&self, name: &str) -> Result<()> {
@@ -73,6 +73,7 @@ impl IdbStore {
     }
 
     pub fn release(&self) {
+        self.memory.release();
         host::idb_close(&self.db);
     }
 }

@@ -59,6 +59,13 @@ impl MemoryStore {
             .map_err(|e| mem_err("finishing the import", e))
     }
 
+    /// Drops every index held in memory (the engine is closing).
+    pub fn release(&self) {
+        for idx in self.list().unwrap_or_default() {
+            let _ = self.util.remove(&idx.name);
+        }
+    }
+
     pub fn remove(&self, name: &str) -> Result<()> {
         self.util
             .remove(name)

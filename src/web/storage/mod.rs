@@ -9,12 +9,13 @@
 //!   start (any number of tabs; the fallback when OPFS is held or missing),
 //! - [`memory`]: the in-memory VFS only (nothing survives the page).
 //!
-//! Every stored index is named `gsx-<seq>-<sha256>.db`: the SHA-256 of its
-//! bytes says what it is, the sequence number which one is newest. Storing
-//! is atomic in every backend (a half-written file never appears under its
-//! name), so "the newest stored index" is always a complete, verified one
-//! and a swap is: store the new file, open it, drop the old connection,
-//! remove the old file.
+//! Every stored index is named `gsx-<scope>-<seq>-<sha256>.db`: the scope
+//! (a hash of the manifest URL) keeps indexes published at different URLs
+//! apart, the SHA-256 of its bytes says what it is, the sequence number
+//! which one is newest. Storing is atomic in every backend (a half-written
+//! file never appears under its name), so "the newest stored index" is
+//! always a complete, verified one and a swap is: store the new file, open
+//! it, drop the old connection, remove the old file.
 
 pub mod idb;
 pub mod memory;
@@ -52,15 +53,17 @@ pub enum StorageKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredIndex {
     pub name: String,
+    pub scope: String,
     pub seq: u64,
     pub sha256: String,
     pub size: u64,
 }
 
 impl StoredIndex {
-    pub fn new(seq: u64, sha256: &str, size: u64) -> StoredIndex {
+    pub fn new(scope: &str, seq: u64, sha256: &str, size: u64) -> StoredIndex {
         StoredIndex {
-            name: format!("gsx-{seq:08}-{sha256}.db"),
+            name: format!("gsx-{scope}-{seq:08}-{sha256}.db"),
+            scope: scope.to_string(),
             seq,
             sha256: sha256.to_string(),
             size,
@@ -71,11 +74,22 @@ impl StoredIndex {
     /// sidecars, foreign files) give `None`.
     pub fn parse(name: &str, size: u64) -> Option<StoredIndex> {
         let rest = name.strip_prefix("gsx-")?.strip_suffix(".db")?;
-        let (seq, sha) = rest.split_once('-')?;
+        let mut parts = rest.splitn(3, '-');
+        let (scope, seq, sha) = (parts.next()?, parts.next()?, parts.next()?);
+        let is_hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
         let seq = seq.parse().ok()?;
-        let hex = sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit());
-        hex.then(|| StoredIndex::new(seq, sha, size))
+        (is_hex(scope, SCOPE_LEN) && is_hex(sha, 64))
+            .then(|| StoredIndex::new(scope, seq, sha, size))
     }
+}
+
+/// Hex digits of the manifest-URL hash in file names.
+const SCOPE_LEN: usize = 12;
+
+/// The storage scope of a manifest URL.
+pub fn scope_of(manifest_url: &str) -> String {
+    use sha2::{Digest, Sha256};
+    crate::util::hex(&Sha256::digest(manifest_url.as_bytes()))[..SCOPE_LEN].to_string()
 }
 
 /// The newest of some stored indexes.
@@ -83,99 +97,118 @@ pub fn newest(indexes: impl IntoIterator<Item = StoredIndex>) -> Option<StoredIn
     indexes.into_iter().max_by_key(|i| i.seq)
 }
 
-/// A storage backend in use.
-pub enum Storage {
+/// A storage backend.
+enum Backend {
     Opfs(opfs::OpfsStore),
     IndexedDb(idb::IdbStore),
     Memory(memory::MemoryStore),
 }
 
+/// The storage of one session: a backend, seen through the scope of one
+/// manifest URL.
+pub struct Storage {
+    backend: Backend,
+    scope: String,
+}
+
 impl Storage {
     /// Sets up the backend `pref` asks for; `Auto` falls back from OPFS to
-    /// IndexedDB to memory. Returns the backend and why it was chosen.
-    pub async fn select(pref: StoragePref) -> Result<(Storage, String)> {
-        match pref {
-            StoragePref::Opfs => Ok((
-                Storage::Opfs(opfs::OpfsStore::install().await?),
-                "OPFS requested".into(),
-            )),
-            StoragePref::IndexedDb => Ok((
-                Storage::IndexedDb(idb::IdbStore::open().await?),
-                "IndexedDB requested".into(),
-            )),
-            StoragePref::Memory => Ok((
-                Storage::Memory(memory::MemoryStore::new()?),
-                "memory requested: nothing is kept after this page closes".into(),
-            )),
-            StoragePref::Auto => {
-                let opfs_err = match opfs::OpfsStore::install().await {
-                    Ok(s) => {
-                        return Ok((
-                            Storage::Opfs(s),
-                            "OPFS sync access handles are available".into(),
-                        ))
-                    }
-                    Err(e) => e,
-                };
-                let idb_err = match idb::IdbStore::open().await {
-                    Ok(s) => {
-                        return Ok((
-                            Storage::IndexedDb(s),
-                            format!("OPFS is not usable ({}); using IndexedDB", opfs_err.message),
-                        ))
-                    }
-                    Err(e) => e,
-                };
-                Ok((
-                    Storage::Memory(memory::MemoryStore::new()?),
-                    format!(
-                        "OPFS is not usable ({}) and IndexedDB is not usable ({}); \
-                         the index lives in memory for this visit only",
-                        opfs_err.message, idb_err.message
-                    ),
+    /// IndexedDB to memory. Returns the storage and why that backend was
+    /// chosen.
+    pub async fn select(pref: StoragePref, manifest_url: &str) -> Result<(Storage, String)> {
+        let (backend, reason) = match pref {
+            StoragePref::Opfs => (
+                Backend::Opfs(opfs::OpfsStore::install().await?),
+                "OPFS requested".to_string(),
+            ),
+            StoragePref::IndexedDb => (
+                Backend::IndexedDb(idb::IdbStore::open().await?),
+                "IndexedDB requested".to_string(),
+            ),
+            StoragePref::Memory => (
+                Backend::Memory(memory::MemoryStore::new()?),
+                "memory requested: nothing is kept after the engine closes".to_string(),
+            ),
+            StoragePref::Auto => Self::fallback().await?,
+        };
+        let storage = Storage {
+            backend,
+            scope: scope_of(manifest_url),
+        };
+        Ok((storage, reason))
+    }
+
+    async fn fallback() -> Result<(Backend, String)> {
+        let opfs_err = match opfs::OpfsStore::install().await {
+            Ok(s) => {
+                return Ok((
+                    Backend::Opfs(s),
+                    "OPFS sync access handles are available".into(),
                 ))
             }
-        }
+            Err(e) => e,
+        };
+        let idb_err = match idb::IdbStore::open().await {
+            Ok(s) => {
+                return Ok((
+                    Backend::IndexedDb(s),
+                    format!("OPFS is not usable ({}); using IndexedDB", opfs_err.message),
+                ))
+            }
+            Err(e) => e,
+        };
+        Ok((
+            Backend::Memory(memory::MemoryStore::new()?),
+            format!(
+                "OPFS is not usable ({}) and IndexedDB is not usable ({}); \
+                 the index lives in memory for this visit only",
+                opfs_err.message, idb_err.message
+            ),
+        ))
     }
 
     pub fn kind(&self) -> StorageKind {
-        match self {
-            Storage::Opfs(_) => StorageKind::Opfs,
-            Storage::IndexedDb(_) => StorageKind::IndexedDb,
-            Storage::Memory(_) => StorageKind::Memory,
+        match &self.backend {
+            Backend::Opfs(_) => StorageKind::Opfs,
+            Backend::IndexedDb(_) => StorageKind::IndexedDb,
+            Backend::Memory(_) => StorageKind::Memory,
         }
     }
 
-    /// Every complete index stored.
+    /// Every complete index stored for this manifest URL.
     pub async fn list(&self) -> Result<Vec<StoredIndex>> {
-        match self {
-            Storage::Opfs(s) => s.list(),
-            Storage::IndexedDb(s) => s.list().await,
-            Storage::Memory(s) => s.list(),
-        }
+        let all = match &self.backend {
+            Backend::Opfs(s) => s.list()?,
+            Backend::IndexedDb(s) => s.list().await?,
+            Backend::Memory(s) => s.list()?,
+        };
+        Ok(all.into_iter().filter(|i| i.scope == self.scope).collect())
     }
 
     /// Stores verified index bytes as the newest index.
     pub async fn store(&self, sha256: &str, bytes: &Uint8Array) -> Result<StoredIndex> {
         let seq = self.list().await?.iter().map(|i| i.seq).max().unwrap_or(0) + 1;
-        let idx = StoredIndex::new(seq, sha256, bytes.length() as u64);
-        match self {
-            Storage::Opfs(s) => s.store(&idx, bytes).await?,
-            Storage::IndexedDb(s) => s.store(&idx, bytes).await?,
-            Storage::Memory(s) => s.store(&idx, bytes)?,
+        let idx = StoredIndex::new(&self.scope, seq, sha256, bytes.length() as u64);
+        match &self.backend {
+            Backend::Opfs(s) => s.store(&idx, bytes).await?,
+            Backend::IndexedDb(s) => s.store(&idx, bytes).await?,
+            Backend::Memory(s) => s.store(&idx, bytes)?,
         }
         Ok(idx)
     }
 
     /// Opens a stored index read-only.
     pub async fn open(&self, idx: &StoredIndex) -> Result<Connection> {
-        let (name, vfs) = match self {
-            Storage::Opfs(s) => (idx.name.as_str(), s.vfs_name()),
-            Storage::IndexedDb(s) => (s.load(idx).await?, memory::VFS_NAME),
-            Storage::Memory(_) => (idx.name.as_str(), memory::VFS_NAME),
+        let vfs = match &self.backend {
+            Backend::Opfs(_) => opfs::VFS_NAME,
+            Backend::IndexedDb(s) => {
+                s.load(idx).await?;
+                memory::VFS_NAME
+            }
+            Backend::Memory(_) => memory::VFS_NAME,
         };
         let conn = Connection::open_with_flags_and_vfs(
-            name,
+            &idx.name,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             vfs,
         )
@@ -194,20 +227,20 @@ impl Storage {
 
     /// Removes a stored index (its connection must be closed).
     pub async fn remove(&self, idx: &StoredIndex) -> Result<()> {
-        match self {
-            Storage::Opfs(s) => s.remove(&idx.name),
-            Storage::IndexedDb(s) => s.remove(&idx.name).await,
-            Storage::Memory(s) => s.remove(&idx.name),
+        match &self.backend {
+            Backend::Opfs(s) => s.remove(&idx.name),
+            Backend::IndexedDb(s) => s.remove(&idx.name).await,
+            Backend::Memory(s) => s.remove(&idx.name),
         }
     }
 
-    /// Releases what the backend holds (OPFS access handles, the IndexedDB
-    /// connection) once every connection is closed.
+    /// Releases what the backend holds once every connection is closed:
+    /// OPFS access handles, the IndexedDB connection, memory copies.
     pub fn release(&self) {
-        match self {
-            Storage::Opfs(s) => s.release(),
-            Storage::IndexedDb(s) => s.release(),
-            Storage::Memory(_) => {}
+        match &self.backend {
+            Backend::Opfs(s) => s.release(),
+            Backend::IndexedDb(s) => s.release(),
+            Backend::Memory(s) => s.release(),
         }
     }
 }
@@ -250,10 +283,15 @@ mod tests {
     #[test]
     fn stored_names_round_trip() {
         let sha = "ab".repeat(32);
-        let i = StoredIndex::new(7, &sha, 4096);
-        assert_eq!(i.name, format!("gsx-00000007-{sha}.db"));
+        let scope = scope_of("https://example.org/search/manifest.json");
+        let i = StoredIndex::new(&scope, 7, &sha, 4096);
+        assert_eq!(i.name, format!("gsx-{scope}-00000007-{sha}.db"));
         assert_eq!(StoredIndex::parse(&i.name, 4096), Some(i));
         assert_eq!(StoredIndex::parse("gsx-1-xyz.db", 0), None);
-        assert_eq!(StoredIndex::parse("gsx-00000001-ab.db-journal", 0), None);
+        assert_eq!(
+            StoredIndex::parse(&format!("gsx-{scope}-00000001-{sha}.db-journal"), 0),
+            None
+        );
+        assert_ne!(scope, scope_of("https://example.org/other/manifest.json"));
     }
 }

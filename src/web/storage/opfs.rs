@@ -85,10 +85,19 @@ impl OpfsStore {
             match install::<WasmOsCallback>(&cfg, false).await {
                 Ok(util) => {
                     // A pool paused by close() in this worker comes back here.
-                    util.resume()
-                        .await
-                        .map_err(|e| opfs_err("resuming the OPFS pool", e))?;
-                    return Ok(OpfsStore { util });
+                    match util.resume().await {
+                        Ok(()) => return Ok(OpfsStore { util }),
+                        // Its directory was removed meanwhile (clear()):
+                        // drop the stale registration and start afresh.
+                        Err(e) if util.is_paused() && attempt == 0 => {
+                            // SAFETY: a paused pool has no open files, and
+                            // no connection of this worker uses it.
+                            unsafe { util.uninstall() }
+                                .map_err(|_| opfs_err("resuming the OPFS pool", e))?;
+                            attempt += 1;
+                        }
+                        Err(e) => return Err(opfs_err("resuming the OPFS pool", e)),
+                    }
                 }
                 Err(e) if is_busy(&e) && attempt < BUSY_RETRIES => {
                     attempt += 1;
@@ -97,10 +106,6 @@ impl OpfsStore {
                 Err(e) => return Err(opfs_err("installing the OPFS pool", e)),
             }
         }
-    }
-
-    pub fn vfs_name(&self) -> &'static str {
-        VFS_NAME
     }
 
     pub fn list(&self) -> Result<Vec<StoredIndex>> {
