@@ -172,7 +172,16 @@ export interface SearchResults {
   truncated?: boolean;
   /** Per-stage timings, with `trace: true`. */
   trace?: {
-    timing: { parse_ms: number; count_ms: number; fetch_ms: number; total_ms: number };
-    plans: { target: Target; fts: string | null; skipped: string | null }[];
+    timing: {
+      parse_ms: number;
+      count_ms: number;
+      fetch_ms: number;
+      total_ms: number;
+    };
+    plans: {
+      target: Target;
+      fts: string | null;
+      skipped: string | null;
+    }[];
   };
 }
