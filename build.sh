@@ -170,7 +170,7 @@ cmd_test() {
   build_fixtures
   log "browser tests: the engine in a dedicated worker (wasm-bindgen-test, headless Chromium)"
   GITSENSE_WEB_FIXTURES="$ROOT/target/fixtures" \
-    cargo test --quiet --target "$WASM_TARGET" --no-default-features --test web 2>&1
+    cargo test --target "$WASM_TARGET" --no-default-features --test web 2>&1
   log "browser tests: the page and the JS API (playwright-core, headless Chromium)"
   GITSENSE_FIXTURES="$ROOT/target/fixtures" node --test --test-concurrency=1 tests/browser/
 }

@@ -422,6 +422,22 @@ async fn indexes_published_at_different_urls_are_kept_apart() {
 }
 
 #[wasm_bindgen_test]
+fn stored_file_names_round_trip_and_keep_sites_apart() {
+    let sha = "ab".repeat(32);
+    let scope = storage::scope_of("https://example.org/search/manifest.json");
+    let i = storage::StoredIndex::new(&scope, 7, &sha, 4096);
+    assert_eq!(i.name, format!("gsx-{scope}-00000007-{sha}.db"));
+    assert_eq!(storage::StoredIndex::parse(&i.name, 4096), Some(i));
+    assert_eq!(storage::StoredIndex::parse("gsx-1-xyz.db", 0), None);
+    let journal = format!("gsx-{scope}-00000001-{sha}.db-journal");
+    assert_eq!(storage::StoredIndex::parse(&journal, 0), None);
+    assert_ne!(
+        scope,
+        storage::scope_of("https://example.org/other/manifest.json")
+    );
+}
+
+#[wasm_bindgen_test]
 async fn a_closed_session_answers_with_engine_closed() {
     fresh().await;
     publish(SITE, SAMPLE).await;

@@ -275,23 +275,3 @@ pub(crate) fn copy_chunks(
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stored_names_round_trip() {
-        let sha = "ab".repeat(32);
-        let scope = scope_of("https://example.org/search/manifest.json");
-        let i = StoredIndex::new(&scope, 7, &sha, 4096);
-        assert_eq!(i.name, format!("gsx-{scope}-00000007-{sha}.db"));
-        assert_eq!(StoredIndex::parse(&i.name, 4096), Some(i));
-        assert_eq!(StoredIndex::parse("gsx-1-xyz.db", 0), None);
-        assert_eq!(
-            StoredIndex::parse(&format!("gsx-{scope}-00000001-{sha}.db-journal"), 0),
-            None
-        );
-        assert_ne!(scope, scope_of("https://example.org/other/manifest.json"));
-    }
-}
