@@ -3,8 +3,12 @@
 //
 //   node www/serve.mjs [--root DIR] [--port 8080] [--host 127.0.0.1]
 //                      [--latency MS] [--bandwidth BYTES_PER_S] [--no-range]
+//                      [--no-compress]
 //
-// Besides serving files it can add latency to every response, cap the
+// Like a static host it answers revalidations with 304 (ETag) and gzips
+// HTML, CSS, JS, JSON and wasm for clients that accept it (never the index
+// files: the .gz is already compressed and the raw index is read by
+// range). Besides, it can add latency to every response, cap the
 // bandwidth, ignore Range headers, refuse paths (the socket is destroyed,
 // as when the network is down), and count requests:
 //   GET  /__server/stats   → { total, byPath: { "/path": n }, bytes }
@@ -17,6 +21,7 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import zlib from 'node:zlib';
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -34,11 +39,14 @@ const TYPES = {
   '.md': 'text/markdown; charset=utf-8',
 };
 
+const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.wasm', '.ts', '.svg', '.md']);
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Starts the server. Options: root, port (0 = any), host, latencyMs,
- * bandwidth (bytes/s, 0 = unlimited), range (default true), block (an
+ * bandwidth (bytes/s, 0 = unlimited), range (default true), compress
+ * (gzip text and wasm, default true), block (an
  * array of RegExp or strings matched against the path: such requests are
  * dropped), quiet. Returns { url, port, options, stats(), reset(), close() };
  * `options` can be changed while running.
@@ -51,10 +59,12 @@ export async function startServer(opts = {}) {
     latencyMs: opts.latencyMs || 0,
     bandwidth: opts.bandwidth || 0,
     range: opts.range !== false,
+    compress: opts.compress !== false,
     block: opts.block || [],
     quiet: opts.quiet ?? true,
   };
   let counters = { total: 0, byPath: {}, bytes: 0 };
+  const gzipCache = new Map(); // file → { etag, body }
 
   const send = async (res, status, headers, body, start = 0, end = body ? body.length : 0) => {
     res.writeHead(status, headers);
@@ -108,12 +118,20 @@ export async function startServer(opts = {}) {
       return send(res, 404, { 'content-type': 'text/plain' }, Buffer.from(`not found: ${pathname}`));
     }
     const ext = path.extname(file);
+    const stat = fs.statSync(file);
+    const etag = `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+    // Revalidation answers 304, as static hosts do, so a repeat visit does
+    // not download the module again.
+    if (req.headers['if-none-match'] === etag) {
+      return send(res, 304, { etag, 'cache-control': 'no-cache' });
+    }
     const headers = {
       'content-type': TYPES[ext] || 'application/octet-stream',
       // Content-addressed index files never change; everything else is
       // revalidated so a new build or manifest shows at once.
       'cache-control': /index-[0-9a-f]{16}\./.test(path.basename(file)) ? 'public, max-age=31536000, immutable' : 'no-cache',
-      'last-modified': fs.statSync(file).mtime.toUTCString(),
+      'last-modified': stat.mtime.toUTCString(),
+      etag,
     };
     if (options.range) headers['accept-ranges'] = 'bytes';
     if (req.method === 'HEAD') {
@@ -132,6 +150,16 @@ export async function startServer(opts = {}) {
       headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
       headers['content-length'] = end - start + 1;
       return send(res, 206, headers, body, start, end + 1);
+    }
+    if (options.compress && COMPRESSIBLE.has(ext) && /\bgzip\b/.test(req.headers['accept-encoding'] || '')) {
+      let cached = gzipCache.get(file);
+      if (!cached || cached.etag !== etag) {
+        cached = { etag, body: zlib.gzipSync(body, { level: 9 }) };
+        gzipCache.set(file, cached);
+      }
+      body = cached.body;
+      headers['content-encoding'] = 'gzip';
+      headers.vary = 'accept-encoding';
     }
     headers['content-length'] = body.length;
     return send(res, 200, headers, body);
@@ -172,9 +200,10 @@ function parseArgs(argv) {
     else if (a === '--latency') o.latencyMs = Number(next());
     else if (a === '--bandwidth') o.bandwidth = Number(next());
     else if (a === '--no-range') o.range = false;
+    else if (a === '--no-compress') o.compress = false;
     else if (a === '--quiet') o.quiet = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--no-range] [--quiet]');
+      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--no-range] [--no-compress] [--quiet]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
