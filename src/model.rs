@@ -75,6 +75,51 @@ pub struct CodeBlock {
     pub created_at: Option<String>,
 }
 
+impl CodeBlock {
+    /// A `code` block holding `content`. When the content starts with a
+    /// GitSense header ([`parse_code_header`]) its fields fill the uuid,
+    /// parent uuid (none for `N/A`), component, description, version
+    /// numbers and creation time; otherwise `fallback_uuid` names the block.
+    /// `language` (e.g. a fence's info string) wins over the header's.
+    pub fn from_text(
+        id: i64,
+        message_id: i64,
+        content: String,
+        language: Option<String>,
+        fallback_uuid: impl FnOnce() -> String,
+    ) -> CodeBlock {
+        let header = parse_code_header(&content);
+        let field = |k: &str| {
+            header
+                .as_ref()
+                .and_then(|h| h.get(k))
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        };
+        let (major, minor, patch) = field("Version")
+            .map(|v| parse_version(&v))
+            .unwrap_or((None, None, None));
+        CodeBlock {
+            id,
+            message_id,
+            block_type: "code".into(),
+            uuid: field("Block-UUID").unwrap_or_else(fallback_uuid),
+            parent_uuid: field("Parent-UUID").filter(|p| !p.eq_ignore_ascii_case("n/a")),
+            component: field("Component"),
+            description: field("Description"),
+            language: language.or_else(|| field("Language").map(|l| l.to_lowercase())),
+            major,
+            minor,
+            patch,
+            created_at: field("Created-at"),
+            header: header.map(Value::Object),
+            content,
+        }
+    }
+}
+
 /// Parses `Version: 1.2.3` style strings into (major, minor, patch).
 pub fn parse_version(v: &str) -> (Option<i64>, Option<i64>, Option<i64>) {
     let v = v.trim().trim_start_matches(['v', 'V']);
@@ -142,5 +187,22 @@ mod tests {
         assert_eq!(h["Component"], "Auth");
         assert_eq!(h["Block-UUID"], "1234");
         assert!(parse_code_header("no header here").is_none());
+    }
+
+    #[test]
+    fn code_blocks_take_their_identity_from_the_header_when_there_is_one() {
+        let text = "// Component: Parser\n// Block-UUID: 11111111-2222-3333-4444-555555555555\n\
+                    // Parent-UUID: N/A\n// Version: 2.3.4\n// Language: Rust\nfn f() {}";
+        let b = CodeBlock::from_text(1, 2, text.into(), None, || "fallback".into());
+        assert_eq!(b.uuid, "11111111-2222-3333-4444-555555555555");
+        assert_eq!(b.parent_uuid, None);
+        assert_eq!((b.major, b.minor, b.patch), (Some(2), Some(3), Some(4)));
+        assert_eq!(b.language.as_deref(), Some("rust"));
+        assert_eq!(b.component.as_deref(), Some("Parser"));
+        let plain = CodeBlock::from_text(3, 2, "x = 1".into(), Some("python".into()), || {
+            "fallback".into()
+        });
+        assert_eq!(plain.uuid, "fallback");
+        assert!(plain.header.is_none());
     }
 }

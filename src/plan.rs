@@ -293,8 +293,14 @@ struct Rendered {
     neg: Vec<String>,
 }
 
+/// An FTS5 string literal. Control characters (NUL would end the C
+/// string FTS5 parses) become spaces, which every tokenizer skips anyway.
 fn fts_string(text: &str) -> String {
-    format!("\"{}\"", text.replace('"', "\"\""))
+    let clean: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("\"{}\"", clean.replace('"', "\"\""))
 }
 
 fn render_literal(e: &Expr, kind: TokenizerKind, dropped: &mut Vec<String>) -> Option<String> {

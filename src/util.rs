@@ -1,4 +1,5 @@
-//! Small helpers shared by the engine: timestamps, HTML escaping, hex.
+//! Small helpers shared by the engine: timestamps, HTML escaping, stable
+//! ids, hex.
 
 /// Formats Unix seconds as an ISO 8601 UTC timestamp (`2025-06-16T18:56:00Z`).
 pub fn iso8601_utc(secs: i64) -> String {
@@ -44,6 +45,27 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A UUID derived from `key` (SHA-256, RFC 9562 version 8 "custom"), so
+/// importers can give records without one a stable id: the same key always
+/// yields the same UUID.
+pub fn stable_uuid(key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(key.as_bytes());
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&d[..16]);
+    b[6] = (b[6] & 0x0f) | 0x80; // version 8
+    b[8] = (b[8] & 0x3f) | 0x80; // RFC 9562 variant
+    let h = hex(&b);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +87,15 @@ mod tests {
             escape_html("<a href='x'>&"),
             "&lt;a href=&#39;x&#39;&gt;&amp;"
         );
+    }
+
+    #[test]
+    fn stable_uuids_depend_only_on_their_key() {
+        let a = stable_uuid("sharegpt:0:abc:1:0");
+        assert_eq!(a, stable_uuid("sharegpt:0:abc:1:0"));
+        assert_ne!(a, stable_uuid("sharegpt:0:abc:1:1"));
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "8");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"));
     }
 }

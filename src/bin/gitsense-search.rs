@@ -16,8 +16,9 @@ use std::time::Instant;
     name = "gitsense-search",
     version,
     about = "Build GitSense-compatible search indexes and query them",
-    long_about = "Build a prebuilt SQLite FTS5 search index from a GitSense Chat database and query it \
-                  with the GitSense search syntax. The same index is served to the browser module."
+    long_about = "Build a prebuilt SQLite FTS5 search index from a GitSense Chat database, a ShareGPT-style \
+                  chat export or a git repository, and query it with the GitSense search syntax. The same \
+                  index is served to the browser module."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -54,12 +55,36 @@ enum Command {
     },
 }
 
+/// The sources other than --git. Git-only flags conflict with them: clap's
+/// `requires = "git"` is satisfied by any member of the `source` group
+/// (clap issue 4707).
+const NOT_GIT: [&str; 2] = ["gitsense_db", "chat_export"];
+
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).multiple(false)))]
 struct BuildArgs {
     /// A GitSense Chat database (SQLite file).
     #[arg(long, value_name = "PATH", group = "source")]
     gitsense_db: Option<PathBuf>,
+    /// A ShareGPT-style chat export: a JSON array (or JSON Lines) of
+    /// `{id, conversations: [{from, value}]}`. Streamed; a truncated tail is
+    /// reported and the complete conversations before it are kept.
+    #[arg(long, value_name = "FILE", group = "source")]
+    chat_export: Option<PathBuf>,
+    /// A git repository (working tree or bare): the committed tree of HEAD's
+    /// branch (or of each --branch) becomes git-blob chats with overviews.
+    #[arg(long, value_name = "DIR", group = "source")]
+    git: Option<PathBuf>,
+    /// With --git: index this branch instead of HEAD's (repeatable).
+    #[arg(long, value_name = "NAME", conflicts_with_all = NOT_GIT)]
+    branch: Vec<String>,
+    /// With --git: the repository's group name `owner/name` (default: from
+    /// the `origin` remote URL, else the parent directory and directory name).
+    #[arg(long, value_name = "OWNER/NAME", conflicts_with_all = NOT_GIT)]
+    repo: Option<String>,
+    /// With --git: skip files larger than this many bytes.
+    #[arg(long, value_name = "BYTES", conflicts_with_all = NOT_GIT, default_value_t = import::git::DEFAULT_MAX_FILE_SIZE)]
+    max_file_size: u64,
     /// Where to write the index (written to a temporary file, then renamed).
     #[arg(long, value_name = "INDEX")]
     out: PathBuf,
@@ -164,6 +189,21 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 pb.set_message("importing GitSense database");
                 import::build_with(&a.out, format!("gitsense-db:{}", db.display()), |w| {
                     import::gitsense_db::import(db, w, &pb)
+                })
+            } else if let Some(file) = &a.chat_export {
+                pb.set_message("importing chat export (bytes)");
+                import::build_with(&a.out, format!("chat-export:{}", file.display()), |w| {
+                    import::chat_export::import(file, w, &pb)
+                })
+            } else if let Some(dir) = &a.git {
+                pb.set_message("importing git repository (files)");
+                let opts = import::git::GitOptions {
+                    branches: a.branch.clone(),
+                    repo_name: a.repo.clone(),
+                    max_file_size: a.max_file_size,
+                };
+                import::build_with(&a.out, format!("git:{}", dir.display()), |w| {
+                    import::git::import(dir, &opts, w, &pb)
                 })
             } else {
                 unreachable!("clap requires one source")

