@@ -6,8 +6,9 @@
 //   node bench/browser.mjs [--latency MS] [--bandwidth BYTES_PER_S] [--runs N]
 //
 // Latency is added to every response by the test server (www/serve.mjs);
-// bandwidth caps each response. Results print as Markdown and are written
-// to bench/out/browser.json.
+// bandwidth caps each response. Results print as Markdown and are merged
+// into bench/results.json under `browser` (or `browser_<latency>ms_<bw>`
+// for a throttled run), other keys kept.
 
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -125,7 +126,9 @@ async function main() {
   fs.rmSync(path.join(SITE, 'bench.html'));
 
   const result = {
-    date: new Date().toISOString(),
+    command: ['node', 'bench/browser.mjs', ...args].join(' '),
+    machine: `${os.cpus().length} cores (${os.cpus()[0].model.trim()}), ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ${os.type()} ${os.release()}`,
+    date: new Date().toISOString().slice(0, 10),
     latencyMs,
     bandwidth,
     runs,
@@ -139,8 +142,12 @@ async function main() {
       inWorkerMedianMs: median(v.inWorker),
     }])),
   };
-  fs.mkdirSync(path.join(ROOT, 'bench/out'), { recursive: true });
-  fs.writeFileSync(path.join(ROOT, 'bench/out/browser.json'), JSON.stringify(result, null, 2));
+  const file = path.join(ROOT, 'bench/results.json');
+  const all = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+  const key = latencyMs || bandwidth ? `browser_${latencyMs}ms_${bandwidth}Bps` : 'browser';
+  all[key] = result;
+  const sorted = Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]]));
+  fs.writeFileSync(file, JSON.stringify(sorted, null, 2) + '\n');
 
   const kb = (n) => `${(n / 1024).toFixed(0)} KiB`;
   const ms = (n) => `${n.toFixed(1)} ms`;
