@@ -16,7 +16,7 @@
 //! manifest it cannot use before downloading anything.
 
 use crate::error::{Error, Result};
-use crate::index::FORMAT_VERSION;
+use crate::index::{IndexInfo, FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
 
 /// Version of the manifest layout itself.
@@ -66,6 +66,36 @@ pub struct ManifestCounts {
 }
 
 impl Manifest {
+    /// The manifest of an index published as gzip `file` (of
+    /// `compressed_size` bytes), the index having `sha256` and `info`.
+    pub fn gzip_of(
+        info: &IndexInfo,
+        sha256: String,
+        file: String,
+        compressed_size: u64,
+        raw_file: Option<String>,
+    ) -> Manifest {
+        Manifest {
+            manifest_version: MANIFEST_VERSION,
+            format_version: info.format_version,
+            revision: info.revision.clone(),
+            built_at: info.built_at.clone(),
+            file,
+            compression: "gzip".into(),
+            compressed_size,
+            raw_file,
+            size: info.size_bytes(),
+            sha256,
+            page_size: info.page_size,
+            page_count: info.page_count,
+            counts: ManifestCounts {
+                chats: info.chats,
+                messages: info.messages,
+                code_blocks: info.code_blocks,
+            },
+        }
+    }
+
     /// Parses manifest JSON, mapping failures to `manifest.invalid`.
     pub fn parse(json: &str) -> Result<Manifest> {
         let m: Manifest = serde_json::from_str(json).map_err(|e| {
@@ -191,25 +221,8 @@ mod write {
         std::fs::create_dir_all(out_dir).map_err(|e| io_err("creating", out_dir, e))?;
         write_atomically(&out_dir.join(&raw_file), &bytes)?;
         write_atomically(&out_dir.join(&file), &compressed)?;
-        let manifest = Manifest {
-            manifest_version: MANIFEST_VERSION,
-            format_version: info.format_version,
-            revision: info.revision.clone(),
-            built_at: info.built_at.clone(),
-            file,
-            compression: "gzip".into(),
-            compressed_size: compressed.len() as u64,
-            raw_file: Some(raw_file),
-            size: bytes.len() as u64,
-            sha256,
-            page_size: info.page_size,
-            page_count: info.page_count,
-            counts: ManifestCounts {
-                chats: info.chats,
-                messages: info.messages,
-                code_blocks: info.code_blocks,
-            },
-        };
+        let manifest =
+            Manifest::gzip_of(&info, sha256, file, compressed.len() as u64, Some(raw_file));
         manifest.check()?;
         let mut json = serde_json::to_string_pretty(&manifest)
             .map_err(|e| Error::new("internal.serialize", e.to_string()))?;

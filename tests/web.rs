@@ -10,7 +10,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use gitsense_search::index::IndexInfo;
-use gitsense_search::publish::{Manifest, ManifestCounts, MANIFEST_VERSION};
+use gitsense_search::publish::Manifest;
 use gitsense_search::util::hex;
 use gitsense_search::web::session::{Session, Source};
 use gitsense_search::web::storage::{self, StorageKind, StoragePref};
@@ -90,25 +90,7 @@ async fn publish(site: &str, bytes: &[u8]) -> (Manifest, Vec<u8>) {
         &Uint8Array::from(&gz[..]).into(),
         None,
     );
-    let m = Manifest {
-        manifest_version: MANIFEST_VERSION,
-        format_version: info.format_version,
-        revision: info.revision.clone(),
-        built_at: info.built_at.clone(),
-        file,
-        compression: "gzip".into(),
-        compressed_size: gz.len() as u64,
-        raw_file: None,
-        size: bytes.len() as u64,
-        sha256,
-        page_size: info.page_size,
-        page_count: info.page_count,
-        counts: ManifestCounts {
-            chats: info.chats,
-            messages: info.messages,
-            code_blocks: info.code_blocks,
-        },
-    };
+    let m = Manifest::gzip_of(&info, sha256, file, gz.len() as u64, None);
     serve_manifest(site, &m);
     (m, gz)
 }
@@ -123,6 +105,14 @@ async fn open(site: &str, pref: StoragePref) -> Session {
     Session::open(&manifest_url(site), pref, None)
         .await
         .unwrap()
+}
+
+/// The error opening fails with.
+async fn open_err(site: &str, pref: StoragePref) -> gitsense_search::Error {
+    Session::open(&manifest_url(site), pref, None)
+        .await
+        .err()
+        .expect("open should fail")
 }
 
 fn revision_of(s: &Session) -> String {
@@ -354,10 +344,7 @@ async fn a_manifest_for_another_format_version_is_refused_before_downloading() {
             ..m.clone()
         },
     );
-    let err = Session::open(&manifest_url(SITE), StoragePref::Memory, None)
-        .await
-        .err()
-        .unwrap();
+    let err = open_err(SITE, StoragePref::Memory).await;
     assert_eq!(err.code, "index.version_mismatch");
     assert_eq!(requested(), vec![manifest_url(SITE)]);
 }
@@ -365,23 +352,14 @@ async fn a_manifest_for_another_format_version_is_refused_before_downloading() {
 #[wasm_bindgen_test]
 async fn opening_with_nothing_stored_and_no_network_is_a_structured_error() {
     fresh().await;
-    let err = Session::open(&manifest_url(SITE), StoragePref::Memory, None)
-        .await
-        .err()
-        .unwrap();
+    let err = open_err(SITE, StoragePref::Memory).await;
     assert_eq!(err.code, "network.failed");
     set_online(false);
-    let err = Session::open(&manifest_url(SITE), StoragePref::Memory, None)
-        .await
-        .err()
-        .unwrap();
+    let err = open_err(SITE, StoragePref::Memory).await;
     assert_eq!(err.code, "network.offline");
     set_online(true);
     route(&manifest_url(SITE), &JsValue::from_str("{not json"), None);
-    let err = Session::open(&manifest_url(SITE), StoragePref::Memory, None)
-        .await
-        .err()
-        .unwrap();
+    let err = open_err(SITE, StoragePref::Memory).await;
     assert_eq!(err.code, "manifest.invalid");
 }
 

@@ -243,22 +243,11 @@ test('errors are structured { code, message, position }', async () => {
   assert.equal(error.position, 8);
   assert.equal((await call(page, 'search', 'payment', { perPge: 1 })).error.code, 'options.invalid');
   assert.equal((await call(page, 'search', 42)).error.code, 'options.invalid');
-  const bad = await page.evaluate(async () => {
-    try {
-      await window.GitSenseSearch.open({ manifestUrl: '/nope/manifest.json', storage: 'memory' });
-    } catch (e) {
-      return e.toJSON();
-    }
-  });
-  assert.equal(bad.code, 'network.http_status');
-  const badStorage = await page.evaluate(async () => {
-    try {
-      await window.GitSenseSearch.open({ manifestUrl: '/data/manifest.json', storage: 'floppy' });
-    } catch (e) {
-      return e.toJSON();
-    }
-  });
-  assert.equal(badStorage.code, 'options.invalid');
+  const openError = (options) =>
+    page.evaluate((o) => window.GitSenseSearch.open(o).then(() => null, (e) => e.toJSON()), options);
+  assert.equal((await openError({ manifestUrl: '/nope/manifest.json', storage: 'memory' })).code, 'network.http_status');
+  assert.equal((await openError({ manifestUrl: '/data/manifest.json', storage: 'floppy' })).code, 'options.invalid');
+  assert.equal((await openError({})).code, 'options.invalid');
   await closePage(page);
 });
 

@@ -2,11 +2,10 @@
 //! (`memvfs`) for the life of the worker. Also the place the IndexedDB
 //! backend imports its bytes into.
 
-use super::{copy_chunks, StoredIndex};
+use super::{import_bytes, StoredIndex};
 use crate::error::{Error, Result};
 use js_sys::Uint8Array;
 use sqlite_wasm_rs::vfs::memvfs::MemVfsUtil;
-use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
 
 /// The VFS name to open memvfs files with.
@@ -16,7 +15,7 @@ pub struct MemoryStore {
     util: MemVfsUtil,
 }
 
-fn mem_err(what: &str, e: impl std::fmt::Display) -> Error {
+fn mem_err<E: std::fmt::Display>(what: &str, e: E) -> Error {
     Error::new("storage.failed", format!("{what} in memory: {e}"))
 }
 
@@ -45,18 +44,7 @@ impl MemoryStore {
     }
 
     pub fn store(&self, idx: &StoredIndex, bytes: &Uint8Array) -> Result<()> {
-        let mut import = self
-            .util
-            .begin_import(&idx.name, idx.size)
-            .map_err(|e| mem_err("starting the import", e))?;
-        copy_chunks(bytes, |piece| {
-            import
-                .write(piece)
-                .map_err(|e| mem_err("importing the index", e))
-        })?;
-        import
-            .finish()
-            .map_err(|e| mem_err("finishing the import", e))
+        import_bytes(&self.util, idx, bytes, mem_err)
     }
 
     /// Drops every index held in memory (the engine is closing).

@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use js_sys::Uint8Array;
 use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
+use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 
 /// Which backend a caller asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -256,13 +257,19 @@ pub async fn clear_all() -> Result<()> {
     Ok(())
 }
 
-/// Copies JS bytes into a backend import in 1 MiB pieces, so wasm memory
-/// never holds more than one piece of an OPFS import.
-pub(crate) fn copy_chunks(
+/// Imports JS bytes as `idx` into a backend, copying 1 MiB at a time, so
+/// wasm memory never holds more than one piece of an OPFS import. The
+/// backend publishes the name only when the import finishes.
+pub(crate) fn import_bytes<T: DbTransfer>(
+    backend: &T,
+    idx: &StoredIndex,
     bytes: &Uint8Array,
-    mut write: impl FnMut(&[u8]) -> Result<()>,
+    err: impl Fn(&str, T::Error) -> Error,
 ) -> Result<()> {
     const CHUNK: u32 = 1 << 20;
+    let mut import = backend
+        .begin_import(&idx.name, idx.size)
+        .map_err(|e| err("starting the import", e))?;
     let len = bytes.length();
     let mut buf = vec![0u8; CHUNK.min(len) as usize];
     let mut at = 0;
@@ -270,8 +277,10 @@ pub(crate) fn copy_chunks(
         let end = (at + CHUNK).min(len);
         let piece = &mut buf[..(end - at) as usize];
         bytes.subarray(at, end).copy_to(piece);
-        write(piece)?;
+        import
+            .write(piece)
+            .map_err(|e| err("writing the index", e))?;
         at = end;
     }
-    Ok(())
+    import.finish().map_err(|e| err("finishing the import", e))
 }

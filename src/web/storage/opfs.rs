@@ -7,11 +7,10 @@
 //! reload can briefly race the old worker releasing its handles, so a busy
 //! pool is retried a few times before giving up.
 
-use super::{copy_chunks, StoredIndex};
+use super::{import_bytes, StoredIndex};
 use crate::error::{Error, Result};
 use crate::web::host;
 use js_sys::{Reflect, Uint8Array};
-use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
 use sqlite_wasm_rs::WasmOsCallback;
 use sqlite_wasm_vfs::sahpool::{install, OpfsSAHError, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
@@ -127,18 +126,7 @@ impl OpfsStore {
             .ensure_capacity(files + 2)
             .await
             .map_err(|e| opfs_err("growing the OPFS pool", e))?;
-        let mut import = self
-            .util
-            .begin_import(&idx.name, idx.size)
-            .map_err(|e| opfs_err("starting the OPFS import", e))?;
-        copy_chunks(bytes, |piece| {
-            import
-                .write(piece)
-                .map_err(|e| opfs_err("writing the index to OPFS", e))
-        })?;
-        import
-            .finish()
-            .map_err(|e| opfs_err("finishing the OPFS import", e))
+        import_bytes(&self.util, idx, bytes, opfs_err)
     }
 
     pub fn remove(&self, name: &str) -> Result<()> {
