@@ -113,7 +113,7 @@ export class GitSenseSearch extends EventTarget {
     const url = new URL(manifestUrl, base).href;
     engine.#channel = new Channel(startWorker(), (m) => engine.#event(m));
     try {
-      engine.#info = await engine.#channel.call('open', { manifestUrl: url, storage });
+      await engine.#channel.call('open', { manifestUrl: url, storage });
     } catch (e) {
       engine.#channel.terminate();
       throw e;
@@ -132,7 +132,6 @@ export class GitSenseSearch extends EventTarget {
   }
 
   #channel = null;
-  #info = null;
 
   #event(m) {
     const detail = m.error ? new GitSenseSearchError(m.error) : m.detail;
@@ -164,9 +163,8 @@ export class GitSenseSearch extends EventTarget {
   }
 
   /** Storage in use and why, index revision, counts, sizes, timings. */
-  async info() {
-    this.#info = await this.#call('info');
-    return this.#info;
+  info() {
+    return this.#call('info');
   }
 
   /**

@@ -3,7 +3,7 @@
 //
 // Errors are thrown as Error objects with a dotted `code`
 // (network.failed, network.http_status, download.truncated,
-// download.too_large, download.corrupt) that Rust turns into the engine's
+// download.too_large, download.corrupt, download.unsupported) that Rust turns into the engine's
 // structured errors.
 
 function fail(code, message) {
@@ -97,6 +97,10 @@ export async function downloadIndex(url, expect, onProgress) {
       report(false);
     }
   } else {
+    if (typeof DecompressionStream === 'undefined') {
+      raw.cancel().catch(() => {});
+      throw fail('download.unsupported', 'this browser has no DecompressionStream; publish the index uncompressed (compression "none")');
+    }
     const ds = new DecompressionStream('gzip');
     const writer = ds.writable.getWriter();
     const reader = ds.readable.getReader();
