@@ -22,7 +22,7 @@ pub enum ErrorKind {
 }
 
 /// A structured error: `code`, `message` and an optional `position`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Error {
     /// Stable dotted code, e.g. `query.unknown_filter`.
     pub code: String,
@@ -30,10 +30,10 @@ pub struct Error {
     pub message: String,
     /// Character offset (0-based, in Unicode scalar values) into the query
     /// text, for query errors that point at a place.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub position: Option<usize>,
     /// Where outside a query the error happened (a file, an element index).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub location: Option<String>,
 }
 

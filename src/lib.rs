@@ -11,11 +11,14 @@
 //! - [`profiles`]: GitSense search profiles built into the crate.
 //! - [`budget`]: token budgets for LLM consumers.
 //! - [`error`]: structured errors with stable codes.
+//! - [`assist`]: the AI-assisted multi-stage search (seed 001) with the
+//!   host's LLM as a callback.
 //! - [`publish`]: the manifest and files a static site serves to the
 //!   browser module.
 //! - [`web`] (wasm32 only): the browser module: JS bindings, the worker
 //!   session, storage backends (OPFS, IndexedDB, memory) and downloads.
 
+pub mod assist;
 pub mod budget;
 pub mod error;
 pub mod format;

@@ -876,6 +876,22 @@ mod tests {
     }
 
     #[test]
+    fn filter_targets_in_the_syntax_table_match_the_planner() {
+        for spec in crate::query::syntax::FILTERS {
+            let q = parse(spec.example, &profiles::exists).unwrap();
+            for target in Target::ALL {
+                assert_eq!(
+                    filter_cond(target, &q.filters[0]).is_some(),
+                    spec.targets.contains(&target),
+                    "{} on {}",
+                    spec.name,
+                    target.name()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn scope_needs_a_current_chat() {
         let q = parse("x scope:current-chat", &profiles::exists).unwrap();
         let e = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap_err();

@@ -76,6 +76,13 @@ impl Engine {
         self.clock = clock;
     }
 
+    /// The engine's clock in milliseconds (what `trace` timings use); callers
+    /// time their own stages with it, since `std::time` is unavailable in
+    /// the browser.
+    pub fn now_ms(&self) -> f64 {
+        (self.clock)()
+    }
+
     pub fn info(&self) -> &IndexInfo {
         &self.info
     }
@@ -89,7 +96,7 @@ impl Engine {
         let t0 = (self.clock)();
         let mut opts = opts.clone();
         if let Some(c) = opts.cursor.take() {
-            let (page, per_page) = decode_cursor(&c, &self.info.revision)?;
+            let (page, per_page) = decode_cursor(&c, &self.info.revision, text)?;
             opts.page = page;
             opts.per_page = Some(per_page);
         }
@@ -174,13 +181,10 @@ impl Engine {
             total_results_returned: returned,
             hint: p.hint.clone(),
             next_cursor: (p.page < total_pages)
-                .then(|| encode_cursor(&self.info.revision, p.page + 1, p.per_page)),
+                .then(|| encode_cursor(&self.info.revision, text, p.page + 1, p.per_page)),
             truncated: None,
             trace: None,
         };
-        if let Some(budget) = opts.max_tokens {
-            crate::budget::apply(&mut out, budget);
-        }
         if opts.trace {
             let t_end = (self.clock)();
             out.trace = Some(json!({
@@ -197,6 +201,10 @@ impl Engine {
                 })).collect::<Vec<_>>(),
             }));
         }
+        // Last, so the budget covers everything the caller receives.
+        if let Some(budget) = opts.max_tokens {
+            crate::budget::apply(&mut out, budget)?;
+        }
         Ok(out)
     }
 
@@ -204,12 +212,7 @@ impl Engine {
     /// object as JSON text (what the browser module and `--format json`
     /// print, so both are identical byte for byte).
     pub fn search_json(&self, text: &str, options_json: &str) -> Result<String> {
-        let opts: SearchOptions = if options_json.trim().is_empty() {
-            SearchOptions::default()
-        } else {
-            serde_json::from_str(options_json)
-                .map_err(|e| Error::new("options.invalid", format!("bad search options: {e}")))?
-        };
+        let opts: SearchOptions = crate::util::from_json_arg(options_json, "search options")?;
         let r = self.search(text, &opts)?;
         serde_json::to_string(&r).map_err(|e| Error::new("internal.serialize", e.to_string()))
     }
@@ -361,7 +364,7 @@ impl Engine {
             .conn
             .prepare_cached(
                 "SELECT m.chat_id, m.type, m.role, t.body, t.meta, d.chat_path, c.branch_name,
-                        m.created_at, m.updated_at, c.repo, m.file_path, t.title
+                        m.created_at, m.updated_at, c.repo, m.file_path, t.title, m.language
                  FROM messages m JOIN message_text t ON t.id = m.id
                  JOIN chats c ON c.id = m.chat_id JOIN chat_details d ON d.id = c.id
                  WHERE m.id = ?1",
@@ -381,12 +384,26 @@ impl Engine {
                         r.get::<_, Option<String>>(9)?,
                         r.get::<_, Option<String>>(10)?,
                         r.get::<_, String>(11)?,
+                        r.get::<_, Option<String>>(12)?,
                     ))
                 })
             })
             .ctx("reading message")?;
-        let (chat_id, mtype, role, body, meta, path, branch, created, updated, repo, fpath, title) =
-            row;
+        let (
+            chat_id,
+            mtype,
+            role,
+            body,
+            meta,
+            path,
+            branch,
+            created,
+            updated,
+            repo,
+            fpath,
+            title,
+            language,
+        ) = row;
         let mut meta = flatten_meta("messages", &parse_json(meta.as_deref()));
         insert_absent(
             &mut meta,
@@ -394,6 +411,12 @@ impl Engine {
             fpath.map(Value::String),
         );
         insert_absent(&mut meta, "messages_meta_git_repo", repo.map(Value::String));
+        // The language of the file the message is about (from its chat).
+        insert_absent(
+            &mut meta,
+            "messages_meta_language",
+            language.map(Value::String),
+        );
         if !title.is_empty() {
             insert_absent(&mut meta, "messages_meta_title", Some(Value::String(title)));
         }
@@ -624,12 +647,28 @@ fn listing_snippet(s: &str, mode: Highlight) -> String {
     }
 }
 
-fn encode_cursor(revision: &str, page: u64, per_page: u64) -> String {
-    let raw = format!("v1:{revision}:{page}:{per_page}");
+/// A short fingerprint of the query a cursor continues, so a cursor handed
+/// to another query is refused instead of paging through the wrong results.
+fn query_fingerprint(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `v2:<corpus revision>:<query fingerprint>:<page>:<per page>`, hex-encoded
+/// (opaque to callers).
+fn encode_cursor(revision: &str, text: &str, page: u64, per_page: u64) -> String {
+    let raw = format!(
+        "v2:{revision}:{}:{page}:{per_page}",
+        query_fingerprint(text)
+    );
     raw.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
-fn decode_cursor(c: &str, revision: &str) -> Result<(u64, u64)> {
+fn decode_cursor(c: &str, revision: &str, text: &str) -> Result<(u64, u64)> {
     let bad = || Error::new("cursor.invalid", "the cursor is not one this engine issued");
     if c.len() % 2 != 0 || c.len() > 512 {
         return Err(bad());
@@ -640,7 +679,7 @@ fn decode_cursor(c: &str, revision: &str) -> Result<(u64, u64)> {
         .collect();
     let raw = String::from_utf8(bytes.ok_or_else(bad)?).map_err(|_| bad())?;
     let parts: Vec<&str> = raw.split(':').collect();
-    if parts.len() != 4 || parts[0] != "v1" {
+    if parts.len() != 5 || parts[0] != "v2" {
         return Err(bad());
     }
     if parts[1] != revision {
@@ -649,8 +688,14 @@ fn decode_cursor(c: &str, revision: &str) -> Result<(u64, u64)> {
             "the cursor belongs to another revision of the index; run the search again",
         ));
     }
-    let page = parts[2].parse::<u64>().map_err(|_| bad())?;
-    let per_page = parts[3].parse::<u64>().map_err(|_| bad())?;
+    if parts[2] != query_fingerprint(text) {
+        return Err(Error::new(
+            "cursor.query_mismatch",
+            "the cursor continues a different query; pass the query it came from",
+        ));
+    }
+    let page = parts[3].parse::<u64>().map_err(|_| bad())?;
+    let per_page = parts[4].parse::<u64>().map_err(|_| bad())?;
     if page == 0 || per_page == 0 {
         return Err(bad());
     }

@@ -1,5 +1,7 @@
 //! Small helpers shared by the engine: timestamps, HTML escaping, stable
-//! ids, hex.
+//! ids, hex, JSON arguments of the JSON entry points.
+
+use crate::error::{Error, Result};
 
 /// Formats Unix seconds as an ISO 8601 UTC timestamp (`2025-06-16T18:56:00Z`).
 pub fn iso8601_utc(secs: i64) -> String {
@@ -43,6 +45,25 @@ pub fn escape_html(s: &str) -> String {
 /// Lowercase hex of a byte string (digests, content-addressed names).
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parses a JSON argument of a JSON entry point (`options.invalid` when it
+/// is not what `what` names); blank text means the default.
+pub fn from_json_arg<T: serde::de::DeserializeOwned + Default>(
+    json: &str,
+    what: &str,
+) -> Result<T> {
+    if json.trim().is_empty() {
+        return Ok(T::default());
+    }
+    json_arg(json, what)
+}
+
+/// Parses a required JSON argument (`options.invalid` when it is not what
+/// `what` names).
+pub fn json_arg<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> Result<T> {
+    serde_json::from_str(json)
+        .map_err(|e| Error::new("options.invalid", format!("bad {what}: {e}")))
 }
 
 /// A UUID derived from `key` (SHA-256, RFC 9562 version 8 "custom"), so

@@ -322,8 +322,8 @@ async function fillHelp() {
     h('dd', {}, f.help),
   ]));
   $('help-directives').replaceChildren(...syntax.directives.flatMap((d) => [
-    h('dt', {}, h('code', {}, `${d.name}:`)),
-    h('dd', {}, `${d.help} (${d.values})`),
+    h('dt', {}, h('code', {}, d.example)),
+    h('dd', {}, `${d.help}: ${d.values}`),
   ]));
 }
 

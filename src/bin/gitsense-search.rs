@@ -3,13 +3,15 @@
 //! Exit codes: 0 ok, 2 usage or query error, 1 any other failure.
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use gitsense_search::format::{self, Format};
+use gitsense_search::assist::{self, AssistOptions, StageReport};
+use gitsense_search::format::{self, Format, FormatOptions};
 use gitsense_search::import;
 use gitsense_search::{Engine, Error, ErrorKind, Highlight, SearchOptions};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
-use std::time::Instant;
+use std::process::{Command as Process, ExitCode, Stdio};
+use std::time::{Duration, Instant};
 
 #[derive(Parser)]
 #[command(
@@ -31,6 +33,9 @@ enum Command {
     Build(BuildArgs),
     /// Search an index (see the query syntax below with --help).
     Search(SearchArgs),
+    /// AI-assisted search: an LLM writes the query, picks candidates and
+    /// reviews file overviews (stage reports go to stderr).
+    Assist(AssistArgs),
     /// Write what a static site deploys for the browser module: the
     /// gzip-compressed index under a content-addressed name, the raw index
     /// (for HTTP Range reads) and manifest.json.
@@ -133,6 +138,44 @@ struct SearchArgs {
     /// Add per-stage timings to the results object.
     #[arg(long)]
     trace: bool,
+    /// Pretty-print JSON.
+    #[arg(long)]
+    pretty: bool,
+}
+
+#[derive(Args)]
+struct AssistArgs {
+    /// The index file.
+    index: PathBuf,
+    /// The question, in natural language.
+    #[arg(allow_hyphen_values = true)]
+    question: String,
+    /// The LLM: a command run with `sh -c` for each prompt, the prompt on
+    /// its stdin, the answer read from its stdout.
+    #[arg(long, value_name = "CMD")]
+    llm_cmd: String,
+    /// Seconds each LLM call may take before it is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    llm_timeout: u64,
+    /// Output format: json (the outcome object), terse, verbose, markdown.
+    #[arg(long, default_value = "json", value_parser = ["json", "terse", "verbose", "markdown"])]
+    format: String,
+    /// Token budget (chars/4 estimate) of every prompt and of the output.
+    #[arg(long)]
+    max_tokens: Option<u64>,
+    /// Above this many matches the LLM picks from a condensed view.
+    #[arg(long, default_value_t = AssistOptions::default().condense_threshold)]
+    condense_threshold: u64,
+    /// Most files whose overviews the LLM reviews.
+    #[arg(long, default_value_t = AssistOptions::default().max_review_files)]
+    max_files: u64,
+    /// Print each stage report as a JSON line on stderr (instead of one
+    /// line of text per stage).
+    #[arg(long)]
+    trace: bool,
+    /// No stage reports on stderr.
+    #[arg(long, short, conflicts_with = "trace")]
+    quiet: bool,
     /// Pretty-print JSON.
     #[arg(long)]
     pretty: bool,
@@ -241,13 +284,15 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 // Plain-text renderers show text, not HTML entities.
                 _ => Highlight::Raw,
             };
+            // The budget is on what is printed: the results object for
+            // JSON, the rendered text otherwise.
             let opts = SearchOptions {
                 page: a.page,
                 per_page: a.per_page,
                 current_chat_id: a.current_chat,
                 highlight,
                 include_content: !a.no_content,
-                max_tokens: a.max_tokens,
+                max_tokens: a.max_tokens.filter(|_| fmt == Format::Json),
                 cursor: a.cursor,
                 trace: a.trace,
             };
@@ -259,7 +304,16 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 Format::Json if a.pretty => {
                     serde_json::to_string_pretty(&results).unwrap_or_default()
                 }
-                _ => format::render(&results, fmt, Some(elapsed)),
+                Format::Json => format::render(&results, fmt, None),
+                _ => format::format_results(
+                    &results,
+                    fmt,
+                    &FormatOptions {
+                        max_tokens: a.max_tokens,
+                        elapsed_secs: Some(elapsed),
+                    },
+                )
+                .map_err(|e| (e, None))?,
             };
             print!("{out}");
             if fmt == Format::Json {
@@ -289,6 +343,44 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             }
             Ok(())
         }
+        Command::Assist(a) => {
+            let started = Instant::now();
+            let fmt: Format = a.format.parse().map_err(|e| (e, None))?;
+            let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
+            let opts = AssistOptions {
+                max_tokens: a.max_tokens,
+                condense_threshold: a.condense_threshold,
+                max_review_files: a.max_files,
+                ..AssistOptions::default()
+            };
+            let timeout = Duration::from_secs(a.llm_timeout);
+            let mut llm = |prompt: &str| run_llm(&a.llm_cmd, prompt, timeout);
+            let mut on_stage = |r: &StageReport| {
+                if a.trace {
+                    eprintln!("{}", serde_json::to_string(r).unwrap_or_default());
+                } else if !a.quiet {
+                    eprintln!("{}", stage_line(r));
+                }
+            };
+            let outcome =
+                assist::assisted_search(&engine, &a.question, &opts, &mut llm, &mut on_stage)
+                    .map_err(|e| (e, None))?;
+            let fopts = FormatOptions {
+                max_tokens: a.max_tokens,
+                elapsed_secs: Some(started.elapsed().as_secs_f64()),
+            };
+            let mut out = assist::format_outcome(&outcome, fmt, &fopts).map_err(|e| (e, None))?;
+            if fmt == Format::Json {
+                if a.pretty {
+                    out = serde_json::from_str::<serde_json::Value>(&out)
+                        .and_then(|v| serde_json::to_string_pretty(&v))
+                        .unwrap_or(out);
+                }
+                out.push('\n');
+            }
+            print!("{out}");
+            Ok(())
+        }
         Command::Info { index, json } => {
             let engine = Engine::open(&index).map_err(|e| (e, None))?;
             let i = engine.info();
@@ -314,4 +406,133 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             Ok(())
         }
     }
+}
+
+/// One line of text per stage report, for people watching stderr.
+fn stage_line(r: &StageReport) -> String {
+    let mut s = format!("stage {} {}", r.stage, r.name);
+    if r.attempt > 1 {
+        s.push_str(&format!(" (attempt {})", r.attempt));
+    }
+    if let Some(q) = &r.query {
+        s.push_str(&format!(": {q}"));
+    }
+    let counts: Vec<String> = r.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    if !counts.is_empty() {
+        s.push_str(&format!(" [{}]", counts.join(", ")));
+    }
+    s.push_str(&format!(" {:.0} ms", r.elapsed_ms));
+    if let Some(l) = r.llm_ms {
+        s.push_str(&format!(" (LLM {l:.0} ms)"));
+    }
+    for n in &r.notes {
+        s.push_str(&format!("\n  {n}"));
+    }
+    if let Some(e) = &r.error {
+        s.push_str(&format!("\n  error: {e}"));
+    }
+    s
+}
+
+fn llm_error(message: String) -> Error {
+    Error::new("assist.llm_failed", message)
+}
+
+/// Runs the LLM command with `sh -c`, the prompt on stdin; returns its
+/// stdout. A non-zero exit, a failure to start, or running past `timeout`
+/// (the command and its children are killed) is an error.
+fn run_llm(cmd: &str, prompt: &str, timeout: Duration) -> Result<String, Error> {
+    let mut command = Process::new("sh");
+    command
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        // Its own process group, so a timeout can end the whole pipeline.
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| llm_error(format!("cannot run the --llm-cmd command: {e}")))?;
+    // Write and read on threads: a large prompt and a chatty command could
+    // otherwise each wait for the other to drain a pipe.
+    let mut stdin = child.stdin.take();
+    let input = prompt.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || {
+        if let Some(s) = stdin.as_mut() {
+            // A command that ignores its input closes the pipe early: fine.
+            let _ = s.write_all(&input);
+        }
+    });
+    let read_all = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = read_all(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = read_all(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                #[cfg(unix)]
+                let _ = Process::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .status();
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::new(
+                    "assist.llm_timeout",
+                    format!(
+                        "the --llm-cmd command did not answer within {} s (raise --llm-timeout)",
+                        timeout.as_secs()
+                    ),
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(llm_error(format!("waiting for the --llm-cmd command: {e}"))),
+        }
+    };
+    let _ = writer.join();
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    if !status.success() {
+        let tail: String = String::from_utf8_lossy(&stderr)
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join(" | ");
+        return Err(llm_error(format!(
+            "the --llm-cmd command failed ({status}){}",
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(": {tail}")
+            }
+        )));
+    }
+    Ok(String::from_utf8_lossy(&stdout).into_owned())
 }

@@ -3,9 +3,45 @@
 //! `markdown` (YAML front matter + a section per result with a fenced block
 //! in the result's language, falling back to `markdown`). Each ends with
 //! `N results in X.XXs` when given the elapsed time.
+//!
+//! [`format_results`] is the entry point for LLM consumers: it renders
+//! within a token budget (chars/4 estimate of the rendered text), shortening
+//! and then dropping results through [`crate::budget::fit`].
 
+use crate::budget;
+use crate::error::Result;
 use crate::results::*;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// Options of [`format_results`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct FormatOptions {
+    /// Token budget for the rendered text (chars/4 estimate).
+    pub max_tokens: Option<u64>,
+    /// Seconds the search took, for the `N results in X.XXs` footer.
+    pub elapsed_secs: Option<f64>,
+}
+
+/// What comes before the results: extra front-matter fields (markdown;
+/// values written as JSON, which YAML reads as flow values) and titled
+/// text sections (all formats), e.g. an assisted search's answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Preamble {
+    pub fields: Vec<(String, Value)>,
+    /// `(title, text)`; sections with blank text are left out.
+    pub sections: Vec<(String, String)>,
+}
+
+impl Preamble {
+    fn sections(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.sections
+            .iter()
+            .filter(|(_, t)| !t.trim().is_empty())
+            .map(|(h, t)| (h.as_str(), t.trim_end()))
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -109,8 +145,15 @@ pub fn rows(r: &SearchResults) -> Vec<Row<'_>> {
                 .or_else(|| meta_str(&m.meta, "messages_meta_file_path")),
             branch: m.messages_branch_name.as_deref(),
             role: m.messages_role.as_deref(),
-            language: meta_str(&m.meta, "messages_meta_language")
-                .unwrap_or_else(|| "markdown".into()),
+            // Only a file's own text is in the file's language; overviews
+            // and chat messages are prose (markdown).
+            language: if m.messages_type.as_deref() == Some("git-blob") {
+                meta_str(&m.meta, "messages_meta_language")
+                    .filter(|l| !l.is_empty())
+                    .unwrap_or_else(|| "markdown".into())
+            } else {
+                "markdown".into()
+            },
             snippet: strip_marks(m.messages_content_snippet.as_deref().unwrap_or("")),
             content: m.messages_content.as_deref(),
         });
@@ -156,9 +199,26 @@ fn footer(r: &SearchResults, elapsed: Option<f64>) -> String {
     }
 }
 
+fn truncation_note(r: &SearchResults) -> String {
+    if r.truncated == Some(true) {
+        format!(
+            "(truncated to fit the token budget: {} of {} results shown)\n",
+            r.total_results_returned, r.pagination.total_results
+        )
+    } else {
+        String::new()
+    }
+}
+
+fn text_preamble(p: &Preamble) -> String {
+    p.sections()
+        .map(|(h, t)| format!("{h}:\n{t}\n\n"))
+        .collect()
+}
+
 /// `location:score kind#id [role] "snippet"`, one line per result.
-pub fn terse(r: &SearchResults, elapsed: Option<f64>) -> String {
-    let mut s = String::new();
+pub fn terse(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
+    let mut s = text_preamble(pre);
     for row in rows(r) {
         let loc = row
             .path
@@ -176,12 +236,12 @@ pub fn terse(r: &SearchResults, elapsed: Option<f64>) -> String {
             one_line(&row.snippet, 80)
         ));
     }
-    s + &footer(r, elapsed)
+    s + &truncation_note(r) + &footer(r, elapsed)
 }
 
 /// Header, metadata line and the snippet in context, blank line between.
-pub fn verbose(r: &SearchResults, elapsed: Option<f64>) -> String {
-    let mut s = String::new();
+pub fn verbose(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
+    let mut s = text_preamble(pre);
     for row in rows(r) {
         s.push_str(&format!(
             "{} {} ({:.3}) {}\n",
@@ -204,7 +264,7 @@ pub fn verbose(r: &SearchResults, elapsed: Option<f64>) -> String {
         }
         s.push('\n');
     }
-    s + &footer(r, elapsed)
+    s + &truncation_note(r) + &footer(r, elapsed)
 }
 
 fn yaml_str(s: &str) -> String {
@@ -227,9 +287,12 @@ fn fence_for(content: &str) -> String {
 
 /// YAML front matter listing the results, then one `##` section each with
 /// a fenced block in the result's language (fallback `markdown`).
-pub fn markdown(r: &SearchResults, elapsed: Option<f64>) -> String {
+pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
     let rows = rows(r);
     let mut s = String::from("---\n");
+    for (k, v) in &pre.fields {
+        s.push_str(&format!("{k}: {v}\n"));
+    }
     s.push_str(&format!(
         "query: {}\n",
         yaml_str(
@@ -241,6 +304,12 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>) -> String {
     ));
     s.push_str(&format!("total_results: {}\n", r.pagination.total_results));
     s.push_str(&format!("page: {}\n", r.pagination.current_page));
+    if r.truncated == Some(true) {
+        s.push_str("truncated: true\n");
+    }
+    if let Some(c) = &r.next_cursor {
+        s.push_str(&format!("next_cursor: {}\n", yaml_str(c)));
+    }
     if rows.is_empty() {
         s.push_str("results: []\n");
     } else {
@@ -256,6 +325,9 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>) -> String {
         s.push_str(&format!("    score: {:.3}\n", row.score));
     }
     s.push_str("---\n");
+    for (h, t) in pre.sections() {
+        s.push_str(&format!("\n## {h}\n\n{t}\n"));
+    }
     for row in &rows {
         let heading = row.path.clone().unwrap_or_else(|| {
             row.chat_path
@@ -295,12 +367,51 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>) -> String {
     s
 }
 
-/// Renders in any format (`Json` is compact JSON).
+/// Renders in any format (`Json` is compact JSON), without a budget.
 pub fn render(r: &SearchResults, f: Format, elapsed: Option<f64>) -> String {
+    render_with(r, f, elapsed, &Preamble::default())
+}
+
+/// Renders with a preamble (ignored by `Json`, which is the object alone).
+pub fn render_with(r: &SearchResults, f: Format, elapsed: Option<f64>, pre: &Preamble) -> String {
     match f {
         Format::Json => serde_json::to_string(r).unwrap_or_default(),
-        Format::Terse => terse(r, elapsed),
-        Format::Verbose => verbose(r, elapsed),
-        Format::Markdown => markdown(r, elapsed),
+        Format::Terse => terse(r, elapsed, pre),
+        Format::Verbose => verbose(r, elapsed, pre),
+        Format::Markdown => markdown(r, elapsed, pre),
     }
+}
+
+/// Renders `r` so that the estimate of the text (chars/4) stays within
+/// `opts.max_tokens`: contents and snippets are shortened, then the
+/// lowest-ranked results dropped, and the output says it was truncated.
+/// Fails with `options.max_tokens_too_small` when not even the frame fits.
+pub fn format_results(r: &SearchResults, f: Format, opts: &FormatOptions) -> Result<String> {
+    format_with(r, f, opts, &Preamble::default())
+}
+
+/// [`format_results`] over JSON: a results object as JSON text (what
+/// `Engine::search_json` returns), a format name (`json`, `terse`,
+/// `verbose`, `markdown`) and options as JSON (`{"maxTokens": 2000}`), for
+/// hosts that hold the results object as JSON (the browser module).
+pub fn format_results_json(results_json: &str, format: &str, options_json: &str) -> Result<String> {
+    let r: SearchResults = crate::util::json_arg(results_json, "results object")?;
+    let opts: FormatOptions = crate::util::from_json_arg(options_json, "format options")?;
+    format_results(&r, format.parse()?, &opts)
+}
+
+/// [`format_results`] with a preamble, which counts against the budget.
+pub fn format_with(
+    r: &SearchResults,
+    f: Format,
+    opts: &FormatOptions,
+    pre: &Preamble,
+) -> Result<String> {
+    let draw = |r: &SearchResults| render_with(r, f, opts.elapsed_secs, pre);
+    let Some(max) = opts.max_tokens else {
+        return Ok(draw(r));
+    };
+    let mut fitted = r.clone();
+    budget::fit(&mut fitted, max, &|r| budget::estimate_text(&draw(r)))?;
+    Ok(draw(&fitted))
 }

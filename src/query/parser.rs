@@ -4,7 +4,10 @@
 //! rest. Every failure is an [`Error`] with a code and a position.
 
 use super::ast::*;
-use super::syntax::{filter_spec, FILTERS};
+use super::syntax::{
+    canonical_words, filter_spec, lookup, DIRECTIVES, FILTERS, OPTION_WORDS, SCOPE_WORDS,
+    SORT_WORDS, TARGET_WORDS,
+};
 use crate::error::{Error, Result};
 
 /// Longest query accepted, in characters.
@@ -329,23 +332,18 @@ fn apply_directive(
             not_negatable("in")?;
             let mut targets = q.targets.take().unwrap_or_default();
             for v in &values {
-                match v.to_ascii_lowercase().replace('_', "-").as_str() {
-                    "all" => targets.extend(Target::ALL),
-                    "chats" | "chat" => targets.push(Target::Chats),
-                    "messages" | "message" | "msgs" => targets.push(Target::Messages),
-                    "code-blocks" | "codeblocks" | "code-block" | "code" | "blocks" => {
-                        targets.push(Target::CodeBlocks)
-                    }
-                    _ => {
-                        return Err(Error::at(
-                            "query.bad_value",
-                            format!(
-                                "in:{v} is not a target; use all, chats, messages or code-blocks"
-                            ),
-                            value.at,
-                        ))
-                    }
-                }
+                let word = v.to_ascii_lowercase().replace('_', "-");
+                let Some(ts) = lookup(TARGET_WORDS, &word) else {
+                    return Err(Error::at(
+                        "query.bad_value",
+                        format!(
+                            "in:{v} is not a target; use {}",
+                            canonical_words(TARGET_WORDS).join(", ")
+                        ),
+                        value.at,
+                    ));
+                };
+                targets.extend_from_slice(ts);
             }
             targets.sort();
             targets.dedup();
@@ -354,19 +352,16 @@ fn apply_directive(
         "scope" => {
             not_negatable("scope")?;
             let v = values[0].to_ascii_lowercase().replace('_', "-");
-            q.scope = Some(match v.as_str() {
-                "current-chat" => Scope::CurrentChat,
-                "current-chat-and-branches" => Scope::CurrentChatAndBranches,
-                "connected-chats" => Scope::ConnectedChats,
-                "all-chats" | "all" => Scope::AllChats,
-                _ => {
-                    return Err(Error::at(
-                        "query.bad_value",
-                        format!("scope:{v} is not a scope; use current-chat, current-chat-and-branches, connected-chats or all-chats"),
-                        value.at,
-                    ))
-                }
-            });
+            q.scope = Some(lookup(SCOPE_WORDS, &v).ok_or_else(|| {
+                Error::at(
+                    "query.bad_value",
+                    format!(
+                        "scope:{v} is not a scope; use {}",
+                        canonical_words(SCOPE_WORDS).join(", ")
+                    ),
+                    value.at,
+                )
+            })?);
         }
         "profile" => {
             not_negatable("profile")?;
@@ -389,23 +384,24 @@ fn apply_directive(
         "option" => {
             not_negatable("option")?;
             for v in &values {
-                match v.to_ascii_lowercase().replace('_', "-").as_str() {
-                    "case-sensitive" => q.case_sensitive = true,
-                    "case-insensitive" => q.case_sensitive = false,
-                    "regex" => {
-                        return Err(Error::at(
-                            "query.unsupported_option",
-                            "option:regex is not supported; use keywords, phrases, prefix* terms and git-path: wildcards",
-                            value.at,
-                        ))
-                    }
-                    _ => {
-                        return Err(Error::at(
-                            "query.bad_value",
-                            format!("option:{v} is unknown; the option is case-sensitive"),
-                            value.at,
-                        ))
-                    }
+                let word = v.to_ascii_lowercase().replace('_', "-");
+                if let Some(cs) = lookup(OPTION_WORDS, &word) {
+                    q.case_sensitive = cs;
+                } else if word == "regex" {
+                    return Err(Error::at(
+                        "query.unsupported_option",
+                        "option:regex is not supported; use keywords, phrases, prefix* terms and git-path: wildcards",
+                        value.at,
+                    ));
+                } else {
+                    return Err(Error::at(
+                        "query.bad_value",
+                        format!(
+                            "option:{v} is unknown; use {}",
+                            canonical_words(OPTION_WORDS).join(" or ")
+                        ),
+                        value.at,
+                    ));
                 }
             }
         }
@@ -419,11 +415,14 @@ fn apply_directive(
                     ));
                 }
                 let known: Vec<&str> = FILTERS.iter().map(|f| f.name).collect();
+                let directives: Vec<String> =
+                    DIRECTIVES.iter().map(|d| format!("{}:", d.name)).collect();
                 return Err(Error::at(
                     "query.unknown_filter",
                     format!(
-                        "unknown filter '{raw_name}:'; filters are {}, and in:, scope:, profile:, sort:, option: (quote the word to search for it literally)",
-                        known.join(", ")
+                        "unknown filter '{raw_name}:'; filters are {}, and {} (quote the word to search for it literally)",
+                        known.join(", "),
+                        directives.join(", ")
                     ),
                     at,
                 ));
@@ -497,24 +496,16 @@ fn parse_sort_key(v: &str, at: usize) -> Result<SortKey> {
         .trim_start_matches("messages.")
         .trim_start_matches("code_blocks.")
         .trim_start_matches("cte.");
-    let field = match f {
-        "fts_rank" | "rank" | "relevance" => SortField::FtsRank,
-        "created_at" | "created" => SortField::CreatedAt,
-        "updated_at" | "updated" | "modified_at" | "modified" | "last_updated_at" => {
-            SortField::UpdatedAt
-        }
-        "name" => SortField::Name,
-        "id" => SortField::Id,
-        "size" => SortField::Size,
-        "path" | "file_path" => SortField::Path,
-        _ => {
-            return Err(Error::at(
-                "query.bad_value",
-                format!("cannot sort by '{f}'; use fts_rank, created_at, updated_at, name, id, size or path"),
-                at,
-            ))
-        }
-    };
+    let field = lookup(SORT_WORDS, f).ok_or_else(|| {
+        Error::at(
+            "query.bad_value",
+            format!(
+                "cannot sort by '{f}'; use {}",
+                canonical_words(SORT_WORDS).join(", ")
+            ),
+            at,
+        )
+    })?;
     let descending = match d.map(|d| d.to_ascii_lowercase()) {
         None => false,
         Some(d) if d == "asc" => false,

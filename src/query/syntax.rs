@@ -1,25 +1,34 @@
-//! The query language's vocabulary in one table: filters, their targets and
-//! values. The parser reads it, `--help` prints it, and the AI-assisted
-//! stage 1 turns it into the LLM's syntax guide, so none of them can drift.
+//! The query language's vocabulary in tables: filters and the targets they
+//! apply to, and the words `in:`, `scope:`, `sort:` and `option:` accept.
+//! The parser matches against these tables, `--help` prints them, and the
+//! AI-assisted stage 1 turns them into the LLM's syntax guide, so none of
+//! them can drift from what the parser accepts.
 
-use super::ast::Field;
+use super::ast::{Field, Scope, SortField, Target};
 
 /// One filter of the query language.
 pub struct FilterSpec {
     pub name: &'static str,
     pub field: Field,
-    /// Targets the filter applies to; on other targets it matches nothing.
-    pub targets: &'static str,
+    /// Targets the filter applies to; on other targets it matches nothing
+    /// (the planner's `filter_cond` agrees, see its tests).
+    pub targets: &'static [Target],
     pub values: &'static str,
     pub example: &'static str,
     pub help: &'static str,
 }
 
+const ALL_TARGETS: &[Target] = &Target::ALL;
+const CHATS: &[Target] = &[Target::Chats];
+const MESSAGES: &[Target] = &[Target::Messages];
+const CODE_BLOCKS: &[Target] = &[Target::CodeBlocks];
+const MESSAGES_AND_CODE: &[Target] = &[Target::Messages, Target::CodeBlocks];
+
 pub const FILTERS: &[FilterSpec] = &[
     FilterSpec {
         name: "chat-id",
         field: Field::ChatId,
-        targets: "chats, messages, code-blocks",
+        targets: ALL_TARGETS,
         values: "integer ids",
         example: "chat-id:42,43",
         help: "results in these chats",
@@ -27,7 +36,7 @@ pub const FILTERS: &[FilterSpec] = &[
     FilterSpec {
         name: "name",
         field: Field::Name,
-        targets: "chats, messages, code-blocks",
+        targets: ALL_TARGETS,
         values: "text; * and ? wildcards",
         example: "name:README*",
         help: "chat name contains the text (or matches the wildcard pattern), case-insensitive",
@@ -35,7 +44,7 @@ pub const FILTERS: &[FilterSpec] = &[
     FilterSpec {
         name: "msg-id",
         field: Field::MsgId,
-        targets: "messages, code-blocks",
+        targets: MESSAGES_AND_CODE,
         values: "integer ids",
         example: "msg-id:120",
         help: "this message, or code blocks inside it",
@@ -43,7 +52,7 @@ pub const FILTERS: &[FilterSpec] = &[
     FilterSpec {
         name: "block-id",
         field: Field::BlockId,
-        targets: "code-blocks",
+        targets: CODE_BLOCKS,
         values: "code block UUIDs",
         example: "block-id:63b196ca-4cd6-4910-8144-3a1693c1b1a1",
         help: "code blocks with this Block-UUID",
@@ -51,7 +60,7 @@ pub const FILTERS: &[FilterSpec] = &[
     FilterSpec {
         name: "git-path",
         field: Field::GitPath,
-        targets: "chats, messages, code-blocks",
+        targets: ALL_TARGETS,
         values: "path; * and ? wildcards; a plain path also matches files below it",
         example: "git-path:src/*.rs",
         help: "file path of the git blob or documentation page, case-insensitive",
@@ -59,7 +68,7 @@ pub const FILTERS: &[FilterSpec] = &[
     FilterSpec {
         name: "msg-type",
         field: Field::MsgType,
-        targets: "messages, code-blocks",
+        targets: MESSAGES_AND_CODE,
         values: "message types; a prefix before '::' matches the whole family",
         example: "msg-type:tiny-overview",
         help: "message type (regular, git-blob, tiny-overview::file-content::default, ...)",
@@ -67,7 +76,7 @@ pub const FILTERS: &[FilterSpec] = &[
     FilterSpec {
         name: "chat-type",
         field: Field::ChatType,
-        targets: "chats, messages, code-blocks",
+        targets: ALL_TARGETS,
         values: "chat types; a trailing * matches a family",
         example: "chat-type:git-blob",
         help: "type of the chat (regular, git-blob, git-tree, doc-page, ...)",
@@ -75,7 +84,7 @@ pub const FILTERS: &[FilterSpec] = &[
     FilterSpec {
         name: "lang",
         field: Field::Lang,
-        targets: "chats, messages, code-blocks",
+        targets: ALL_TARGETS,
         values: "language names (py, js, ts, sh, rs ... are understood)",
         example: "lang:python,rust",
         help: "language of the code block, or of the file the chat or message is about",
@@ -83,7 +92,7 @@ pub const FILTERS: &[FilterSpec] = &[
     FilterSpec {
         name: "role",
         field: Field::Role,
-        targets: "messages, code-blocks",
+        targets: MESSAGES_AND_CODE,
         values: "system, user, assistant",
         example: "role:assistant",
         help: "who wrote the message (code blocks: of the message holding them)",
@@ -91,41 +100,125 @@ pub const FILTERS: &[FilterSpec] = &[
     FilterSpec {
         name: "repo",
         field: Field::Repo,
-        targets: "chats, messages, code-blocks",
+        targets: ALL_TARGETS,
         values: "owner/name",
         example: "repo:Tutorial/secure-payments",
         help: "git repository (the chat's group), case-insensitive",
     },
 ];
 
-/// The non-filter keywords (`in:`, `scope:`, ...), for help and the guide.
-pub const DIRECTIVES: &[(&str, &str, &str)] = &[
-    (
-        "in",
-        "all | chats | messages | code-blocks (comma list)",
-        "which targets to search",
-    ),
-    (
-        "scope",
-        "current-chat | current-chat-and-branches | connected-chats | all-chats",
-        "relative to the caller's current chat id",
-    ),
-    (
-        "profile",
-        "a built-in profile name",
-        "preset targets, filters, limits and sort",
-    ),
-    (
-        "sort",
-        "field:asc|desc[,...] over fts_rank, created_at, updated_at, name, id, size, path",
-        "order of results (default fts_rank:asc)",
-    ),
-    (
-        "option",
-        "case-sensitive",
-        "keywords must match with the same case",
-    ),
+/// Words `in:` accepts. The first word of each distinct value is the one
+/// guides print; the rest are aliases.
+pub const TARGET_WORDS: &[(&str, &[Target])] = &[
+    ("all", ALL_TARGETS),
+    ("chats", CHATS),
+    ("messages", MESSAGES),
+    ("code-blocks", CODE_BLOCKS),
+    ("chat", CHATS),
+    ("message", MESSAGES),
+    ("msgs", MESSAGES),
+    ("codeblocks", CODE_BLOCKS),
+    ("code-block", CODE_BLOCKS),
+    ("code", CODE_BLOCKS),
+    ("blocks", CODE_BLOCKS),
 ];
+
+/// Words `scope:` accepts (first of each value canonical).
+pub const SCOPE_WORDS: &[(&str, Scope)] = &[
+    ("current-chat", Scope::CurrentChat),
+    ("current-chat-and-branches", Scope::CurrentChatAndBranches),
+    ("connected-chats", Scope::ConnectedChats),
+    ("all-chats", Scope::AllChats),
+    ("all", Scope::AllChats),
+];
+
+/// Fields `sort:` accepts (first of each value canonical).
+pub const SORT_WORDS: &[(&str, SortField)] = &[
+    ("fts_rank", SortField::FtsRank),
+    ("created_at", SortField::CreatedAt),
+    ("updated_at", SortField::UpdatedAt),
+    ("name", SortField::Name),
+    ("id", SortField::Id),
+    ("size", SortField::Size),
+    ("path", SortField::Path),
+    ("rank", SortField::FtsRank),
+    ("relevance", SortField::FtsRank),
+    ("created", SortField::CreatedAt),
+    ("updated", SortField::UpdatedAt),
+    ("modified_at", SortField::UpdatedAt),
+    ("modified", SortField::UpdatedAt),
+    ("last_updated_at", SortField::UpdatedAt),
+    ("file_path", SortField::Path),
+];
+
+/// Words `option:` accepts: the case-sensitivity they set.
+pub const OPTION_WORDS: &[(&str, bool)] = &[("case-sensitive", true), ("case-insensitive", false)];
+
+/// Looks a word up in one of the word tables.
+pub fn lookup<T: Copy>(table: &[(&'static str, T)], word: &str) -> Option<T> {
+    table.iter().find(|(w, _)| *w == word).map(|(_, v)| *v)
+}
+
+/// The canonical words of a table: the first word of each distinct value.
+pub fn canonical_words<T: PartialEq>(table: &[(&'static str, T)]) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (i, (w, v)) in table.iter().enumerate() {
+        if !table[..i].iter().any(|(_, seen)| seen == v) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// The non-filter keywords (`in:`, `scope:`, ...), for help and guides.
+pub struct DirectiveSpec {
+    pub name: &'static str,
+    pub example: &'static str,
+    pub help: &'static str,
+}
+
+pub const DIRECTIVES: &[DirectiveSpec] = &[
+    DirectiveSpec {
+        name: "in",
+        example: "in:messages,code-blocks",
+        help: "which targets to search",
+    },
+    DirectiveSpec {
+        name: "scope",
+        example: "scope:current-chat",
+        help: "chats searched, relative to the caller's current chat id",
+    },
+    DirectiveSpec {
+        name: "profile",
+        example: "profile:messages.default",
+        help: "preset targets, filters, limits and sort",
+    },
+    DirectiveSpec {
+        name: "sort",
+        example: "sort:updated_at:desc",
+        help: "order of results (default fts_rank:asc)",
+    },
+    DirectiveSpec {
+        name: "option",
+        example: "option:case-sensitive",
+        help: "keywords must match with the same case",
+    },
+];
+
+/// The values a directive accepts, as the guide prints them.
+pub fn directive_values(name: &str) -> String {
+    match name {
+        "in" => format!("{} (comma list)", canonical_words(TARGET_WORDS).join(" | ")),
+        "scope" => canonical_words(SCOPE_WORDS).join(" | "),
+        "profile" => crate::profiles::names().collect::<Vec<_>>().join(" | "),
+        "sort" => format!(
+            "field[:asc|desc][,...] with field one of {}",
+            canonical_words(SORT_WORDS).join(", ")
+        ),
+        "option" => canonical_words(OPTION_WORDS).join(" | "),
+        _ => String::new(),
+    }
+}
 
 /// Words the engine ignores among other keywords (they carry no meaning in
 /// a bag of words); a query made only of them keeps them.
@@ -169,21 +262,143 @@ pub fn canonical_language(lang: &str) -> String {
     canon.to_string()
 }
 
-/// A compact syntax guide generated from the tables above.
+const GRAMMAR_LINES: &[&str] = &[
+    "- words: all must match (AND); `a OR b`; `-word` or `NOT word` excludes; `(a OR b)` groups; `word*` matches a prefix",
+    "- phrases: `\"exact phrase\"` or `'exact phrase'`",
+    "- filters: `field:value`, `field:v1,v2` (any of), `field:\"a phrase\"`, `field:null`, `field:not_null`, `-field:value` excludes; repeated filters all apply",
+];
+
+fn filter_line(f: &FilterSpec) -> String {
+    let targets: Vec<&str> = f.targets.iter().map(|t| t.name()).collect();
+    format!(
+        "  {}: {} ({}; on {}); e.g. `{}`\n",
+        f.name,
+        f.help,
+        f.values,
+        targets.join(", "),
+        f.example
+    )
+}
+
+fn directive_line(d: &DirectiveSpec) -> String {
+    format!(
+        "  {}: {}: {}; e.g. `{}`\n",
+        d.name,
+        d.help,
+        directive_values(d.name),
+        d.example
+    )
+}
+
+/// The full syntax guide (every filter and directive), generated from the
+/// tables above. Every `e.g.` example in it parses (tested).
 pub fn syntax_guide() -> String {
-    let mut s = String::new();
-    s.push_str("Query syntax:\n");
-    s.push_str("- words: all must match (AND); `a OR b`; `-word` or `NOT word` excludes; (groups); word* = prefix\n");
-    s.push_str("- \"exact phrase\" or 'exact phrase'\n");
-    s.push_str("- filters: field:value, field:v1,v2 (any of), field:\"a phrase\", field:null, field:not_null, -field:value excludes; repeated filters all apply\n");
-    for f in FILTERS {
-        s.push_str(&format!(
-            "  {}: {} ({}); e.g. {}\n",
-            f.name, f.help, f.values, f.example
-        ));
+    let names: Vec<&str> = FILTERS.iter().map(|f| f.name).collect();
+    let directives: Vec<&str> = DIRECTIVES.iter().map(|d| d.name).collect();
+    compact_guide(&names, &directives)
+}
+
+/// A guide limited to the named filters and directives (in table order),
+/// for an LLM that should use only those. Unknown names are left out.
+pub fn compact_guide(filters: &[&str], directives: &[&str]) -> String {
+    let mut s = String::from("Query syntax:\n");
+    for l in GRAMMAR_LINES {
+        s.push_str(l);
+        s.push('\n');
     }
-    for (name, values, help) in DIRECTIVES {
-        s.push_str(&format!("  {name}: {help}: {values}\n"));
+    for f in FILTERS.iter().filter(|f| filters.contains(&f.name)) {
+        s.push_str(&filter_line(f));
+    }
+    for d in DIRECTIVES.iter().filter(|d| directives.contains(&d.name)) {
+        s.push_str(&directive_line(d));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::ast::FilterValue;
+    use crate::query::parse;
+
+    fn p(text: &str) -> crate::Result<crate::query::Query> {
+        parse(text, &crate::profiles::exists)
+    }
+
+    /// Every backticked example in a guide: the words after `e.g.` and the
+    /// grammar examples.
+    fn examples(guide: &str) -> Vec<String> {
+        guide
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn every_example_in_the_guide_parses() {
+        let guide = syntax_guide();
+        let ex = examples(&guide);
+        assert!(ex.len() >= FILTERS.len() + DIRECTIVES.len());
+        for e in ex {
+            // Grammar placeholders like `field:value` name no real filter;
+            // everything else must parse as written.
+            if e.starts_with("field:") || e.starts_with("-field:") {
+                continue;
+            }
+            p(&e).unwrap_or_else(|err| panic!("guide example `{e}` does not parse: {err}"));
+        }
+    }
+
+    #[test]
+    fn every_filter_example_yields_its_own_filter() {
+        for f in FILTERS {
+            let q = p(f.example).unwrap();
+            assert_eq!(q.filters.len(), 1, "{}", f.example);
+            assert_eq!(q.filters[0].field, f.field, "{}", f.example);
+            assert!(matches!(q.filters[0].value, FilterValue::AnyOf(_)));
+        }
+    }
+
+    #[test]
+    fn every_value_the_guide_lists_is_accepted() {
+        for w in canonical_words(TARGET_WORDS) {
+            assert!(p(&format!("in:{w} x")).unwrap().targets.is_some(), "in:{w}");
+        }
+        for w in canonical_words(SCOPE_WORDS) {
+            assert!(
+                p(&format!("scope:{w} x")).unwrap().scope.is_some(),
+                "scope:{w}"
+            );
+        }
+        for w in canonical_words(SORT_WORDS) {
+            assert_eq!(p(&format!("sort:{w}:desc x")).unwrap().sort.len(), 1);
+        }
+        for (w, cs) in OPTION_WORDS {
+            assert_eq!(p(&format!("option:{w} x")).unwrap().case_sensitive, *cs);
+        }
+        for n in crate::profiles::names() {
+            assert_eq!(
+                p(&format!("profile:{n} x")).unwrap().profile.as_deref(),
+                Some(n)
+            );
+        }
+    }
+
+    #[test]
+    fn compact_guide_lists_only_the_named_filters() {
+        let g = compact_guide(&["git-path", "lang"], &[]);
+        assert!(g.contains("git-path:") && g.contains("lang:"));
+        assert!(!g.contains("block-id:") && !g.contains("scope:"));
+    }
+
+    #[test]
+    fn canonical_words_skip_aliases() {
+        assert_eq!(
+            canonical_words(TARGET_WORDS),
+            ["all", "chats", "messages", "code-blocks"]
+        );
+        assert_eq!(canonical_words(SCOPE_WORDS).len(), 4);
+    }
 }

@@ -122,10 +122,10 @@ pub fn session_close() {
 
 /// The query language's filters and directives, for help screens:
 /// `{filters: [{name, targets, values, example, help}], directives:
-/// [{name, values, help}]}`.
+/// [{name, example, values, help}]}`.
 #[wasm_bindgen(js_name = syntaxGuide)]
 pub fn syntax_guide() -> JsValue {
-    use crate::query::syntax::{DIRECTIVES, FILTERS};
+    use crate::query::syntax::{directive_values, DIRECTIVES, FILTERS};
     let filters: Vec<_> = FILTERS
         .iter()
         .map(|f| {
@@ -140,7 +140,14 @@ pub fn syntax_guide() -> JsValue {
         .collect();
     let directives: Vec<_> = DIRECTIVES
         .iter()
-        .map(|(name, values, help)| serde_json::json!({"name": name, "values": values, "help": help}))
+        .map(|d| {
+            serde_json::json!({
+                "name": d.name,
+                "example": d.example,
+                "values": directive_values(d.name),
+                "help": d.help,
+            })
+        })
         .collect();
     to_js(&serde_json::json!({ "filters": filters, "directives": directives }))
 }

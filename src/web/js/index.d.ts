@@ -92,7 +92,7 @@ export interface EngineInfo {
 
 export interface SyntaxGuide {
   filters: { name: string; targets: string; values: string; example: string; help: string }[];
-  directives: { name: string; values: string; help: string }[];
+  directives: { name: string; example: string; values: string; help: string }[];
 }
 
 /** Every failure: `code` is stable and dotted (e.g. 'query.unbalanced_quote',
