@@ -1,18 +1,84 @@
 #!/usr/bin/env bash
 # One entry point for building, serving and testing gitsense-search.
-#   ./build.sh            build everything
+#   ./build.sh            build everything: the native CLI, the sample index,
+#                         the browser module (pkg/) and the demo site (www/dist/)
 #   ./build.sh serve [P]  build if needed, serve the demo on http://127.0.0.1:P/ (default 8080)
 #   ./build.sh test       run every test (native and browser)
+#   ./build.sh wasm       build only the browser module (pkg/)
+# Prerequisites (Debian packages, the wasm32 target, wasm-bindgen-cli, npm
+# tools) are installed when missing; nothing is reinstalled when present.
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
 SHARED=${GITSENSE_SHARED:-$ROOT/../shared}
+WASM_BINDGEN_VERSION=0.2.130
+WASM_TARGET=wasm32-unknown-unknown
+WASM_OUT=target/$WASM_TARGET/wasm/gitsense_search.wasm
+export PATH="$HOME/.cargo/bin:$PATH"
+export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 need_rust() {
-  command -v cargo >/dev/null || die "cargo is missing: install Rust with rustup"
+  command -v cargo >/dev/null || die "cargo is missing: install Rust with rustup (https://rustup.rs)"
+}
+
+# apt_need CMD:PACKAGE ...: installs the packages whose command is missing.
+apt_need() {
+  local missing=() pair
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get to install them: install them yourself"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "missing ${missing[*]}: run as root or install them yourself"
+    sudo=sudo
+  fi
+  log "installing ${missing[*]} (apt)"
+  $sudo apt-get update -qq || die "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    die "apt-get install ${missing[*]} failed"
+}
+
+need_wasm_tools() {
+  need_rust
+  apt_need clang:clang llvm-ar:llvm
+  if ! rustup target list --installed 2>/dev/null | grep -qx "$WASM_TARGET"; then
+    command -v rustup >/dev/null || die "the $WASM_TARGET target is missing and rustup is not installed"
+    log "adding the $WASM_TARGET Rust target"
+    rustup target add "$WASM_TARGET"
+  fi
+  if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
+    log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (takes several minutes)"
+    # Not --locked: its lock file asks for a crate version the registry lacks.
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --quiet ||
+      die "cargo install wasm-bindgen-cli $WASM_BINDGEN_VERSION failed"
+  fi
+  need_npm_tools
+}
+
+need_node() {
+  apt_need node:nodejs npm:npm
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]')
+  [ "$major" -ge 20 ] || die "Node.js $(node --version) is too old: the test driver (playwright-core) needs Node 20 or later"
+}
+
+# wasm-opt (npm binaryen; Debian's binaryen breaks the module) and playwright-core.
+need_npm_tools() {
+  need_node
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
+    [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
+    log "installing npm tools (binaryen, playwright-core)"
+    npm ci --no-audit --no-fund --loglevel=error >/dev/null || die "npm ci failed"
+  fi
+}
+
+need_browser() {
+  apt_need chromium:chromium chromedriver:chromium-driver
 }
 
 sample_db() {
@@ -32,34 +98,96 @@ build_native() {
   cargo build --release --quiet
 }
 
+# Rebuilt only when the CLI or the sample changed; the build time is pinned
+# to the sample's, so the same input gives the same file (and checksum).
 build_sample_index() {
   local db; db=$(sample_db)
-  log "building the sample index"
-  ./target/release/gitsense-search build --gitsense-db "$db" --out target/sample/sample.gsx --quiet
+  if [ ! -f target/sample/sample.gsx ] || [ target/release/gitsense-search -nt target/sample/sample.gsx ] ||
+    [ "$db" -nt target/sample/sample.gsx ]; then
+    log "building the sample index"
+    SOURCE_DATE_EPOCH=$(stat -c %Y "$SHARED/data/gitsense-sample.db.gz") \
+      ./target/release/gitsense-search build --gitsense-db "$db" --out target/sample/sample.gsx --quiet
+  fi
+}
+
+# The browser module: wasm (size profile) → wasm-bindgen --target web →
+# wasm-opt -Oz → pkg/ with the hand-written JS API, worker and typings.
+build_wasm() {
+  need_wasm_tools
+  log "building the wasm module"
+  cargo build --lib --target "$WASM_TARGET" --no-default-features --profile wasm --quiet
+  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/web/js Cargo.toml -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
+    return 0 # pkg/ is up to date
+  fi
+  local tmp=target/pkg.tmp
+  rm -rf "$tmp"
+  wasm-bindgen --target web --out-dir "$tmp" --out-name gitsense_search "$WASM_OUT"
+  log "optimizing with wasm-opt -Oz"
+  node_modules/.bin/wasm-opt -Oz "$tmp/gitsense_search_bg.wasm" -o "$tmp/gitsense_search_bg.opt.wasm"
+  mv "$tmp/gitsense_search_bg.opt.wasm" "$tmp/gitsense_search_bg.wasm"
+  cp src/web/js/index.js src/web/js/worker.js src/web/js/index.d.ts src/web/js/results.d.ts "$tmp/"
+  local version
+  version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+  sed "s/@VERSION@/$version/" src/web/js/package.json > "$tmp/package.json"
+  rm -rf pkg
+  mv "$tmp" pkg
+}
+
+# The demo site: page, module, and the sample index published next to it.
+build_site() {
+  log "assembling the demo site (www/dist)"
+  rm -rf www/dist.tmp
+  mkdir -p www/dist.tmp
+  cp www/index.html www/app.js www/style.css www/dist.tmp/
+  cp -r pkg www/dist.tmp/pkg
+  ./target/release/gitsense-search publish target/sample/sample.gsx --out-dir www/dist.tmp/data >/dev/null
+  rm -rf www/dist
+  mv www/dist.tmp www/dist
+}
+
+# Indexes for the browser tests, made by code (tests/fixtures/web_fixtures.rs).
+build_fixtures() {
+  log "building test fixtures"
+  rm -rf target/fixtures
+  cargo run --release --quiet --example web-fixtures -- target/fixtures target/sample/sample.gsx
 }
 
 cmd_build() {
   build_native
   build_sample_index
+  build_wasm
+  build_site
 }
 
 cmd_test() {
   need_rust
   export GITSENSE_SAMPLE_DB_GZ="$SHARED/data/gitsense-sample.db.gz"
   export GITSENSE_SHARED="$SHARED"
+  cmd_build
+  need_browser
   log "native tests"
   cargo test --quiet 2>&1
+  build_fixtures
+  log "browser tests: the engine in a dedicated worker (wasm-bindgen-test, headless Chromium)"
+  GITSENSE_WEB_FIXTURES="$ROOT/target/fixtures" \
+    cargo test --target "$WASM_TARGET" --no-default-features --test web 2>&1
+  log "browser tests: the page and the JS API (playwright-core, headless Chromium)"
+  GITSENSE_FIXTURES="$ROOT/target/fixtures" node --test --test-concurrency=1 tests/browser/
 }
 
 cmd_serve() {
+  local port=${1:-8080}
+  [[ "$port" =~ ^[0-9]+$ ]] || die "PORT must be a number, not '$port'"
   cmd_build
-  log "demo (CLI until the browser module lands): searching the sample index"
-  ./target/release/gitsense-search search target/sample/sample.gsx "payment" --format terse
+  need_node
+  log "serving the demo at http://127.0.0.1:$port/ (Ctrl+C to stop)"
+  exec node www/serve.mjs --root www/dist --port "$port"
 }
 
 case "${1:-build}" in
   build) cmd_build ;;
   test) cmd_test ;;
+  wasm) build_wasm ;;
   serve) shift; cmd_serve "$@" ;;
-  *) die "usage: ./build.sh [build|serve [PORT]|test]" ;;
+  *) die "usage: ./build.sh [build|serve [PORT]|test|wasm]" ;;
 esac

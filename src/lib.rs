@@ -13,6 +13,10 @@
 //! - [`error`]: structured errors with stable codes.
 //! - [`assist`]: the AI-assisted multi-stage search (seed 001) with the
 //!   host's LLM as a callback.
+//! - [`publish`]: the manifest and files a static site serves to the
+//!   browser module.
+//! - [`web`] (wasm32 only): the browser module: JS bindings, the worker
+//!   session, storage backends (OPFS, IndexedDB, memory) and downloads.
 
 pub mod assist;
 pub mod budget;
@@ -24,10 +28,12 @@ pub mod index;
 pub mod model;
 pub mod plan;
 pub mod profiles;
+pub mod publish;
 pub mod query;
 pub mod results;
 pub mod search;
 pub mod util;
+pub mod web;
 
 pub use error::{Error, ErrorKind, Result};
 pub use plan::{Highlight, SearchOptions};

@@ -1,5 +1,5 @@
 //! Small helpers shared by the engine: timestamps, HTML escaping, stable
-//! ids, JSON arguments of the JSON entry points.
+//! ids, hex, JSON arguments of the JSON entry points.
 
 use crate::error::{Error, Result};
 
@@ -42,6 +42,11 @@ pub fn escape_html(s: &str) -> String {
     out
 }
 
+/// Lowercase hex of a byte string (digests, content-addressed names).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Parses a JSON argument of a JSON entry point (`options.invalid` when it
 /// is not what `what` names); blank text means the default.
 pub fn from_json_arg<T: serde::de::DeserializeOwned + Default>(
@@ -71,14 +76,14 @@ pub fn stable_uuid(key: &str) -> String {
     b.copy_from_slice(&d[..16]);
     b[6] = (b[6] & 0x0f) | 0x80; // version 8
     b[8] = (b[8] & 0x3f) | 0x80; // RFC 9562 variant
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let h = hex(&b);
     format!(
         "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
     )
 }
 
@@ -90,6 +95,11 @@ mod tests {
     fn timestamps_format_as_utc() {
         assert_eq!(iso8601_utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(iso8601_utc(1_764_439_579), "2025-11-29T18:06:19Z");
+    }
+
+    #[test]
+    fn hex_is_lowercase_and_padded() {
+        assert_eq!(hex(&[0, 15, 255]), "000fff");
     }
 
     #[test]

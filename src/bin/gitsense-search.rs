@@ -36,6 +36,20 @@ enum Command {
     /// AI-assisted search: an LLM writes the query, picks candidates and
     /// reviews file overviews (stage reports go to stderr).
     Assist(AssistArgs),
+    /// Write what a static site deploys for the browser module: the
+    /// gzip-compressed index under a content-addressed name, the raw index
+    /// (for HTTP Range reads) and manifest.json.
+    Publish {
+        /// The index file.
+        index: PathBuf,
+        /// The directory to write into (created if missing); files of
+        /// earlier publishes are left in place for visitors mid-download.
+        #[arg(long, value_name = "DIR")]
+        out_dir: PathBuf,
+        /// Print the manifest as JSON instead of a summary.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show what an index holds: format version, revision, counts, size.
     Info {
         /// The index file.
@@ -325,6 +339,28 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             print!("{out}");
             if fmt == Format::Json {
                 println!();
+            }
+            Ok(())
+        }
+        Command::Publish {
+            index,
+            out_dir,
+            json,
+        } => {
+            let m = gitsense_search::publish::publish(&index, &out_dir).map_err(|e| (e, None))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
+            } else {
+                println!(
+                    "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {}",
+                    m.revision,
+                    out_dir.display(),
+                    m.file,
+                    m.compressed_size,
+                    m.size,
+                    m.raw_file.as_deref().unwrap_or("-"),
+                    gitsense_search::publish::MANIFEST_FILE
+                );
             }
             Ok(())
         }

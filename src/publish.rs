@@ -1,0 +1,300 @@
+//! Publishing an index for a static site: the manifest and the files it
+//! names.
+//!
+//! `gitsense-search publish INDEX --out-dir DIR` writes
+//! - `index-<hash>.gsx.gz`: the gzip-compressed index (what the browser
+//!   module downloads once and stores),
+//! - `index-<hash>.gsx`: the uncompressed index (for HTTP Range reads),
+//! - `manifest.json`: a [`Manifest`] naming both, with the size and SHA-256
+//!   of the uncompressed index, its format version, corpus revision and
+//!   page geometry.
+//!
+//! File names carry the first 16 hex digits of the index's SHA-256, so a
+//! site can cache them forever and a new build never overwrites what a
+//! visitor is still downloading; only `manifest.json` changes in place and
+//! it is written last. The browser side ([`Manifest::check`]) refuses a
+//! manifest it cannot use before downloading anything.
+
+use crate::error::{Error, Result};
+use crate::index::{IndexInfo, FORMAT_VERSION};
+use serde::{Deserialize, Serialize};
+
+/// Version of the manifest layout itself.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// The file name a site publishes the manifest under.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// What a published index is, for clients deciding whether and how to fetch it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    /// Layout of this manifest ([`MANIFEST_VERSION`]).
+    pub manifest_version: u32,
+    /// Index file format version ([`FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// Corpus revision recorded in the index (`index_meta.revision`).
+    pub revision: String,
+    /// When the index was built (ISO 8601).
+    pub built_at: String,
+    /// The file to download, relative to the manifest's URL.
+    pub file: String,
+    /// How `file` is compressed: `gzip` or `none`.
+    pub compression: String,
+    /// Bytes of `file` as stored (compressed).
+    pub compressed_size: u64,
+    /// The uncompressed index, relative to the manifest's URL, for clients
+    /// that read pages with HTTP Range requests instead of downloading.
+    pub raw_file: Option<String>,
+    /// Bytes of the uncompressed index.
+    pub size: u64,
+    /// SHA-256 (lowercase hex) of the uncompressed index.
+    pub sha256: String,
+    /// SQLite page size of the index.
+    pub page_size: u64,
+    /// Pages in the index (`size / page_size`).
+    pub page_count: u64,
+    pub counts: ManifestCounts,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestCounts {
+    pub chats: u64,
+    pub messages: u64,
+    pub code_blocks: u64,
+}
+
+impl Manifest {
+    /// The manifest of an index published as gzip `file` (of
+    /// `compressed_size` bytes), the index having `sha256` and `info`.
+    pub fn gzip_of(
+        info: &IndexInfo,
+        sha256: String,
+        file: String,
+        compressed_size: u64,
+        raw_file: Option<String>,
+    ) -> Manifest {
+        Manifest {
+            manifest_version: MANIFEST_VERSION,
+            format_version: info.format_version,
+            revision: info.revision.clone(),
+            built_at: info.built_at.clone(),
+            file,
+            compression: "gzip".into(),
+            compressed_size,
+            raw_file,
+            size: info.size_bytes(),
+            sha256,
+            page_size: info.page_size,
+            page_count: info.page_count,
+            counts: ManifestCounts {
+                chats: info.chats,
+                messages: info.messages,
+                code_blocks: info.code_blocks,
+            },
+        }
+    }
+
+    /// Parses manifest JSON, mapping failures to `manifest.invalid`.
+    pub fn parse(json: &str) -> Result<Manifest> {
+        let m: Manifest = serde_json::from_str(json).map_err(|e| {
+            Error::new(
+                "manifest.invalid",
+                format!("the manifest is not valid: {e}"),
+            )
+        })?;
+        m.check()?;
+        Ok(m)
+    }
+
+    /// Checks that this build can use the index the manifest describes.
+    pub fn check(&self) -> Result<()> {
+        if self.manifest_version != MANIFEST_VERSION {
+            return Err(Error::new(
+                "manifest.unsupported",
+                format!(
+                    "manifest version {} is not supported (expects {MANIFEST_VERSION})",
+                    self.manifest_version
+                ),
+            ));
+        }
+        if self.format_version != FORMAT_VERSION {
+            return Err(Error::new(
+                "index.version_mismatch",
+                format!(
+                    "the published index has format version {} but this module reads version {FORMAT_VERSION}; \
+                     republish the index with a matching gitsense-search",
+                    self.format_version
+                ),
+            ));
+        }
+        if !matches!(self.compression.as_str(), "gzip" | "none") {
+            return Err(Error::new(
+                "manifest.invalid",
+                format!("unknown compression '{}'", self.compression),
+            ));
+        }
+        let hex = self.sha256.len() == 64
+            && self
+                .sha256
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !hex {
+            return Err(Error::new(
+                "manifest.invalid",
+                "sha256 must be 64 lowercase hex digits",
+            ));
+        }
+        if self.page_size == 0 || self.size != self.page_size * self.page_count || self.size == 0 {
+            return Err(Error::new(
+                "manifest.invalid",
+                format!(
+                    "size {} is not page_size {} × page_count {}",
+                    self.size, self.page_size, self.page_count
+                ),
+            ));
+        }
+        if self.file.is_empty() {
+            return Err(Error::new("manifest.invalid", "the manifest names no file"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "native")]
+mod write {
+    use super::*;
+    use crate::index;
+    use crate::util::hex;
+    use flate2::{write::GzEncoder, Compression};
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+    use std::path::Path;
+
+    fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
+        Error::io(what, e).with_location(path.display().to_string())
+    }
+
+    /// Writes `bytes` to `path` through a temporary file and a rename, so a
+    /// reader never sees a half-written file.
+    fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+        std::fs::write(&tmp, bytes).map_err(|e| io_err("writing", &tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io_err("renaming into place", path, e)
+        })
+    }
+
+    /// Publishes `index_path` into `out_dir` and returns the manifest written.
+    pub fn publish(index_path: &Path, out_dir: &Path) -> Result<Manifest> {
+        let conn = index::open_file(index_path)?;
+        let info = index::verify(&conn)?;
+        drop(conn);
+        let bytes = std::fs::read(index_path).map_err(|e| io_err("reading", index_path, e))?;
+        if bytes.len() as u64 != info.size_bytes() {
+            return Err(Error::new(
+                "index.corrupt",
+                format!(
+                    "the file has {} bytes but its header says {} pages of {}",
+                    bytes.len(),
+                    info.page_count,
+                    info.page_size
+                ),
+            )
+            .with_location(index_path.display().to_string()));
+        }
+        let sha256 = hex(&Sha256::digest(&bytes));
+        let stem = format!("index-{}", &sha256[..16]);
+        let raw_file = format!("{stem}.gsx");
+        let file = format!("{stem}.gsx.gz");
+
+        let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::best());
+        gz.write_all(&bytes)
+            .and_then(|_| gz.flush())
+            .map_err(|e| Error::io("compressing the index", e))?;
+        let compressed = gz
+            .finish()
+            .map_err(|e| Error::io("compressing the index", e))?;
+
+        std::fs::create_dir_all(out_dir).map_err(|e| io_err("creating", out_dir, e))?;
+        write_atomically(&out_dir.join(&raw_file), &bytes)?;
+        write_atomically(&out_dir.join(&file), &compressed)?;
+        let manifest =
+            Manifest::gzip_of(&info, sha256, file, compressed.len() as u64, Some(raw_file));
+        manifest.check()?;
+        let mut json = serde_json::to_string_pretty(&manifest)
+            .map_err(|e| Error::new("internal.serialize", e.to_string()))?;
+        json.push('\n');
+        // Last, so the manifest never names a file that is not there yet.
+        write_atomically(&out_dir.join(MANIFEST_FILE), json.as_bytes())?;
+        Ok(manifest)
+    }
+}
+
+#[cfg(feature = "native")]
+pub use write::publish;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Manifest {
+        Manifest {
+            manifest_version: MANIFEST_VERSION,
+            format_version: FORMAT_VERSION,
+            revision: "r1".into(),
+            built_at: "2026-01-01T00:00:00Z".into(),
+            file: "index-0123456789abcdef.gsx.gz".into(),
+            compression: "gzip".into(),
+            compressed_size: 10,
+            raw_file: Some("index-0123456789abcdef.gsx".into()),
+            size: 8192,
+            sha256: "ab".repeat(32),
+            page_size: 4096,
+            page_count: 2,
+            counts: ManifestCounts {
+                chats: 1,
+                messages: 2,
+                code_blocks: 3,
+            },
+        }
+    }
+
+    #[test]
+    fn a_manifest_round_trips_through_json() {
+        let m = sample();
+        let json = serde_json::to_string(&m).unwrap();
+        assert!(json.contains("\"formatVersion\":1"));
+        assert!(json.contains("\"pageSize\":4096"));
+        assert_eq!(Manifest::parse(&json).unwrap(), m);
+    }
+
+    #[test]
+    fn a_manifest_of_another_format_version_is_refused() {
+        let m = Manifest {
+            format_version: FORMAT_VERSION + 1,
+            ..sample()
+        };
+        assert_eq!(m.check().unwrap_err().code, "index.version_mismatch");
+    }
+
+    #[test]
+    fn a_manifest_with_a_bad_checksum_or_geometry_is_refused() {
+        let bad_hash = Manifest {
+            sha256: "XYZ".into(),
+            ..sample()
+        };
+        assert_eq!(bad_hash.check().unwrap_err().code, "manifest.invalid");
+        let bad_size = Manifest {
+            size: 8000,
+            ..sample()
+        };
+        assert_eq!(bad_size.check().unwrap_err().code, "manifest.invalid");
+        assert_eq!(
+            Manifest::parse("{\"file\": 3}").unwrap_err().code,
+            "manifest.invalid"
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! The functions `js/worker.js` calls, one [`Session`] per worker.
+//!
+//! Arguments and results cross as plain JS values; every failure is the
+//! structured `{code, message, position?, location?}` object. A panic
+//! (there should be none) is logged by console_error_panic_hook and
+//! announced as a `gitsense-panic` event on the worker's global scope, so
+//! the worker can report a clean error instead of dying silently.
+
+use super::host::{error_to_js, to_js};
+use super::session::Session;
+use super::storage::StoragePref;
+use crate::error::Error;
+use js_sys::Function;
+use serde::Deserialize;
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+
+thread_local! {
+    static SESSION: RefCell<Option<Rc<Session>>> = const { RefCell::new(None) };
+}
+
+#[wasm_bindgen(inline_js = "export function announcePanic(message) {
+  const g = globalThis;
+  if (typeof g.dispatchEvent === 'function' && typeof CustomEvent === 'function') {
+    g.dispatchEvent(new CustomEvent('gitsense-panic', { detail: message }));
+  }
+}")]
+extern "C" {
+    #[wasm_bindgen(js_name = announcePanic)]
+    fn announce_panic(message: &str);
+}
+
+#[wasm_bindgen(start)]
+fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        announce_panic(&info.to_string());
+    }));
+}
+
+fn js(e: Error) -> JsValue {
+    error_to_js(&e)
+}
+
+fn session() -> Result<Rc<Session>, JsValue> {
+    SESSION.with(|s| s.borrow().clone()).ok_or_else(|| {
+        js(Error::new(
+            "engine.closed",
+            "no index is open in this worker",
+        ))
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OpenOptions {
+    manifest_url: String,
+    #[serde(default)]
+    storage: StoragePref,
+}
+
+/// Opens the index (see [`Session::open`]); resolves with `info()`.
+#[wasm_bindgen(js_name = sessionOpen)]
+pub async fn session_open(
+    options: JsValue,
+    on_progress: Option<Function>,
+) -> Result<JsValue, JsValue> {
+    let opts: OpenOptions = serde_wasm_bindgen::from_value(options).map_err(|e| {
+        js(Error::new(
+            "options.invalid",
+            format!("bad open options: {e} (expects {{manifestUrl, storage: 'auto'|'opfs'|'indexeddb'|'memory'}})"),
+        ))
+    })?;
+    if SESSION.with(|s| s.borrow().is_some()) {
+        return Err(js(Error::new(
+            "engine.already_open",
+            "this worker already has an open index",
+        )));
+    }
+    let s = Session::open(&opts.manifest_url, opts.storage, on_progress.as_ref())
+        .await
+        .map_err(js)?;
+    let info = s.info().map_err(js)?;
+    SESSION.with(|slot| *slot.borrow_mut() = Some(Rc::new(s)));
+    Ok(to_js(&info))
+}
+
+/// Runs a query; returns the results object as JSON text.
+#[wasm_bindgen(js_name = sessionSearch)]
+pub fn session_search(query: &str, options_json: &str) -> Result<String, JsValue> {
+    session()?.search(query, options_json).map_err(js)
+}
+
+#[wasm_bindgen(js_name = sessionInfo)]
+pub fn session_info() -> Result<JsValue, JsValue> {
+    Ok(to_js(&session()?.info().map_err(js)?))
+}
+
+/// Checks the manifest and swaps in a changed index.
+#[wasm_bindgen(js_name = sessionUpdate)]
+pub async fn session_update(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
+    let s = session()?;
+    let status = s.update(on_progress.as_ref()).await.map_err(js)?;
+    Ok(to_js(&status))
+}
+
+/// Names of the index files in storage.
+#[wasm_bindgen(js_name = sessionStoredFiles)]
+pub async fn session_stored_files() -> Result<JsValue, JsValue> {
+    let s = session()?;
+    Ok(to_js(&s.stored_files().await.map_err(js)?))
+}
+
+/// Closes the index and releases storage; a no-op when nothing is open.
+#[wasm_bindgen(js_name = sessionClose)]
+pub fn session_close() {
+    if let Some(s) = SESSION.with(|slot| slot.borrow_mut().take()) {
+        s.close();
+    }
+}
+
+/// The query language's filters and directives, for help screens:
+/// `{filters: [{name, targets, values, example, help}], directives:
+/// [{name, example, values, help}]}`.
+#[wasm_bindgen(js_name = syntaxGuide)]
+pub fn syntax_guide() -> JsValue {
+    use crate::query::syntax::{directive_values, DIRECTIVES, FILTERS};
+    let filters: Vec<_> = FILTERS
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "name": f.name,
+                "targets": f.targets,
+                "values": f.values,
+                "example": f.example,
+                "help": f.help,
+            })
+        })
+        .collect();
+    let directives: Vec<_> = DIRECTIVES
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "name": d.name,
+                "example": d.example,
+                "values": directive_values(d.name),
+                "help": d.help,
+            })
+        })
+        .collect();
+    to_js(&serde_json::json!({ "filters": filters, "directives": directives }))
+}
+
+/// Removes every stored index (see [`super::storage::clear_all`]).
+#[wasm_bindgen(js_name = storageClear)]
+pub async fn storage_clear() -> Result<(), JsValue> {
+    super::storage::clear_all().await.map_err(js)
+}
+
+/// Panics on purpose: lets the tests check that a panic becomes a clean
+/// error (`internal.panic`) rather than a silently dead worker.
+#[wasm_bindgen(js_name = panicForTests)]
+pub fn panic_for_tests() {
+    panic!("deliberate panic requested by a test");
+}

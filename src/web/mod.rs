@@ -1,0 +1,22 @@
+//! The browser module (wasm32 only): the engine in a dedicated Web Worker,
+//! fed from a published index kept in browser storage.
+//!
+//! In: a manifest URL (see [`crate::publish`]) and queries. Out: the
+//! results object as JSON text, identical to the native CLI's, and
+//! structured errors. Pieces:
+//! - [`api`]: the functions `js/worker.js` calls (one session per worker),
+//! - [`session`]: open from storage or download, update and swap, search,
+//! - [`storage`]: OPFS, IndexedDB and memory backends behind one interface,
+//! - [`host`]: bindings to JS (`js/net.js` downloads, `js/storage.js`,
+//!   `performance.now`) and JS ⇄ [`crate::Error`] conversion.
+//!
+//! The JavaScript side lives in `js/`: `index.js` (the `GitSenseSearch`
+//! API on the page, which starts the worker), `worker.js`, and the
+//! TypeScript declarations; `build.sh` assembles them with the
+//! wasm-bindgen output into `pkg/`.
+#![cfg(target_arch = "wasm32")]
+
+pub mod api;
+pub mod host;
+pub mod session;
+pub mod storage;

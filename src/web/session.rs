@@ -1,0 +1,429 @@
+//! One open index in the browser: storage, the engine over the current
+//! index, and the update protocol against a published manifest.
+//!
+//! - [`Session::open`] picks a storage backend, opens the newest stored
+//!   index without touching the network, and downloads (manifest → index →
+//!   size and SHA-256 check → store → open → revision check) only when
+//!   nothing usable is stored.
+//! - [`Session::update`] makes one manifest request (none when the browser
+//!   is offline). A changed manifest downloads the new index into a new
+//!   file while the current one keeps answering; only a verified index is
+//!   swapped in, then the old file is removed. A failed download leaves the
+//!   current index and storage as they were.
+//! - [`Session::search`] answers with the results object as JSON text,
+//!   byte for byte what the native CLI prints.
+
+use super::host::{self, js_error, now_ms, report, to_js};
+use super::storage::{newest, Storage, StorageKind, StoragePref, StoredIndex};
+use crate::error::{Error, Result};
+use crate::index::IndexInfo;
+use crate::publish::Manifest;
+use crate::search::Engine;
+use js_sys::{Function, Uint8Array};
+use serde::Serialize;
+use std::cell::{Cell, RefCell};
+use wasm_bindgen::JsCast;
+
+/// How `open` got its index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Opened from storage, no network needed.
+    Stored,
+    /// Downloaded during this session.
+    Downloaded,
+}
+
+/// What an update check did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateStatus {
+    /// `current` (the manifest names the index in use), `updated` (a new
+    /// index was downloaded and swapped in) or `offline` (no manifest could
+    /// be fetched; the stored index keeps answering).
+    pub status: &'static str,
+    pub revision: String,
+    /// Why the check was skipped, for `offline`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Milliseconds spent in each stage, for `info().timings`.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timings {
+    pub storage_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manifest_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub download_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_ms: Option<f64>,
+    pub open_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_search_ms: Option<f64>,
+}
+
+/// What `engine.info()` returns.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    pub storage: StorageKind,
+    pub storage_reason: String,
+    pub source: Source,
+    pub manifest_url: String,
+    pub file: String,
+    pub sha256: String,
+    pub index: IndexInfo,
+    pub size_bytes: u64,
+    /// Bytes downloaded during this session (compressed, on the wire).
+    pub downloaded_bytes: u64,
+    pub online: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_update: Option<UpdateStatus>,
+    pub timings: Timings,
+}
+
+struct Current {
+    engine: Engine,
+    stored: StoredIndex,
+}
+
+pub struct Session {
+    storage: Storage,
+    storage_reason: String,
+    manifest_url: String,
+    source: Source,
+    current: RefCell<Option<Current>>,
+    downloaded_bytes: Cell<u64>,
+    last_update: RefCell<Option<UpdateStatus>>,
+    timings: RefCell<Timings>,
+    /// Set while an update downloads, so two never run at once.
+    updating: Cell<bool>,
+}
+
+fn closed() -> Error {
+    Error::new("engine.closed", "the search engine has been closed")
+}
+
+fn open_engine(conn: rusqlite::Connection) -> Result<Engine> {
+    let mut engine = Engine::from_connection(conn)?;
+    engine.set_clock(now_ms);
+    Ok(engine)
+}
+
+/// A verified download, not yet stored.
+struct Download {
+    manifest: Manifest,
+    bytes: Uint8Array,
+}
+
+async fn fetch_manifest(url: &str) -> Result<Manifest> {
+    let text = host::fetch_text(url)
+        .await
+        .map_err(|e| js_error(&e, "network.failed", "fetching the manifest"))?;
+    Manifest::parse(&text.as_string().unwrap_or_default())
+}
+
+impl Session {
+    /// Opens the index published at `manifest_url`, from storage when a
+    /// usable copy is there, else by downloading it.
+    pub async fn open(
+        manifest_url: &str,
+        pref: StoragePref,
+        on_progress: Option<&Function>,
+    ) -> Result<Session> {
+        let t0 = now_ms();
+        let (storage, storage_reason) = Storage::select(pref, manifest_url).await?;
+        let mut timings = Timings {
+            storage_ms: now_ms() - t0,
+            ..Timings::default()
+        };
+        // The newest stored index, if it opens; one that does not (a format
+        // this build cannot read) is removed and downloaded again.
+        let mut opened = None;
+        let mut stored = storage.list().await?;
+        while let Some(idx) = newest(stored.iter().cloned()) {
+            let t = now_ms();
+            match storage.open(&idx).await.and_then(open_engine) {
+                Ok(engine) => {
+                    timings.open_ms = now_ms() - t;
+                    opened = Some(Current {
+                        engine,
+                        stored: idx,
+                    });
+                    break;
+                }
+                Err(e) if e.code.starts_with("index.") => {
+                    storage.remove(&idx).await?;
+                    stored.retain(|i| i != &idx);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let mut session = Session {
+            storage,
+            storage_reason,
+            manifest_url: manifest_url.to_string(),
+            source: Source::Stored,
+            current: RefCell::new(None),
+            downloaded_bytes: Cell::new(0),
+            last_update: RefCell::new(None),
+            timings: RefCell::new(timings),
+            updating: Cell::new(false),
+        };
+        match opened {
+            Some(cur) => {
+                // Older leftovers (an interrupted swap) are not needed.
+                for old in stored.iter().filter(|i| **i != cur.stored) {
+                    session.storage.remove(old).await?;
+                }
+                *session.current.borrow_mut() = Some(cur);
+            }
+            None => {
+                if !host::is_online() {
+                    return Err(Error::new(
+                        "network.offline",
+                        "the browser is offline and no index is stored yet",
+                    ));
+                }
+                let t = now_ms();
+                let manifest = fetch_manifest(manifest_url).await?;
+                session.timings.borrow_mut().manifest_ms = Some(now_ms() - t);
+                report(on_progress, "manifest", 1.0, 1.0);
+                let download = session.download(manifest, on_progress).await?;
+                let cur = session.install(download, on_progress).await?;
+                *session.current.borrow_mut() = Some(cur);
+                session.source = Source::Downloaded;
+            }
+        }
+        report(on_progress, "ready", 1.0, 1.0);
+        Ok(session)
+    }
+
+    /// Downloads and verifies the index a manifest names.
+    async fn download(
+        &self,
+        manifest: Manifest,
+        on_progress: Option<&Function>,
+    ) -> Result<Download> {
+        let url = host::resolve_url(&manifest.file, &self.manifest_url)
+            .map_err(|e| js_error(&e, "manifest.invalid", "resolving the index URL"))?;
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Expect<'a> {
+            size: u64,
+            compressed_size: u64,
+            compression: &'a str,
+        }
+        let expect = to_js(&Expect {
+            size: manifest.size,
+            compressed_size: manifest.compressed_size,
+            compression: &manifest.compression,
+        });
+        let t = now_ms();
+        let bytes: Uint8Array = host::download_index(&url, expect, on_progress.cloned())
+            .await
+            .map_err(|e| js_error(&e, "network.failed", "downloading the index"))?
+            .unchecked_into();
+        self.timings.borrow_mut().download_ms = Some(now_ms() - t);
+        self.downloaded_bytes
+            .set(self.downloaded_bytes.get() + manifest.compressed_size);
+
+        let t = now_ms();
+        report(on_progress, "verify", 0.0, manifest.size as f64);
+        let sha = host::sha256_hex(&bytes)
+            .await
+            .map_err(|e| js_error(&e, "download.verify_failed", "hashing the index"))?
+            .as_string()
+            .unwrap_or_default();
+        if sha != manifest.sha256 {
+            return Err(Error::new(
+                "download.checksum_mismatch",
+                format!(
+                    "the downloaded index has SHA-256 {sha} but the manifest announces {}; \
+                     it was not stored",
+                    manifest.sha256
+                ),
+            ));
+        }
+        self.timings.borrow_mut().verify_ms = Some(now_ms() - t);
+        report(
+            on_progress,
+            "verify",
+            manifest.size as f64,
+            manifest.size as f64,
+        );
+        Ok(Download { manifest, bytes })
+    }
+
+    /// Stores a verified download as a new file and opens it; checks that
+    /// the index is the format and revision the manifest announced. On any
+    /// failure the new file is removed again.
+    async fn install(&self, d: Download, on_progress: Option<&Function>) -> Result<Current> {
+        let t = now_ms();
+        report(on_progress, "store", 0.0, d.manifest.size as f64);
+        let stored = self.storage.store(&d.manifest.sha256, &d.bytes).await?;
+        self.timings.borrow_mut().store_ms = Some(now_ms() - t);
+        report(
+            on_progress,
+            "store",
+            d.manifest.size as f64,
+            d.manifest.size as f64,
+        );
+        let t = now_ms();
+        let opened = self
+            .storage
+            .open(&stored)
+            .await
+            .and_then(open_engine)
+            .and_then(|engine| {
+                let info = engine.info();
+                if info.revision != d.manifest.revision {
+                    return Err(Error::new(
+                        "download.revision_mismatch",
+                        format!(
+                        "the downloaded index has corpus revision {} but the manifest announces {}",
+                        info.revision, d.manifest.revision
+                    ),
+                    ));
+                }
+                Ok(engine)
+            });
+        match opened {
+            Ok(engine) => {
+                self.timings.borrow_mut().open_ms = now_ms() - t;
+                Ok(Current { engine, stored })
+            }
+            Err(e) => {
+                self.storage.remove(&stored).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Checks the manifest and swaps in a changed index (see the module
+    /// docs). Errors leave the current index answering.
+    pub async fn update(&self, on_progress: Option<&Function>) -> Result<UpdateStatus> {
+        if self.updating.replace(true) {
+            return Err(Error::new(
+                "engine.busy",
+                "an update is already in progress",
+            ));
+        }
+        let result = self.update_inner(on_progress).await;
+        self.updating.set(false);
+        if let Ok(status) = &result {
+            *self.last_update.borrow_mut() = Some(status.clone());
+        }
+        result
+    }
+
+    async fn update_inner(&self, on_progress: Option<&Function>) -> Result<UpdateStatus> {
+        let (sha, revision) =
+            self.with_current(|c| (c.stored.sha256.clone(), c.engine.info().revision.clone()))?;
+        let offline = |reason: String| UpdateStatus {
+            status: "offline",
+            revision: revision.clone(),
+            reason: Some(reason),
+        };
+        if !host::is_online() {
+            return Ok(offline("the browser is offline".into()));
+        }
+        let t = now_ms();
+        let manifest = match fetch_manifest(&self.manifest_url).await {
+            Ok(m) => m,
+            Err(e) if e.code == "network.failed" => return Ok(offline(e.message)),
+            Err(e) => return Err(e),
+        };
+        self.timings.borrow_mut().manifest_ms = Some(now_ms() - t);
+        if manifest.sha256 == sha {
+            return Ok(UpdateStatus {
+                status: "current",
+                revision,
+                reason: None,
+            });
+        }
+        let download = self.download(manifest, on_progress).await?;
+        let new = self.install(download, on_progress).await?;
+        let revision = new.engine.info().revision.clone();
+        // The swap: searches see the old engine or the new, never neither.
+        let old = self.current.borrow_mut().replace(new);
+        let Some(old) = old else {
+            // Closed while downloading: keep nothing open.
+            let new = self.current.borrow_mut().take();
+            if let Some(new) = new {
+                drop(new.engine);
+                self.storage.remove(&new.stored).await?;
+            }
+            return Err(closed());
+        };
+        drop(old.engine);
+        self.storage.remove(&old.stored).await?;
+        report(on_progress, "ready", 1.0, 1.0);
+        Ok(UpdateStatus {
+            status: "updated",
+            revision,
+            reason: None,
+        })
+    }
+
+    fn with_current<T>(&self, f: impl FnOnce(&Current) -> T) -> Result<T> {
+        self.current.borrow().as_ref().map(f).ok_or_else(closed)
+    }
+
+    /// Runs a query; `options_json` holds [`crate::SearchOptions`].
+    pub fn search(&self, query: &str, options_json: &str) -> Result<String> {
+        let t = now_ms();
+        let out = self.with_current(|c| c.engine.search_json(query, options_json))?;
+        self.timings.borrow_mut().last_search_ms = Some(now_ms() - t);
+        out
+    }
+
+    pub fn info(&self) -> Result<SessionInfo> {
+        let (index, stored) = self.with_current(|c| (c.engine.info().clone(), c.stored.clone()))?;
+        Ok(SessionInfo {
+            storage: self.storage.kind(),
+            storage_reason: self.storage_reason.clone(),
+            source: self.source,
+            manifest_url: self.manifest_url.clone(),
+            file: stored.name,
+            sha256: stored.sha256,
+            size_bytes: index.size_bytes(),
+            index,
+            downloaded_bytes: self.downloaded_bytes.get(),
+            online: host::is_online(),
+            last_update: self.last_update.borrow().clone(),
+            timings: self.timings.borrow().clone(),
+        })
+    }
+
+    /// Names of the indexes in storage (for tests and diagnostics).
+    pub async fn stored_files(&self) -> Result<Vec<String>> {
+        Ok(self
+            .storage
+            .list()
+            .await?
+            .into_iter()
+            .map(|i| i.name)
+            .collect())
+    }
+
+    pub fn source(&self) -> Source {
+        self.source
+    }
+
+    /// Closes the index and releases the storage.
+    pub fn close(&self) {
+        self.current.borrow_mut().take();
+        self.storage.release();
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

@@ -1,0 +1,293 @@
+// The JS API (pkg/index.js) in headless Chromium: results identical to the
+// native CLI, updates and swaps, corrupt downloads, storage fallbacks, two
+// tabs, offline, errors and crashes.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX, ROOT } from './harness.mjs';
+
+let site;
+before(async () => {
+  site = await setup();
+});
+after(async () => {
+  await site.close();
+});
+
+/** Fresh page on an empty origin storage. */
+async function freshPage() {
+  const page = await site.blank();
+  // A closed page's worker may hold the OPFS pool for a moment longer.
+  const result = await page.evaluate(async () => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    for (let i = 0; ; i++) {
+      try {
+        await GitSenseSearch.clear();
+        return 'ok';
+      } catch (e) {
+        if (e.code !== 'storage.busy' || i === 20) return e.toJSON();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  });
+  assert.equal(result, 'ok');
+  return page;
+}
+
+const QUERIES = [
+  ['payment', {}],
+  ['payment', { perPage: 3, page: 2 }],
+  ['stripe lang:js', {}],
+  ['"form validation"', { highlight: 'raw' }],
+  ['in:chats payment', {}],
+  ['auth* -test msg-type:git-blob', { includeContent: false }],
+  ['msg-type:regular', { perPage: 5 }],
+  ['payment OR checkout', { maxTokens: 400 }],
+  ['nothing-matches-this-zzzz', {}],
+];
+
+function cliArgs(query, o) {
+  const args = ['search', SAMPLE_INDEX, query, '--format', 'json'];
+  if (o.perPage) args.push('--per-page', String(o.perPage));
+  if (o.page) args.push('--page', String(o.page));
+  if (o.highlight) args.push('--highlight', o.highlight);
+  if (o.includeContent === false) args.push('--no-content');
+  if (o.maxTokens) args.push('--max-tokens', String(o.maxTokens));
+  return args;
+}
+
+test('the JS API returns the native CLI JSON byte for byte', async () => {
+  const page = await freshPage();
+  await openEngine(page);
+  for (const [query, options] of QUERIES) {
+    const expected = cli(...cliArgs(query, options)).replace(/\n$/, '');
+    const { value: json } = await call(page, 'searchJson', query, options);
+    assert.equal(json, expected, `${query} ${JSON.stringify(options)}`);
+    const { value: object } = await call(page, 'search', query, options);
+    assert.deepEqual(object, JSON.parse(expected));
+  }
+  await closePage(page);
+});
+
+test('every key of real results is declared in results.d.ts', async () => {
+  const dts = fs.readFileSync(path.join(ROOT, 'src/web/js/results.d.ts'), 'utf8');
+  const declared = new Set([...dts.matchAll(/^\s+([A-Za-z_]+)\??:/gm)].map((m) => m[1]));
+  const prefixes = [...dts.matchAll(/\[meta: `([a-z_]+)\$\{string\}`\]/g)].map((m) => m[1]);
+  assert.ok(prefixes.length === 3, 'meta index signatures are declared');
+  const check = (obj, where) => {
+    for (const [k, v] of Object.entries(obj)) {
+      if (!declared.has(k) && !prefixes.some((p) => k.startsWith(p))) assert.fail(`${where}.${k} is not declared in results.d.ts`);
+      if (v && typeof v === 'object' && !Array.isArray(v) && !k.endsWith('_header') && !k.includes('_meta_') && k !== 'skippedTargets') {
+        check(v, `${where}.${k}`);
+      }
+    }
+  };
+  for (const [query, options] of [...QUERIES, ['payment', { trace: true }], ['hostile payload', {}]]) {
+    const index = query === 'hostile payload' ? HOSTILE_INDEX : SAMPLE_INDEX;
+    const args = cliArgs(query, options);
+    args[1] = index;
+    if (options.trace) args.push('--trace');
+    const r = JSON.parse(cli(...args));
+    check(r, 'results');
+    for (const list of Object.values(r.results)) for (const item of list) check(item, item.source_type);
+  }
+});
+
+test('a changed manifest swaps in the new index and removes the old file', async () => {
+  const page = await freshPage();
+  const before = await openEngine(page);
+  const oldRevision = before.index.revision;
+  assert.equal((await call(page, 'update')).value.status, 'current');
+  const m = publish(site, HOSTILE_INDEX);
+  assert.notEqual(m.revision, oldRevision);
+  const { value: status } = await call(page, 'update');
+  assert.equal(status.status, 'updated');
+  assert.equal(status.revision, m.revision);
+  const { value: r } = await call(page, 'search', 'hostile payload', {});
+  assert.ok(r.totalResultsReturned > 0);
+  assert.equal(r.searchCriteria.indexRevision, m.revision);
+  const { value: files } = await call(page, 'storedFiles');
+  assert.equal(files.length, 1);
+  assert.ok(files[0].includes(m.sha256));
+  await closePage(page);
+
+  // A later visit answers from the new index at once, and the background
+  // check (one manifest request) reports 'current'.
+  site.server.reset();
+  const again = await site.blank();
+  const info = await openEngine(again);
+  assert.equal(info.source, 'stored');
+  assert.equal(info.index.revision, m.revision);
+  await again.waitForFunction(() => window.engineEvents.length > 0);
+  assert.deepEqual(await again.evaluate(() => window.engineEvents.map((e) => [e.type, e.detail.status])), [['update', 'current']]);
+  const byPath = site.server.stats().byPath;
+  assert.equal(byPath['/data/manifest.json'], 1);
+  assert.equal(Object.keys(byPath).filter((p) => p.endsWith('.gz')).length, 0, JSON.stringify(byPath));
+  await closePage(again);
+  publish(site, SAMPLE_INDEX);
+});
+
+test('a corrupt download keeps the old index, now and after a reload', async () => {
+  const page = await freshPage();
+  const info = await openEngine(page);
+  const good = info.index.revision;
+  const answer = (await call(page, 'searchJson', 'payment', {})).value;
+  const manifestPath = path.join(site.root, 'data/manifest.json');
+  const goodManifest = fs.readFileSync(manifestPath, 'utf8');
+
+  // A new publish whose file is damaged on the server.
+  const m = publish(site, HOSTILE_INDEX, 'data');
+  const gz = path.join(site.root, 'data', m.file);
+  const bytes = fs.readFileSync(gz);
+  const cases = [
+    ['truncated', () => fs.writeFileSync(gz, bytes.subarray(0, bytes.length >> 1)), /^download\.(truncated|corrupt)$/],
+    ['bit flip', () => {
+      const b = Buffer.from(bytes);
+      b[b.length >> 1] ^= 0xff;
+      fs.writeFileSync(gz, b);
+    }, /^download\.(corrupt|checksum_mismatch|truncated|too_large)$/],
+    ['wrong checksum', () => {
+      fs.writeFileSync(gz, bytes);
+      fs.writeFileSync(manifestPath, JSON.stringify({ ...m, sha256: 'f'.repeat(64) }));
+    }, /^download\.checksum_mismatch$/],
+  ];
+  for (const [what, damage, code] of cases) {
+    damage();
+    const { error } = await call(page, 'update');
+    assert.ok(error, `${what}: update must fail`);
+    assert.match(error.code, code, `${what}: ${error.message}`);
+    assert.equal(typeof error.message, 'string');
+    assert.equal((await call(page, 'searchJson', 'payment', {})).value, answer, what);
+    assert.equal((await call(page, 'info')).value.index.revision, good, what);
+    assert.equal((await call(page, 'storedFiles')).value.length, 1, what);
+  }
+  await page.reload();
+  const reopened = await openEngine(page);
+  assert.equal(reopened.index.revision, good);
+  assert.equal(reopened.source, 'stored');
+  await page.waitForFunction(() => window.engineEvents.length > 0);
+  const [event] = await page.evaluate(() => window.engineEvents);
+  assert.equal(event.type, 'updateerror');
+  assert.equal(event.detail.code, 'download.checksum_mismatch');
+  assert.equal((await call(page, 'searchJson', 'payment', {})).value, answer);
+  await closePage(page);
+  fs.writeFileSync(manifestPath, goodManifest);
+});
+
+test('the IndexedDB fallback answers and keeps the index across reloads', async () => {
+  const page = await freshPage();
+  const info = await openEngine(page, { storage: 'indexeddb' });
+  assert.equal(info.storage, 'indexeddb');
+  assert.equal(info.source, 'downloaded');
+  const answer = (await call(page, 'searchJson', 'payment', {})).value;
+  site.server.options.block = ['/data/'];
+  await page.reload();
+  const again = await openEngine(page, { storage: 'indexeddb' });
+  assert.equal(again.source, 'stored');
+  assert.equal((await call(page, 'searchJson', 'payment', {})).value, answer);
+  site.server.options.block = [];
+  await closePage(page);
+});
+
+test('the memory fallback answers', async () => {
+  const page = await freshPage();
+  const info = await openEngine(page, { storage: 'memory' });
+  assert.equal(info.storage, 'memory');
+  assert.match(info.storageReason, /memory/);
+  const { value } = await call(page, 'search', 'payment', { perPage: 2 });
+  assert.ok(value.totalResultsReturned > 0);
+  await closePage(page);
+});
+
+test('two tabs open at once both answer (the second falls back to IndexedDB)', async () => {
+  const first = await freshPage();
+  const a = await openEngine(first);
+  assert.equal(a.storage, 'opfs');
+  const second = await site.blank();
+  const b = await openEngine(second);
+  assert.equal(b.storage, 'indexeddb');
+  assert.match(b.storageReason, /OPFS/);
+  const ra = (await call(first, 'searchJson', 'payment', {})).value;
+  const rb = (await call(second, 'searchJson', 'payment', {})).value;
+  assert.ok(JSON.parse(ra).totalResultsReturned > 0);
+  assert.equal(ra, rb);
+  await closePage(second);
+  await closePage(first);
+});
+
+test('offline, an update check makes no request and the index keeps answering', async () => {
+  const page = await freshPage();
+  await openEngine(page);
+  site.server.reset();
+  await site.context.setOffline(true);
+  try {
+    const { value: status } = await call(page, 'update');
+    assert.equal(status.status, 'offline');
+    assert.equal(site.server.stats().total, 0);
+    assert.ok((await call(page, 'search', 'payment', {})).value.totalResultsReturned > 0);
+    assert.equal((await call(page, 'info')).value.online, false);
+  } finally {
+    await site.context.setOffline(false);
+  }
+  await closePage(page);
+});
+
+test('errors are structured { code, message, position }', async () => {
+  const page = await freshPage();
+  await openEngine(page);
+  const { error } = await call(page, 'search', 'payment "unbalanced', {});
+  assert.deepEqual(Object.keys(error).sort(), ['code', 'message', 'position']);
+  assert.equal(error.code, 'query.unbalanced_quote');
+  assert.equal(error.position, 8);
+  assert.equal((await call(page, 'search', 'payment', { perPge: 1 })).error.code, 'options.invalid');
+  assert.equal((await call(page, 'search', 42)).error.code, 'options.invalid');
+  const openError = (options) =>
+    page.evaluate((o) => window.GitSenseSearch.open(o).then(() => null, (e) => e.toJSON()), options);
+  assert.equal((await openError({ manifestUrl: '/nope/manifest.json', storage: 'memory' })).code, 'network.http_status');
+  assert.equal((await openError({ manifestUrl: '/data/manifest.json', storage: 'floppy' })).code, 'options.invalid');
+  assert.equal((await openError({})).code, 'options.invalid');
+  await closePage(page);
+});
+
+test('a panic in the engine becomes a clean error, not a silent dead worker', async () => {
+  const page = await freshPage();
+  await openEngine(page, { storage: 'memory' });
+  const result = await page.evaluate(async () => {
+    const errorEvent = new Promise((resolve) => window.engine.addEventListener('error', (e) => resolve(e.detail.toJSON())));
+    let thrown;
+    try {
+      await window.engine._panicForTests();
+    } catch (e) {
+      thrown = e.toJSON();
+    }
+    let after;
+    try {
+      await window.engine.search('payment');
+    } catch (e) {
+      after = e.toJSON();
+    }
+    return { thrown, event: await errorEvent, after };
+  });
+  assert.equal(result.thrown.code, 'internal.panic');
+  assert.match(result.thrown.message, /deliberate panic/);
+  assert.equal(result.event.code, 'internal.panic');
+  assert.equal(result.after.code, 'internal.panic');
+  await closePage(page);
+});
+
+test('clear() removes stored indexes, and refuses while an engine holds them', async () => {
+  const page = await freshPage();
+  await openEngine(page);
+  const busy = await page.evaluate(() => window.GitSenseSearch.clear().then(() => null, (e) => e.toJSON()));
+  assert.equal(busy.code, 'storage.busy');
+  await call(page, 'close');
+  const cleared = await page.evaluate(() => window.GitSenseSearch.clear().then(() => 'ok', (e) => e.toJSON()));
+  assert.equal(cleared, 'ok');
+  site.server.reset();
+  const info = await openEngine(page);
+  assert.equal(info.source, 'downloaded');
+  assert.ok(Object.keys(site.server.stats().byPath).some((p) => p.endsWith('.gsx.gz')));
+  await closePage(page);
+});

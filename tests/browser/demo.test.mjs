@@ -1,0 +1,159 @@
+// The demo page (www/) in headless Chromium: first visit, offline reload,
+// keyboard, paging, help, errors, another published index, and hostile
+// index content rendered as text. Screenshots go to target/screenshots/.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, publish, demoReady, closePage, screenshotPath, HOSTILE_INDEX } from './harness.mjs';
+
+let site;
+before(async () => {
+  site = await setup();
+  publish(site, HOSTILE_INDEX, 'hostile');
+});
+after(async () => {
+  await site.close();
+});
+
+const resultTypes = (page) => page.$$eval('#results .result', (els) => els.map((e) => e.dataset.sourceType));
+
+test('first visit shows download progress, stores the index and answers', async () => {
+  // Slow the download down enough to see the progress bar.
+  site.server.options.bandwidth = 1_500_000;
+  site.server.reset();
+  const page = await site.page(null);
+  const sawProgress = page.waitForSelector('#download:not([hidden]) progress', { timeout: 30_000 });
+  await page.goto(site.url);
+  await sawProgress;
+  assert.equal(await demoReady(page), 'ready');
+  site.server.options.bandwidth = 0;
+  assert.equal(await page.textContent('#storage-badge'), 'Stored in OPFS');
+  assert.ok(await page.isHidden('#download'));
+  assert.ok(await page.isVisible('#welcome'));
+  assert.ok(Object.keys(site.server.stats().byPath).some((p) => p.endsWith('.gsx.gz')));
+
+  await page.fill('#q', 'payment');
+  await page.waitForSelector('#results .result');
+  const types = await resultTypes(page);
+  assert.ok(types.includes('chat') && types.includes('message'), types.join());
+  assert.ok(types.every((t) => ['chat', 'message', 'code-block'].includes(t)));
+  assert.match(await page.textContent('#summary'), /47 results/);
+  assert.match(await page.textContent('#summary'), /\d+(\.\d)? ms/);
+  // Breadcrumbs from chat_path and highlighted snippets.
+  assert.ok((await page.$$('#results .crumbs li')).length > 3);
+  assert.ok((await page.$$('#results mark')).length > 0);
+  assert.equal(new URL(page.url()).searchParams.get('q'), 'payment');
+  await page.screenshot({ path: screenshotPath('demo-results.png') });
+  await page.click('#help-toggle');
+  await page.waitForSelector('#help-filters dt');
+  assert.match(await page.textContent('#help'), /lang:python,rust/);
+  await page.screenshot({ path: screenshotPath('demo-help.png') });
+  assert.deepEqual(page.errors, []);
+  await closePage(page);
+});
+
+test('a reload with the index server blocked answers from OPFS', async () => {
+  site.server.options.block = ['/data/'];
+  site.server.reset();
+  const page = await site.page('?q=payment');
+  try {
+    assert.equal(await demoReady(page), 'ready');
+    await page.waitForSelector('#results .result');
+    assert.match(await page.textContent('#summary'), /47 results/);
+    assert.equal(await page.textContent('#storage-badge'), 'Stored in OPFS');
+    const info = await page.evaluate(() => window.gitsense.info());
+    assert.equal(info.source, 'stored');
+    // The background check failed: the page says it is offline.
+    await page.waitForSelector('#offline-badge:not([hidden])');
+    const paths = Object.keys(site.server.stats().byPath);
+    assert.ok(!paths.some((p) => p.endsWith('.gz')), paths.join());
+    await page.screenshot({ path: screenshotPath('demo-offline.png') });
+  } finally {
+    site.server.options.block = [];
+  }
+  assert.deepEqual(page.errors, []);
+  await closePage(page);
+});
+
+test('keyboard: / and Ctrl+K focus the box, arrows move through results, Enter expands', async () => {
+  const page = await site.page('?q=payment');
+  await demoReady(page);
+  await page.waitForSelector('#results .result');
+  await page.click('h1, .summary');
+  await page.keyboard.press('/');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'q');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.sourceType), 'chat');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.sourceType), 'message');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-expanded')), 'true');
+  assert.ok(await page.evaluate(() => !document.activeElement.querySelector('.full').hidden));
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'q');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Escape');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'q');
+  await page.evaluate(() => document.activeElement.blur());
+  await page.keyboard.press('Control+k');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'q');
+  await closePage(page);
+});
+
+test('paging moves through the results', async () => {
+  const page = await site.page('?q=payment');
+  await demoReady(page);
+  await page.waitForSelector('#pager:not([hidden])');
+  assert.match(await page.textContent('#page-label'), /Page 1 of \d+/);
+  const first = await page.textContent('#results');
+  await page.click('#next');
+  await page.waitForFunction(() => document.getElementById('page-label').textContent.startsWith('Page 2'));
+  assert.notEqual(await page.textContent('#results'), first);
+  assert.equal(new URL(page.url()).searchParams.get('page'), '2');
+  await page.click('#prev');
+  await page.waitForFunction(() => document.getElementById('page-label').textContent.startsWith('Page 1'));
+  await closePage(page);
+});
+
+test('a bad query shows the structured error with a caret', async () => {
+  const page = await site.page('?q=' + encodeURIComponent('payment "unclosed'));
+  await demoReady(page);
+  await page.waitForSelector('#error:not([hidden])');
+  const text = await page.textContent('#error');
+  assert.match(text, /query\.unbalanced_quote/);
+  assert.match(await page.textContent('#error .caret'), /\n {8}\^$/);
+  await closePage(page);
+});
+
+test('?manifest= loads another published index, and hostile content renders as text', async () => {
+  const page = await site.page('?manifest=' + encodeURIComponent('hostile/manifest.json') + '&q=' + encodeURIComponent('hostile payload'));
+  assert.equal(await demoReady(page), 'ready');
+  await page.waitForSelector('#results .result');
+  const types = await resultTypes(page);
+  assert.ok(types.includes('chat') && types.includes('message') && types.includes('code-block'), types.join());
+  // Expand everything so full texts are in the DOM too.
+  await page.$$eval('#results .result', (els) => els.forEach((e) => e.click()));
+  const dom = await page.evaluate(() => ({
+    injected: document.querySelectorAll('#results img, #results script, #results svg, #results iframe, #results a, #results [onerror], #results [onload]').length,
+    xss: window.__xss ?? null,
+    text: document.getElementById('results').textContent,
+    footer: document.getElementById('footer').textContent,
+  }));
+  assert.equal(dom.injected, 0);
+  assert.equal(dom.xss, null);
+  for (const payload of [
+    `<img src=x onerror="window.__xss='img'">`,
+    `<script>window.__xss='script'</script>`,
+    `<svg onload="window.__xss='svg'"></svg>`,
+    `<a href="javascript:window.__xss='link'">click</a>`,
+  ]) {
+    assert.ok(dom.text.includes(payload), `shown as text: ${payload}`);
+  }
+  await page.screenshot({ path: screenshotPath('demo-hostile.png'), fullPage: true });
+  // Give any handler that slipped through a chance to run.
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => window.__xss ?? null), null);
+  assert.deepEqual(page.errors, []);
+  await closePage(page);
+});

@@ -1,0 +1,143 @@
+// Shared setup for the page-level browser tests: a private copy of the
+// demo site, the test server, headless Chromium through playwright-core,
+// and the native CLI for comparisons.
+
+import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServer } from '../../www/serve.mjs';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const CLI = path.join(ROOT, 'target/release/gitsense-search');
+export const SAMPLE_INDEX = path.join(ROOT, 'target/sample/sample.gsx');
+export const FIXTURES = process.env.GITSENSE_FIXTURES || path.join(ROOT, 'target/fixtures');
+export const HOSTILE_INDEX = path.join(FIXTURES, 'hostile.gsx');
+export const SCREENSHOTS = path.join(ROOT, 'target/screenshots');
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+for (const f of [CLI, SAMPLE_INDEX, HOSTILE_INDEX, path.join(ROOT, 'www/dist/pkg/index.js')]) {
+  if (!fs.existsSync(f)) throw new Error(`${f} is missing: run ./build.sh test (it builds the site and fixtures first)`);
+}
+
+/** Runs the native CLI; returns stdout. */
+export function cli(...args) {
+  return execFileSync(CLI, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
+}
+
+/** Publishes an index into `dir` (relative to the site root) with the CLI. */
+export function publish(site, index, dir = 'data') {
+  cli('publish', index, '--out-dir', path.join(site.root, dir));
+  return JSON.parse(fs.readFileSync(path.join(site.root, dir, 'manifest.json'), 'utf8'));
+}
+
+/**
+ * A private copy of the demo site (page, pkg/, the published sample
+ * index) served by www/serve.mjs, plus a fresh browser profile.
+ */
+export async function setup() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-site-'));
+  fs.cpSync(path.join(ROOT, 'www/dist'), root, { recursive: true });
+  // A blank page on the same origin for API tests (the demo page would
+  // open an engine of its own).
+  fs.writeFileSync(path.join(root, 'blank.html'), '<!doctype html><meta charset="utf-8"><title>blank</title>');
+  const server = await startServer({ root, port: 0 });
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-profile-'));
+  const site = { root, server, url: server.url, profile, context: null };
+  site.launch = async () => {
+    site.context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      viewport: { width: 1200, height: 900 },
+    });
+    return site.context;
+  };
+  site.page = async (pathAndQuery = '') => {
+    const page = await site.context.newPage();
+    page.errors = [];
+    page.on('pageerror', (e) => page.errors.push(e));
+    page.on('dialog', (d) => {
+      page.errors.push(new Error(`unexpected dialog: ${d.message()}`));
+      d.dismiss();
+    });
+    if (pathAndQuery !== null) await page.goto(site.url + pathAndQuery);
+    return page;
+  };
+  /** A blank page of the site, for driving the JS API directly. */
+  site.blank = () => site.page('blank.html');
+  site.close = async () => {
+    if (site.context) await site.context.close();
+    await server.close();
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.rmSync(profile, { recursive: true, force: true });
+  };
+  await site.launch();
+  return site;
+}
+
+/**
+ * Closes a page after navigating away: under automation a closed page's
+ * worker can keep its OPFS handles for half a minute, a navigation ends it
+ * at once (as closing a tab does in a normal browser).
+ */
+export async function closePage(page) {
+  await page.goto('about:blank');
+  await page.close();
+}
+
+/** Waits until the demo page has opened its index (or failed to). */
+export async function demoReady(page) {
+  await page.waitForFunction(() => document.body.dataset.state, null, { timeout: 60_000 });
+  return page.evaluate(() => document.body.dataset.state);
+}
+
+/**
+ * Opens an engine in the page through the JS API; it stays available as
+ * window.engine. Returns its info().
+ */
+export async function openEngine(page, options = {}) {
+  return page.evaluate(async (options) => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    window.GitSenseSearch = GitSenseSearch;
+    window.engineEvents = [];
+    const engine = await GitSenseSearch.open({ manifestUrl: '/data/manifest.json', ...options });
+    for (const type of ['update', 'updateerror', 'error']) {
+      engine.addEventListener(type, (e) => window.engineEvents.push({ type, detail: e.detail && e.detail.toJSON ? e.detail.toJSON() : e.detail }));
+    }
+    window.engine = engine;
+    return engine.info();
+  }, options);
+}
+
+/** engine.<method>(...args) in the page; rejections come back as { error }. */
+export function call(page, method, ...args) {
+  return page.evaluate(
+    async ({ method, args }) => {
+      try {
+        return { value: await window.engine[method](...args) };
+      } catch (e) {
+        return { error: e && e.toJSON ? e.toJSON() : { message: String(e) } };
+      }
+    },
+    { method, args },
+  );
+}
+
+export function screenshotPath(name) {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  return path.join(SCREENSHOTS, name);
+}

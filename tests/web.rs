@@ -1,0 +1,426 @@
+//! The browser engine in a real dedicated worker (headless Chromium via
+//! wasm-bindgen-test-runner): storage backends, downloads, verification,
+//! updates and swaps, errors, and results identical to the native engine.
+//!
+//! Run by `./build.sh test`, which builds the fixtures first:
+//!   GITSENSE_WEB_FIXTURES=target/fixtures CHROMEDRIVER=/usr/bin/chromedriver \
+//!     cargo test --target wasm32-unknown-unknown --no-default-features --test web
+//! The network is a route table (tests/web_helpers.js) so every request is
+//! seen and counted.
+#![cfg(target_arch = "wasm32")]
+
+use gitsense_search::index::IndexInfo;
+use gitsense_search::publish::Manifest;
+use gitsense_search::util::hex;
+use gitsense_search::web::session::{Session, Source};
+use gitsense_search::web::storage::{self, StorageKind, StoragePref};
+use js_sys::Uint8Array;
+use rusqlite::{Connection, OpenFlags};
+use sha2::{Digest, Sha256};
+use sqlite_wasm_rs::vfs::memvfs::MemVfsUtil;
+use sqlite_wasm_rs::vfs::transfer::DbTransfer;
+use sqlite_wasm_rs::vfs::VfsFilesManager;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+const SAMPLE: &[u8] = include_bytes!(concat!(env!("GITSENSE_WEB_FIXTURES"), "/sample.gsx"));
+const HOSTILE: &[u8] = include_bytes!(concat!(env!("GITSENSE_WEB_FIXTURES"), "/hostile.gsx"));
+const EXPECTED: &str = include_str!(concat!(env!("GITSENSE_WEB_FIXTURES"), "/expected.json"));
+
+const SITE: &str = "http://fake.test/site/";
+const OTHER_SITE: &str = "http://fake.test/other/";
+
+#[wasm_bindgen(module = "/tests/web_helpers.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = fakeNetwork)]
+    fn fake_network();
+    fn route(url: &str, body: &JsValue, status: Option<u16>);
+    fn requests() -> JsValue;
+    #[wasm_bindgen(js_name = setOnline)]
+    fn set_online(online: bool);
+    async fn gzip(bytes: &[u8]) -> JsValue;
+}
+
+fn manifest_url(site: &str) -> String {
+    format!("{site}manifest.json")
+}
+
+fn requested() -> Vec<String> {
+    serde_wasm_bindgen::from_value(requests()).unwrap()
+}
+
+/// What the index says about itself, read through a scratch memvfs file.
+fn index_info(bytes: &[u8]) -> IndexInfo {
+    let name = format!("probe-{}.db", hex(&Sha256::digest(bytes)));
+    let util = unsafe {
+        sqlite_wasm_rs::sqlite3_initialize();
+        MemVfsUtil::get().unwrap()
+    };
+    if !util.contains(&name).unwrap() {
+        util.import_db(&name, bytes).unwrap();
+    }
+    let conn =
+        Connection::open_with_flags_and_vfs(&name, OpenFlags::SQLITE_OPEN_READ_ONLY, "memvfs")
+            .unwrap();
+    let info = gitsense_search::index::verify(&conn).unwrap();
+    drop(conn);
+    util.remove(&name).unwrap();
+    info
+}
+
+fn serve_manifest(site: &str, m: &Manifest) {
+    route(
+        &manifest_url(site),
+        &JsValue::from_str(&serde_json::to_string(m).unwrap()),
+        None,
+    );
+}
+
+/// Publishes `bytes` at `site` the way `gitsense-search publish` does
+/// (gzip under a content-addressed name, then the manifest).
+async fn publish(site: &str, bytes: &[u8]) -> (Manifest, Vec<u8>) {
+    let info = index_info(bytes);
+    let sha256 = hex(&Sha256::digest(bytes));
+    let gz = Uint8Array::new(&gzip(bytes).await).to_vec();
+    let file = format!("index-{}.gsx.gz", &sha256[..16]);
+    route(
+        &format!("{site}{file}"),
+        &Uint8Array::from(&gz[..]).into(),
+        None,
+    );
+    let m = Manifest::gzip_of(&info, sha256, file, gz.len() as u64, None);
+    serve_manifest(site, &m);
+    (m, gz)
+}
+
+/// A clean slate: fake network, nothing stored in OPFS or IndexedDB.
+async fn fresh() {
+    fake_network();
+    storage::clear_all().await.unwrap();
+}
+
+async fn open(site: &str, pref: StoragePref) -> Session {
+    Session::open(&manifest_url(site), pref, None)
+        .await
+        .unwrap()
+}
+
+/// The error opening fails with.
+async fn open_err(site: &str, pref: StoragePref) -> gitsense_search::Error {
+    Session::open(&manifest_url(site), pref, None)
+        .await
+        .err()
+        .expect("open should fail")
+}
+
+fn revision_of(s: &Session) -> String {
+    s.info().unwrap().index.revision
+}
+
+#[derive(serde::Deserialize)]
+struct Expected {
+    index: String,
+    query: String,
+    options: String,
+    json: String,
+}
+
+#[wasm_bindgen_test]
+async fn the_browser_engine_answers_byte_for_byte_like_the_native_engine() {
+    fresh().await;
+    publish(SITE, SAMPLE).await;
+    publish(OTHER_SITE, HOSTILE).await;
+    let sample = open(SITE, StoragePref::Memory).await;
+    let hostile = open(OTHER_SITE, StoragePref::Memory).await;
+    let expected: Vec<Expected> = serde_json::from_str(EXPECTED).unwrap();
+    assert!(expected.len() >= 8);
+    for e in &expected {
+        let s = if e.index == "sample" {
+            &sample
+        } else {
+            &hostile
+        };
+        let got = s.search(&e.query, &e.options).unwrap();
+        assert_eq!(got, e.json, "query {:?} options {}", e.query, e.options);
+    }
+}
+
+async fn keeps_the_index_for_the_next_visit(pref: StoragePref, kind: StorageKind) {
+    fresh().await;
+    let (m, _) = publish(SITE, SAMPLE).await;
+    let first = open(SITE, pref).await;
+    let info = first.info().unwrap();
+    assert_eq!(info.storage, kind);
+    assert_eq!(first.source(), Source::Downloaded);
+    assert_eq!(info.sha256, m.sha256);
+    assert_eq!(info.downloaded_bytes, m.compressed_size);
+    let answer = first.search("payment", "{}").unwrap();
+    first.close();
+    drop(first);
+
+    // Next visit, the site unreachable: the stored index answers and
+    // opening made no request at all.
+    fake_network();
+    let second = open(SITE, pref).await;
+    assert_eq!(second.source(), Source::Stored);
+    assert_eq!(second.info().unwrap().storage, kind);
+    assert_eq!(second.search("payment", "{}").unwrap(), answer);
+    assert!(
+        requested().is_empty(),
+        "open made requests: {:?}",
+        requested()
+    );
+
+    // Online but unreachable: one manifest request, status offline.
+    let status = second.update(None).await.unwrap();
+    assert_eq!(status.status, "offline");
+    assert_eq!(requested(), vec![manifest_url(SITE)]);
+
+    // Known offline: no request at all.
+    set_online(false);
+    let status = second.update(None).await.unwrap();
+    assert_eq!(status.status, "offline");
+    assert_eq!(requested().len(), 1);
+    assert_eq!(second.search("payment", "{}").unwrap(), answer);
+}
+
+#[wasm_bindgen_test]
+async fn opfs_keeps_the_index_for_the_next_visit_without_network() {
+    keeps_the_index_for_the_next_visit(StoragePref::Opfs, StorageKind::Opfs).await;
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_keeps_the_index_for_the_next_visit_without_network() {
+    keeps_the_index_for_the_next_visit(StoragePref::IndexedDb, StorageKind::IndexedDb).await;
+}
+
+#[wasm_bindgen_test]
+async fn auto_storage_prefers_opfs_in_a_worker() {
+    fresh().await;
+    publish(SITE, SAMPLE).await;
+    let s = open(SITE, StoragePref::Auto).await;
+    let info = s.info().unwrap();
+    assert_eq!(info.storage, StorageKind::Opfs);
+    assert!(!info.storage_reason.is_empty());
+}
+
+async fn swaps_in_a_changed_index(pref: StoragePref) {
+    fresh().await;
+    let (old, _) = publish(SITE, SAMPLE).await;
+    let s = open(SITE, pref).await;
+    assert_eq!(revision_of(&s), old.revision);
+    assert_eq!(s.update(None).await.unwrap().status, "current");
+
+    let (new, _) = publish(SITE, HOSTILE).await;
+    assert_ne!(new.revision, old.revision);
+    let status = s.update(None).await.unwrap();
+    assert_eq!(status.status, "updated");
+    assert_eq!(status.revision, new.revision);
+    assert_eq!(revision_of(&s), new.revision);
+    let found: serde_json::Value =
+        serde_json::from_str(&s.search("hostile payload", "{}").unwrap()).unwrap();
+    assert!(found["totalResultsReturned"].as_u64().unwrap() > 0);
+    // The old file is gone; only the new one is stored.
+    let files = s.stored_files().await.unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].contains(&new.sha256), "{files:?}");
+    assert_eq!(s.update(None).await.unwrap().status, "current");
+    drop(s);
+
+    // The next visit opens the new index.
+    fake_network();
+    let again = open(SITE, pref).await;
+    assert_eq!(revision_of(&again), new.revision);
+}
+
+#[wasm_bindgen_test]
+async fn a_changed_manifest_swaps_in_the_new_index_in_opfs() {
+    swaps_in_a_changed_index(StoragePref::Opfs).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_changed_manifest_swaps_in_the_new_index_in_indexeddb() {
+    swaps_in_a_changed_index(StoragePref::IndexedDb).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_corrupt_truncated_or_mismatching_download_never_replaces_the_current_index() {
+    fresh().await;
+    let (good, _) = publish(SITE, SAMPLE).await;
+    let s = open(SITE, StoragePref::Opfs).await;
+    let answer = s.search("payment", "{}").unwrap();
+    let stored = s.stored_files().await.unwrap();
+
+    let (hostile, gz) = publish(OTHER_SITE, HOSTILE).await;
+    let file_url = format!("{SITE}{}", hostile.file);
+    let serve = |bytes: &[u8]| route(&file_url, &Uint8Array::from(bytes).into(), None);
+    let mut gzip_magic_garbage = vec![0x1f, 0x8b];
+    gzip_magic_garbage.extend(std::iter::repeat_n(0x55, gz.len() - 2));
+    let smaller = Manifest {
+        size: hostile.size - hostile.page_size,
+        page_count: hostile.page_count - 1,
+        ..hostile.clone()
+    };
+    let cases: Vec<(&str, Manifest, Option<Vec<u8>>, &str)> = vec![
+        (
+            "wrong checksum",
+            Manifest {
+                sha256: "0".repeat(64),
+                ..hostile.clone()
+            },
+            Some(gz.clone()),
+            "download.checksum_mismatch",
+        ),
+        (
+            "truncated",
+            hostile.clone(),
+            Some(gz[..gz.len() / 2].to_vec()),
+            "download.truncated",
+        ),
+        (
+            "not gzip",
+            hostile.clone(),
+            Some(gzip_magic_garbage),
+            "download.corrupt",
+        ),
+        (
+            "larger than announced",
+            smaller,
+            Some(gz.clone()),
+            "download.too_large",
+        ),
+        (
+            "other revision",
+            Manifest {
+                revision: "not-the-revision".into(),
+                ..hostile.clone()
+            },
+            Some(gz.clone()),
+            "download.revision_mismatch",
+        ),
+        ("missing file", hostile.clone(), None, "network.failed"),
+    ];
+    for (what, manifest, body, code) in cases {
+        match &body {
+            Some(b) => serve(b),
+            None => fake_network(),
+        }
+        serve_manifest(SITE, &manifest);
+        let err = s.update(None).await.unwrap_err();
+        assert_eq!(err.code, code, "{what}: {err}");
+        assert_eq!(revision_of(&s), good.revision, "{what}");
+        assert_eq!(s.search("payment", "{}").unwrap(), answer, "{what}");
+        assert_eq!(s.stored_files().await.unwrap(), stored, "{what}");
+    }
+    drop(s);
+    // And the next visit still opens the good index.
+    fake_network();
+    let again = open(SITE, StoragePref::Opfs).await;
+    assert_eq!(revision_of(&again), good.revision);
+}
+
+#[wasm_bindgen_test]
+async fn an_http_error_is_reported_with_its_status() {
+    fresh().await;
+    let (m, _) = publish(SITE, SAMPLE).await;
+    let s = open(SITE, StoragePref::Memory).await;
+    route(&manifest_url(SITE), &JsValue::from_str("gone"), Some(503));
+    let err = s.update(None).await.unwrap_err();
+    assert_eq!(err.code, "network.http_status");
+    assert!(err.message.contains("503"), "{err}");
+    assert_eq!(revision_of(&s), m.revision);
+}
+
+#[wasm_bindgen_test]
+async fn a_manifest_for_another_format_version_is_refused_before_downloading() {
+    fresh().await;
+    let (m, _) = publish(SITE, SAMPLE).await;
+    serve_manifest(
+        SITE,
+        &Manifest {
+            format_version: m.format_version + 1,
+            ..m.clone()
+        },
+    );
+    let err = open_err(SITE, StoragePref::Memory).await;
+    assert_eq!(err.code, "index.version_mismatch");
+    assert_eq!(requested(), vec![manifest_url(SITE)]);
+}
+
+#[wasm_bindgen_test]
+async fn opening_with_nothing_stored_and_no_network_is_a_structured_error() {
+    fresh().await;
+    let err = open_err(SITE, StoragePref::Memory).await;
+    assert_eq!(err.code, "network.failed");
+    set_online(false);
+    let err = open_err(SITE, StoragePref::Memory).await;
+    assert_eq!(err.code, "network.offline");
+    set_online(true);
+    route(&manifest_url(SITE), &JsValue::from_str("{not json"), None);
+    let err = open_err(SITE, StoragePref::Memory).await;
+    assert_eq!(err.code, "manifest.invalid");
+}
+
+#[wasm_bindgen_test]
+async fn bad_queries_and_options_are_structured_errors() {
+    fresh().await;
+    publish(SITE, SAMPLE).await;
+    let s = open(SITE, StoragePref::Memory).await;
+    let err = s.search("payment \"unbalanced", "{}").unwrap_err();
+    assert_eq!(err.code, "query.unbalanced_quote");
+    assert_eq!(err.position, Some(8));
+    let err = s.search("payment", r#"{"perPge": 2}"#).unwrap_err();
+    assert_eq!(err.code, "options.invalid");
+    let err = s.search("payment", "not json").unwrap_err();
+    assert_eq!(err.code, "options.invalid");
+}
+
+#[wasm_bindgen_test]
+async fn indexes_published_at_different_urls_are_kept_apart() {
+    fresh().await;
+    let (a, _) = publish(SITE, SAMPLE).await;
+    let (b, _) = publish(OTHER_SITE, HOSTILE).await;
+    let sa = open(SITE, StoragePref::IndexedDb).await;
+    drop(sa);
+    let sb = open(OTHER_SITE, StoragePref::IndexedDb).await;
+    assert_eq!(sb.source(), Source::Downloaded);
+    assert_eq!(revision_of(&sb), b.revision);
+    drop(sb);
+    fake_network();
+    assert_eq!(
+        revision_of(&open(SITE, StoragePref::IndexedDb).await),
+        a.revision
+    );
+    assert_eq!(
+        revision_of(&open(OTHER_SITE, StoragePref::IndexedDb).await),
+        b.revision
+    );
+}
+
+#[wasm_bindgen_test]
+fn stored_file_names_round_trip_and_keep_sites_apart() {
+    let sha = "ab".repeat(32);
+    let scope = storage::scope_of("https://example.org/search/manifest.json");
+    let i = storage::StoredIndex::new(&scope, 7, &sha, 4096);
+    assert_eq!(i.name, format!("gsx-{scope}-00000007-{sha}.db"));
+    assert_eq!(storage::StoredIndex::parse(&i.name, 4096), Some(i));
+    assert_eq!(storage::StoredIndex::parse("gsx-1-xyz.db", 0), None);
+    let journal = format!("gsx-{scope}-00000001-{sha}.db-journal");
+    assert_eq!(storage::StoredIndex::parse(&journal, 0), None);
+    assert_ne!(
+        scope,
+        storage::scope_of("https://example.org/other/manifest.json")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_closed_session_answers_with_engine_closed() {
+    fresh().await;
+    publish(SITE, SAMPLE).await;
+    let s = open(SITE, StoragePref::Memory).await;
+    s.close();
+    assert_eq!(s.search("payment", "{}").unwrap_err().code, "engine.closed");
+    assert_eq!(s.info().unwrap_err().code, "engine.closed");
+}

@@ -1,0 +1,407 @@
+// The demo page: a search UI over the browser module (pkg/).
+//
+// Index content is untrusted: it is only ever put into the page as text
+// nodes. The engine's HTML snippets (escaped text with <mark>) are parsed
+// into text and <mark> elements here, never assigned as innerHTML.
+
+import { GitSenseSearch } from './pkg/index.js';
+
+const params = new URLSearchParams(location.search);
+const manifestUrl = params.get('manifest') || 'data/manifest.json';
+const PER_PAGE = 10;
+
+const $ = (id) => document.getElementById(id);
+const input = $('q');
+const resultsEl = $('results');
+
+/** Creates an element; `children` are nodes or strings (added as text). */
+function h(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('data-') || k.startsWith('aria-') || k === 'role' || k === 'tabindex' || k === 'title' || k === 'type') {
+      e.setAttribute(k, String(v));
+    } else e[k] = v;
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" };
+const decode = (s) => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e) => ENTITIES[e]);
+
+/** The engine's escaped snippet with <mark> → text nodes and <mark> elements. */
+function snippet(html) {
+  const frag = document.createDocumentFragment();
+  if (!html) return frag;
+  const re = /<mark>([\s\S]*?)<\/mark>/g;
+  let at = 0;
+  for (let m; (m = re.exec(html)); ) {
+    if (m.index > at) frag.append(document.createTextNode(decode(html.slice(at, m.index))));
+    frag.append(h('mark', {}, decode(m[1])));
+    at = re.lastIndex;
+  }
+  if (at < html.length) frag.append(document.createTextNode(decode(html.slice(at))));
+  return frag;
+}
+
+const formatBytes = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : n >= 1e3 ? `${Math.round(n / 1e3)} KB` : `${n} B`);
+const formatMs = (ms) => (ms < 10 ? ms.toFixed(1) : Math.round(ms)) + ' ms';
+const plural = (n, one, many) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
+const formatDate = (iso) => {
+  if (!iso) return null;
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+};
+
+const EXT_LANG = {
+  js: 'javascript', jsx: 'javascript', mjs: 'javascript', ts: 'typescript', tsx: 'typescript', py: 'python',
+  rs: 'rust', go: 'go', rb: 'ruby', java: 'java', c: 'c', h: 'c', cpp: 'cpp', cs: 'csharp', css: 'css',
+  html: 'html', json: 'json', md: 'markdown', sh: 'bash', yml: 'yaml', yaml: 'yaml', sql: 'sql', toml: 'toml',
+};
+function languageOf(r) {
+  if (r.source_type === 'code-block') return r.code_blocks_language || null;
+  const file = r.messages_meta_file_path || r.messages_meta_file_name;
+  if (typeof file !== 'string' || !file.includes('.')) return null;
+  return EXT_LANG[file.split('.').pop().toLowerCase()] || file.split('.').pop().toLowerCase();
+}
+
+function breadcrumbs(path) {
+  if (!path) return null;
+  const parts = path.split(' -> ');
+  return h('nav', { class: 'crumbs', 'aria-label': 'Chat path' },
+    h('ol', {}, parts.map((p, i) => h('li', { 'aria-current': i === parts.length - 1 ? 'location' : undefined }, p))));
+}
+
+function tag(text, cls = '') {
+  return text ? h('span', { class: `tag ${cls}`.trim() }, text) : null;
+}
+
+function metaLine(...items) {
+  const shown = items.filter(Boolean);
+  return shown.length ? h('div', { class: 'meta' }, shown.map((t) => h('span', {}, t))) : null;
+}
+
+function fullText(text, lang) {
+  if (!text) return null;
+  return h('div', { class: 'full', hidden: true },
+    h('pre', { class: 'code' }, h('code', { 'data-language': lang || undefined }, text)));
+}
+
+function chatResult(r) {
+  return h('article', { class: 'result', 'data-source-type': 'chat', tabindex: '-1', 'aria-expanded': 'false' },
+    breadcrumbs(r.chat_path),
+    h('h3', { class: 'title' }, r.chats_name_snippet ? snippet(r.chats_name_snippet) : r.chats_name || `Chat ${r.chats_id}`,
+      tag(r.chats_type)),
+    metaLine(
+      r.chats_meta_git_repo && `repo ${r.chats_meta_git_repo}`,
+      r.cte_chat_message_stats_num_messages != null && plural(r.cte_chat_message_stats_num_messages, 'message', 'messages'),
+      formatDate(r.cte_chat_message_stats_last_updated_at || r.chats_modified_at) && `updated ${formatDate(r.cte_chat_message_stats_last_updated_at || r.chats_modified_at)}`,
+    ));
+}
+
+function messageResult(r) {
+  const lang = languageOf(r);
+  const isCode = r.messages_type === 'git-blob' || !!lang;
+  const crumbs = (r.chat_path || '').split(' -> ');
+  const title = r.messages_meta_file_path || crumbs[crumbs.length - 1] || `Message ${r.messages_id}`;
+  return h('article', { class: 'result', 'data-source-type': 'message', tabindex: '-1', 'aria-expanded': 'false' },
+    breadcrumbs(r.chat_path),
+    h('h3', { class: 'title' }, title, tag(r.messages_role, `role-${r.messages_role}`), tag(r.messages_type), lang && tag(lang, 'lang')),
+    r.messages_meta_purpose ? h('p', { class: 'purpose' }, String(r.messages_meta_purpose)) : null,
+    isCode
+      ? h('pre', { class: 'snippet code' }, h('code', { 'data-language': lang || undefined }, snippet(r.messages_content_snippet)))
+      : h('p', { class: 'snippet' }, snippet(r.messages_content_snippet)),
+    metaLine(
+      r.messages_branch_name && `branch ${r.messages_branch_name}`,
+      r.messages_meta_git_repo && `repo ${r.messages_meta_git_repo}`,
+      formatDate(r.messages_updated_at || r.messages_created_at),
+    ),
+    fullText(r.messages_content, lang));
+}
+
+function codeResult(r) {
+  const lang = languageOf(r);
+  const version = r.code_blocks_major_version != null
+    ? `v${r.code_blocks_major_version}.${r.code_blocks_minor_version ?? 0}.${r.code_blocks_patch_version ?? 0}` : null;
+  return h('article', { class: 'result', 'data-source-type': 'code-block', tabindex: '-1', 'aria-expanded': 'false' },
+    breadcrumbs(r.chat_path),
+    h('h3', { class: 'title' }, r.code_blocks_component || `Code block ${r.code_blocks_uuid.slice(0, 8)}`,
+      lang && tag(lang, 'lang'), tag(version)),
+    h('div', { class: 'codebox' },
+      h('div', { class: 'codebox-head' }, lang || 'code', r.code_blocks_size != null ? ` · ${formatBytes(r.code_blocks_size)}` : ''),
+      h('pre', { class: 'snippet code' }, h('code', { 'data-language': lang || undefined }, snippet(r.code_blocks_content_snippet)))),
+    metaLine(r.code_blocks_branch_name && `branch ${r.code_blocks_branch_name}`, formatDate(r.code_blocks_created_at)),
+    fullText(r.code_blocks_content, lang));
+}
+
+function group(title, count, items, render) {
+  if (!items.length) return null;
+  return h('section', { class: 'group' },
+    h('h2', {}, title, h('span', { class: 'count' }, count.toLocaleString())),
+    items.map(render));
+}
+
+// ---------------------------------------------------------------------------
+
+let engine = null;
+let state = { query: '', page: 1 };
+let searchSeq = 0;
+
+function show(id, visible) {
+  $(id).hidden = !visible;
+}
+
+function notice(text, kind = 'info') {
+  const n = $('notice');
+  n.replaceChildren(text);
+  n.className = `notice notice-${kind}`;
+  n.hidden = !text;
+}
+
+function showError(err, query) {
+  const box = $('error');
+  const parts = [h('strong', {}, err.message || String(err)), ' ', h('code', { class: 'code-name' }, err.code || 'error')];
+  if (query && Number.isInteger(err.position)) {
+    const chars = [...query];
+    parts.push(h('pre', { class: 'caret' }, chars.join(''), '\n', ' '.repeat(Math.min(err.position, chars.length)), '^'));
+  }
+  box.replaceChildren(...parts);
+  box.hidden = false;
+}
+
+function render(res, ms) {
+  const { totalCounts: c, pagination: p } = res;
+  const parts = [
+    h('strong', {}, plural(p.totalResults, 'result', 'results')),
+    ` · ${plural(c.chats, 'chat', 'chats')} · ${plural(c.messages, 'message', 'messages')} · ${plural(c.codeBlocks, 'code block', 'code blocks')}`,
+    h('span', { class: 'timing' }, formatMs(ms)),
+  ];
+  $('summary').replaceChildren(...parts);
+  show('summary', true);
+  const notes = [];
+  if (res.searchCriteria.fallback) notes.push(res.searchCriteria.fallback.reason);
+  if (res.hint) notes.push(res.hint);
+  for (const w of res.searchCriteria.warnings || []) notes.push(w);
+  notice(notes.join(' '), 'info');
+
+  resultsEl.replaceChildren(...[
+    group('Chats', c.chats, res.results.chats, chatResult),
+    group('Messages', c.messages, res.results.messages, messageResult),
+    group('Code blocks', c.codeBlocks, res.results.codeBlocks, codeResult),
+  ].filter(Boolean));
+  if (!res.totalResultsReturned) {
+    resultsEl.replaceChildren(h('p', { class: 'empty' }, p.totalResults ? 'No results on this page.' : 'Nothing matches. Check the spelling, drop a filter, or see the syntax help.'));
+  }
+  $('page-label').textContent = `Page ${p.currentPage} of ${Math.max(1, p.totalPages)}`;
+  $('prev').disabled = p.currentPage <= 1;
+  $('next').disabled = p.currentPage >= p.totalPages;
+  show('pager', p.totalPages > 1);
+}
+
+async function runSearch() {
+  const seq = ++searchSeq;
+  const query = state.query.trim();
+  const url = new URL(location.href);
+  if (query) url.searchParams.set('q', state.query);
+  else url.searchParams.delete('q');
+  if (state.page > 1) url.searchParams.set('page', state.page);
+  else url.searchParams.delete('page');
+  history.replaceState(null, '', url);
+  $('error').hidden = true;
+  if (!query) {
+    resultsEl.replaceChildren();
+    show('summary', false);
+    show('pager', false);
+    notice('');
+    show('welcome', true);
+    return;
+  }
+  show('welcome', false);
+  const t0 = performance.now();
+  try {
+    const res = await engine.search(state.query, { page: state.page, perPage: PER_PAGE });
+    if (seq !== searchSeq) return; // a newer search is under way
+    render(res, performance.now() - t0);
+  } catch (e) {
+    if (seq !== searchSeq) return;
+    resultsEl.replaceChildren();
+    show('summary', false);
+    show('pager', false);
+    notice('');
+    showError(e, state.query);
+  }
+}
+
+let debounce = 0;
+input.addEventListener('input', () => {
+  state = { query: input.value, page: 1 };
+  clearTimeout(debounce);
+  debounce = setTimeout(runSearch, 120);
+});
+$('search-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  clearTimeout(debounce);
+  state = { query: input.value, page: 1 };
+  runSearch();
+});
+$('prev').addEventListener('click', () => {
+  state.page = Math.max(1, state.page - 1);
+  runSearch().then(() => window.scrollTo({ top: 0 }));
+});
+$('next').addEventListener('click', () => {
+  state.page += 1;
+  runSearch().then(() => window.scrollTo({ top: 0 }));
+});
+for (const b of document.querySelectorAll('.examples button')) {
+  b.addEventListener('click', () => {
+    input.value = b.dataset.q;
+    state = { query: input.value, page: 1 };
+    runSearch();
+    input.focus();
+  });
+}
+
+// Results: click or Enter shows the full text.
+function toggle(article) {
+  const full = article.querySelector('.full');
+  if (!full) return;
+  full.hidden = !full.hidden;
+  article.setAttribute('aria-expanded', String(!full.hidden));
+}
+resultsEl.addEventListener('click', (e) => {
+  const article = e.target.closest('.result');
+  if (article && !window.getSelection().toString()) {
+    article.focus();
+    toggle(article);
+  }
+});
+
+// Keys: / or Ctrl/⌘+K focus the box; arrows move through results.
+const results = () => [...resultsEl.querySelectorAll('.result')];
+document.addEventListener('keydown', (e) => {
+  const inBox = document.activeElement === input;
+  const typing = inBox || ['INPUT', 'TEXTAREA'].includes(document.activeElement?.tagName);
+  if ((e.key === 'k' && (e.ctrlKey || e.metaKey)) || (e.key === '/' && !typing)) {
+    e.preventDefault();
+    input.focus();
+    input.select();
+    return;
+  }
+  const list = results();
+  const at = list.indexOf(document.activeElement);
+  if (e.key === 'ArrowDown' && (inBox || at >= 0) && list.length) {
+    e.preventDefault();
+    list[Math.min(at + 1, list.length - 1)].focus();
+  } else if (e.key === 'ArrowUp' && at >= 0) {
+    e.preventDefault();
+    if (at === 0) input.focus();
+    else list[at - 1].focus();
+  } else if (e.key === 'Enter' && at >= 0) {
+    e.preventDefault();
+    toggle(list[at]);
+  } else if (e.key === 'Escape' && at >= 0) {
+    input.focus();
+  }
+});
+
+$('help-toggle').addEventListener('click', () => {
+  const open = $('help').hidden;
+  $('help').hidden = !open;
+  $('help-toggle').setAttribute('aria-expanded', String(open));
+});
+
+async function fillHelp() {
+  const syntax = await engine.syntax();
+  $('help-filters').replaceChildren(...syntax.filters.flatMap((f) => [
+    h('dt', {}, h('code', {}, f.example)),
+    h('dd', {}, f.help),
+  ]));
+  $('help-directives').replaceChildren(...syntax.directives.flatMap((d) => [
+    h('dt', {}, h('code', {}, d.example)),
+    h('dd', {}, `${d.help}: ${d.values}`),
+  ]));
+}
+
+// Status: storage, offline, index facts.
+const STORAGE_NAMES = { opfs: 'Stored in OPFS', indexeddb: 'Stored in IndexedDB', memory: 'In memory only' };
+async function refreshStatus() {
+  const info = await engine.info();
+  const badge = $('storage-badge');
+  badge.textContent = STORAGE_NAMES[info.storage] || info.storage;
+  badge.title = info.storageReason;
+  badge.className = `badge badge-${info.storage}`;
+  badge.hidden = false;
+  const offline = !navigator.onLine || info.lastUpdate?.status === 'offline';
+  $('offline-badge').hidden = !offline;
+  $('offline-badge').title = info.storage === 'memory' ? 'Offline' : 'Offline: answering from the stored index';
+  const i = info.index;
+  $('welcome-stats').textContent = `${plural(i.chats, 'chat', 'chats')}, ${plural(i.messages, 'message', 'messages')} and ${plural(i.codeBlocks, 'code block', 'code blocks')}, searchable in your browser.`;
+  $('footer').replaceChildren(
+    h('span', {}, `Index ${i.revision.slice(0, 8)}`),
+    h('span', {}, `built ${formatDate(i.builtAt)}`),
+    h('span', {}, formatBytes(info.sizeBytes)),
+    h('span', {}, info.source === 'downloaded' ? `downloaded ${formatBytes(info.downloadedBytes)} in ${formatMs(info.timings.downloadMs || 0)}` : 'opened from browser storage'),
+    h('span', {}, 'gitsense-search'),
+  );
+}
+window.addEventListener('online', () => engine && refreshStatus());
+window.addEventListener('offline', () => engine && refreshStatus());
+
+function onProgress(p) {
+  if (p.phase === 'download') {
+    show('download', true);
+    $('download-label').textContent = 'Downloading the search index…';
+    $('download-bytes').textContent = `${formatBytes(p.loaded)} of ${formatBytes(p.total)}`;
+    $('download-progress').max = p.total || 1;
+    $('download-progress').value = p.loaded;
+  } else if (p.phase === 'verify' || p.phase === 'store') {
+    $('download-label').textContent = p.phase === 'verify' ? 'Verifying…' : 'Storing for offline use…';
+  } else if (p.phase === 'ready') {
+    show('download', false);
+  }
+}
+
+async function main() {
+  try {
+    engine = await GitSenseSearch.open({
+      manifestUrl,
+      onProgress,
+      onUpdate: (u) => {
+        refreshStatus();
+        if (u.status === 'updated') {
+          notice(`The search index was updated (revision ${u.revision.slice(0, 8)}).`, 'success');
+          runSearch();
+        }
+      },
+      onError: (e) => {
+        show('download', false);
+        notice(`${e.code === 'internal.panic' ? 'The search engine crashed' : 'Could not update the search index'}: ${e.message}`, 'warning');
+        refreshStatus();
+      },
+    });
+  } catch (e) {
+    show('download', false);
+    showError(e);
+    document.body.dataset.state = 'error';
+    return;
+  }
+  window.gitsense = engine; // for the console (and the tests)
+  show('download', false);
+  input.disabled = false;
+  await Promise.all([refreshStatus(), fillHelp()]);
+  const q = params.get('q');
+  if (q) {
+    input.value = q;
+    state = { query: q, page: Math.max(1, Number(params.get('page')) || 1) };
+  }
+  await runSearch();
+  input.focus();
+  document.body.dataset.state = 'ready';
+}
+
+main();

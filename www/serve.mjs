@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+// A small static server for the demo, the browser tests and benchmarks.
+//
+//   node www/serve.mjs [--root DIR] [--port 8080] [--host 127.0.0.1]
+//                      [--latency MS] [--bandwidth BYTES_PER_S] [--no-range]
+//                      [--no-compress]
+//
+// Like a static host it answers revalidations with 304 (ETag) and gzips
+// HTML, CSS, JS, JSON and wasm for clients that accept it (never the index
+// files: the .gz is already compressed and the raw index is read by
+// range). Besides, it can add latency to every response, cap the
+// bandwidth, ignore Range headers, refuse paths (the socket is destroyed,
+// as when the network is down), and count requests:
+//   GET  /__server/stats   → { total, byPath: { "/path": n }, bytes }
+//   POST /__server/reset   → zero the counters
+// Range requests get 206 partial content (the lazy-loading work reads the
+// raw index this way). Imported as a module, startServer() gives tests
+// the same server in-process.
+
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import zlib from 'node:zlib';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.ts': 'text/plain; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.gz': 'application/gzip',
+  '.gsx': 'application/vnd.sqlite3',
+  '.md': 'text/markdown; charset=utf-8',
+};
+
+const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.wasm', '.ts', '.svg', '.md']);
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts the server. Options: root, port (0 = any), host, latencyMs,
+ * bandwidth (bytes/s, 0 = unlimited), range (default true), compress
+ * (gzip text and wasm, default true), block (an
+ * array of RegExp or strings matched against the path: such requests are
+ * dropped), quiet. Returns { url, port, options, stats(), reset(), close() };
+ * `options` can be changed while running.
+ */
+export async function startServer(opts = {}) {
+  const options = {
+    root: path.resolve(opts.root || '.'),
+    port: opts.port ?? 8080,
+    host: opts.host || '127.0.0.1',
+    latencyMs: opts.latencyMs || 0,
+    bandwidth: opts.bandwidth || 0,
+    range: opts.range !== false,
+    compress: opts.compress !== false,
+    block: opts.block || [],
+    quiet: opts.quiet ?? true,
+  };
+  let counters = { total: 0, byPath: {}, bytes: 0 };
+  const gzipCache = new Map(); // file → { etag, body }
+
+  const send = async (res, status, headers, body, start = 0, end = body ? body.length : 0) => {
+    res.writeHead(status, headers);
+    if (!body) return res.end();
+    if (!options.bandwidth) {
+      counters.bytes += end - start;
+      return res.end(body.subarray(start, end));
+    }
+    // Bandwidth cap: 20 slices per second.
+    const slice = Math.max(1, Math.floor(options.bandwidth / 20));
+    for (let at = start; at < end; at += slice) {
+      if (res.destroyed) return;
+      const piece = body.subarray(at, Math.min(end, at + slice));
+      counters.bytes += piece.length;
+      res.write(piece);
+      await sleep(50);
+    }
+    res.end();
+  };
+
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    const pathname = decodeURIComponent(url.pathname);
+    if (pathname === '/__server/stats') {
+      return send(res, 200, { 'content-type': TYPES['.json'], 'cache-control': 'no-store' }, Buffer.from(JSON.stringify(counters)));
+    }
+    if (pathname === '/__server/reset' && req.method === 'POST') {
+      counters = { total: 0, byPath: {}, bytes: 0 };
+      return send(res, 204, {});
+    }
+    counters.total++;
+    counters.byPath[pathname] = (counters.byPath[pathname] || 0) + 1;
+    if (!options.quiet) console.log(`${req.method} ${req.url}${req.headers.range ? ` (${req.headers.range})` : ''}`);
+    if (options.block.some((b) => (b instanceof RegExp ? b.test(pathname) : pathname.startsWith(b)))) {
+      req.socket.destroy();
+      return;
+    }
+    if (options.latencyMs) await sleep(options.latencyMs);
+
+    let file = path.join(options.root, pathname);
+    if (!file.startsWith(options.root)) return send(res, 403, { 'content-type': 'text/plain' }, Buffer.from('forbidden'));
+    try {
+      if (fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+    } catch {
+      // handled below
+    }
+    let body;
+    try {
+      body = await fs.promises.readFile(file);
+    } catch {
+      return send(res, 404, { 'content-type': 'text/plain' }, Buffer.from(`not found: ${pathname}`));
+    }
+    const ext = path.extname(file);
+    const stat = fs.statSync(file);
+    const etag = `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+    // Revalidation answers 304, as static hosts do, so a repeat visit does
+    // not download the module again.
+    if (req.headers['if-none-match'] === etag) {
+      return send(res, 304, { etag, 'cache-control': 'no-cache' });
+    }
+    const headers = {
+      'content-type': TYPES[ext] || 'application/octet-stream',
+      // Content-addressed index files never change; everything else is
+      // revalidated so a new build or manifest shows at once.
+      'cache-control': /index-[0-9a-f]{16}\./.test(path.basename(file)) ? 'public, max-age=31536000, immutable' : 'no-cache',
+      'last-modified': stat.mtime.toUTCString(),
+      etag,
+    };
+    if (options.range) headers['accept-ranges'] = 'bytes';
+    if (req.method === 'HEAD') {
+      headers['content-length'] = body.length;
+      return send(res, 200, headers);
+    }
+    const range = options.range && req.headers.range && /^bytes=(\d*)-(\d*)$/.exec(req.headers.range);
+    if (range) {
+      let start = range[1] === '' ? body.length - Number(range[2]) : Number(range[1]);
+      let end = range[1] === '' || range[2] === '' ? body.length - 1 : Number(range[2]);
+      end = Math.min(end, body.length - 1);
+      if (start < 0) start = 0;
+      if (start > end || start >= body.length) {
+        return send(res, 416, { 'content-range': `bytes */${body.length}` });
+      }
+      headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
+      headers['content-length'] = end - start + 1;
+      return send(res, 206, headers, body, start, end + 1);
+    }
+    if (options.compress && COMPRESSIBLE.has(ext) && /\bgzip\b/.test(req.headers['accept-encoding'] || '')) {
+      let cached = gzipCache.get(file);
+      if (!cached || cached.etag !== etag) {
+        cached = { etag, body: zlib.gzipSync(body, { level: 9 }) };
+        gzipCache.set(file, cached);
+      }
+      body = cached.body;
+      headers['content-encoding'] = 'gzip';
+      headers.vary = 'accept-encoding';
+    }
+    headers['content-length'] = body.length;
+    return send(res, 200, headers, body);
+  });
+
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, resolve);
+  });
+  const port = server.address().port;
+  return {
+    url: `http://${options.host}:${port}/`,
+    port,
+    options,
+    stats: () => JSON.parse(JSON.stringify(counters)),
+    reset: () => {
+      counters = { total: 0, byPath: {}, bytes: 0 };
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function parseArgs(argv) {
+  const o = { root: 'www/dist', port: 8080, quiet: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--root') o.root = next();
+    else if (a === '--port') o.port = Number(next());
+    else if (a === '--host') o.host = next();
+    else if (a === '--latency') o.latencyMs = Number(next());
+    else if (a === '--bandwidth') o.bandwidth = Number(next());
+    else if (a === '--no-range') o.range = false;
+    else if (a === '--no-compress') o.compress = false;
+    else if (a === '--quiet') o.quiet = true;
+    else if (a === '--help' || a === '-h') {
+      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--no-range] [--no-compress] [--quiet]');
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}`);
+  }
+  if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new Error('--port must be 0..65535');
+  return o;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  let o;
+  try {
+    o = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(`error: ${e.message}`);
+    process.exit(2);
+  }
+  if (!fs.existsSync(o.root)) {
+    console.error(`error: ${o.root} does not exist; run ./build.sh first`);
+    process.exit(1);
+  }
+  startServer(o).then(
+    (s) => console.log(`serving ${path.resolve(o.root)} at ${s.url}  (Ctrl+C to stop)`),
+    (e) => {
+      console.error(`error: cannot listen on ${o.host || '127.0.0.1'}:${o.port}: ${e.message}`);
+      process.exit(1);
+    },
+  );
+}
