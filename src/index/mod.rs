@@ -13,6 +13,9 @@
 //! - `index_meta`: format version, corpus revision, build time, counts and
 //!   the source description.
 
+#[cfg(feature = "native")]
+pub mod hot;
+pub mod pagevfs;
 pub mod writer;
 
 use crate::error::{DbContext, Error, Result};

@@ -1,0 +1,267 @@
+//! Reading an index file page by page from anywhere: a read-only SQLite VFS
+//! over a [`PageSource`].
+//!
+//! In: a name and a source that can read byte ranges of one immutable index
+//! file. Out: a [`rusqlite::Connection`] opened on it (by the VFS name given
+//! to [`PageFiles::register`]). Every read SQLite makes goes to the source,
+//! so a source can trace them (`publish` finds the pages nearly every query
+//! reads, tests check which tables a query touches) or fetch them over HTTP
+//! Range requests (the browser's lazy mode, `web::storage::lazy`).
+//!
+//! The file reports `IMMUTABLE` device characteristics: SQLite then takes no
+//! locks, looks for no journal and opens only the main file. Temporary files
+//! (sorters, with `temp_store = FILE`) live in memory.
+
+use crate::error::{Error, Result};
+use rsqlite_vfs::{
+    register_vfs, AccessMode, DeviceCharacteristics, LockLevel, MemChunksFile, OpenAccess,
+    OpenOptions, OpenRequest, OpenedFile, OsCallback, SQLiteIoMethods, SQLiteVfs, SyncOptions,
+    VfsError, VfsErrorCode, VfsFile, VfsResult, VfsStore,
+};
+use rusqlite::{Connection, OpenFlags};
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// One immutable file, read in byte ranges.
+pub trait PageSource: 'static {
+    /// Bytes in the file.
+    fn size(&self) -> u64;
+    /// Fills `buf` with the bytes at `offset`; the range is inside the file.
+    /// An error fails the SQLite call that asked (`SQLITE_IOERR_READ`) and is
+    /// kept for [`PageFiles::take_error`].
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> Result<()>;
+}
+
+/// The files a registered page VFS can open, by name.
+pub struct PageFiles<S> {
+    files: Mutex<HashMap<String, Arc<Mutex<S>>>>,
+    error: ErrorSlot,
+}
+
+/// The structured error of the last failed read (SQLite only sees an I/O
+/// error code).
+type ErrorSlot = Arc<Mutex<Option<Error>>>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock aborts (panic = "abort" in the browser);
+    // natively a poisoned registry still holds consistent data.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<S: PageSource> PageFiles<S> {
+    /// Registers a VFS named `vfs_name` serving the files of the returned
+    /// registry. The registration lives as long as the process (or worker).
+    pub fn register<O: OsCallback + Default + 'static>(vfs_name: &str) -> Result<Arc<Self>> {
+        let files = Arc::new(PageFiles {
+            files: Mutex::new(HashMap::new()),
+            error: ErrorSlot::default(),
+        });
+        let data = AppData {
+            files: files.clone(),
+            os: O::default(),
+        };
+        // SAFETY: the VFS, its I/O methods and the app data are the matching
+        // types of this module; the registration is never freed (into_raw),
+        // so callbacks always find their data. Registration happens once per
+        // name (callers keep the registry in a once-cell).
+        let reg = unsafe { register_vfs::<PageIo<S, O>, PageVfs<S, O>>(vfs_name, data, false) }
+            .map_err(|e| Error::new("storage.failed", format!("registering the page VFS: {e}")))?;
+        let _ = reg.into_raw();
+        Ok(files)
+    }
+
+    /// Makes `source` openable as `name` (replacing a source of that name).
+    pub fn insert(&self, name: &str, source: S) -> Arc<Mutex<S>> {
+        let shared = Arc::new(Mutex::new(source));
+        lock(&self.files).insert(name.to_string(), shared.clone());
+        shared
+    }
+
+    /// Forgets `name`; open connections keep reading their source.
+    pub fn remove(&self, name: &str) {
+        lock(&self.files).remove(name);
+    }
+
+    /// The error of the last failed read, if any (taken, so it is reported once).
+    pub fn take_error(&self) -> Option<Error> {
+        lock(&self.error).take()
+    }
+
+    /// Opens `name` read-only through the VFS `vfs_name` (the one this
+    /// registry was registered as).
+    pub fn open(&self, name: &str, vfs_name: &str) -> Result<Connection> {
+        let conn = Connection::open_with_flags_and_vfs(
+            name,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            vfs_name,
+        )
+        .map_err(|e| {
+            self.take_error().unwrap_or_else(|| {
+                Error::new("index.unreadable", format!("cannot open {name}: {e}"))
+            })
+        })?;
+        conn.execute_batch("PRAGMA temp_store = MEMORY")
+            .map_err(|e| Error::db("configuring the connection", e))?;
+        Ok(conn)
+    }
+}
+
+struct AppData<S, O> {
+    files: Arc<PageFiles<S>>,
+    os: O,
+}
+
+/// An open file: the index (shared source) or an anonymous temporary file.
+enum PageFile<S> {
+    Index {
+        source: Arc<Mutex<S>>,
+        size: u64,
+        error: ErrorSlot,
+    },
+    Temp(MemChunksFile),
+}
+
+fn read_only() -> VfsError {
+    VfsError::new(VfsErrorCode::ReadOnly, "the index is read-only".into())
+}
+
+impl<S: PageSource> VfsFile for PageFile<S> {
+    fn read(&mut self, buf: &mut [u8], offset: u64) -> VfsResult<usize> {
+        match self {
+            PageFile::Temp(f) => f.read(buf, offset),
+            PageFile::Index {
+                source,
+                size,
+                error,
+            } => {
+                if offset >= *size || buf.is_empty() {
+                    return Ok(0);
+                }
+                let n = buf.len().min((*size - offset) as usize);
+                lock(source).read_at(&mut buf[..n], offset).map_err(|e| {
+                    let v = VfsError::new(VfsErrorCode::IoRead, e.message.clone().into());
+                    *lock(error) = Some(e);
+                    v
+                })?;
+                Ok(n)
+            }
+        }
+    }
+
+    fn write(&mut self, buf: &[u8], offset: u64) -> VfsResult<()> {
+        match self {
+            PageFile::Temp(f) => f.write(buf, offset),
+            PageFile::Index { .. } => Err(read_only()),
+        }
+    }
+
+    fn truncate(&mut self, size: u64) -> VfsResult<()> {
+        match self {
+            PageFile::Temp(f) => f.truncate(size),
+            PageFile::Index { .. } => Err(read_only()),
+        }
+    }
+
+    fn sync(&mut self, _options: SyncOptions) -> VfsResult<()> {
+        Ok(())
+    }
+
+    fn size(&self) -> VfsResult<u64> {
+        match self {
+            PageFile::Temp(f) => f.size(),
+            PageFile::Index { size, .. } => Ok(*size),
+        }
+    }
+
+    fn lock(&mut self, _level: LockLevel) -> VfsResult<()> {
+        Ok(())
+    }
+
+    fn unlock(&mut self, _level: LockLevel) -> VfsResult<()> {
+        Ok(())
+    }
+
+    fn check_reserved_lock(&self) -> VfsResult<bool> {
+        Ok(false)
+    }
+
+    fn device_characteristics(&self) -> DeviceCharacteristics {
+        match self {
+            PageFile::Temp(_) => DeviceCharacteristics::NONE,
+            PageFile::Index { .. } => DeviceCharacteristics::IMMUTABLE,
+        }
+    }
+}
+
+struct PageStore<S, O>(PhantomData<(S, O)>);
+
+impl<S: PageSource, O: OsCallback + 'static> VfsStore for PageStore<S, O> {
+    type File = PageFile<S>;
+    type AppData = AppData<S, O>;
+
+    fn open_file(data: &Self::AppData, request: OpenRequest<'_>) -> VfsResult<OpenedFile<Self::File>> {
+        let Some(name) = request.filename else {
+            return Ok(OpenedFile {
+                file: PageFile::Temp(MemChunksFile::default()),
+                access: request.options.access(),
+            });
+        };
+        let source = lock(&data.files.files).get(name.path()).cloned();
+        match source {
+            Some(source) if request.options.access() == OpenAccess::ReadOnly => {
+                let size = lock(&source).size();
+                Ok(OpenedFile {
+                    file: PageFile::Index {
+                        source,
+                        size,
+                        error: data.files.error.clone(),
+                    },
+                    access: OpenAccess::ReadOnly,
+                })
+            }
+            Some(_) => Err(read_only()),
+            None => Err(VfsError::new(
+                VfsErrorCode::CantOpen,
+                format!("no index named {:?}", name.path()).into(),
+            )),
+        }
+    }
+
+    fn close_file(
+        _data: &Self::AppData,
+        _name: Option<&str>,
+        _file: Self::File,
+        _options: OpenOptions,
+    ) -> VfsResult<()> {
+        Ok(())
+    }
+
+    fn access(data: &Self::AppData, name: &str, mode: AccessMode) -> VfsResult<bool> {
+        Ok(mode != AccessMode::ReadWrite && lock(&data.files.files).contains_key(name))
+    }
+
+    fn full_pathname(_data: &Self::AppData, name: &str) -> VfsResult<String> {
+        Ok(name.to_string())
+    }
+
+    fn delete_file(_data: &Self::AppData, _name: &str, _sync_dir: bool) -> VfsResult<()> {
+        Err(read_only())
+    }
+}
+
+struct PageIo<S, O>(PhantomData<(S, O)>);
+
+impl<S: PageSource, O: OsCallback + 'static> SQLiteIoMethods for PageIo<S, O> {
+    type Store = PageStore<S, O>;
+}
+
+struct PageVfs<S, O>(PhantomData<(S, O)>);
+
+impl<S: PageSource, O: OsCallback + 'static> SQLiteVfs<PageIo<S, O>> for PageVfs<S, O> {
+    type Os = O;
+
+    fn os(data: &AppData<S, O>) -> &O {
+        &data.os
+    }
+}
