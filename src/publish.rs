@@ -311,8 +311,9 @@ mod tests {
     fn a_manifest_round_trips_through_json() {
         let m = sample();
         let json = serde_json::to_string(&m).unwrap();
-        assert!(json.contains("\"formatVersion\":1"));
+        assert!(json.contains(&format!("\"formatVersion\":{FORMAT_VERSION}")));
         assert!(json.contains("\"pageSize\":4096"));
+        assert!(json.contains("\"hotPages\":[1,2]"));
         assert_eq!(Manifest::parse(&json).unwrap(), m);
     }
 
