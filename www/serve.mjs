@@ -3,15 +3,17 @@
 //
 //   node www/serve.mjs [--root DIR] [--port 8080] [--host 127.0.0.1]
 //                      [--latency MS] [--bandwidth BYTES_PER_S] [--no-range]
-//                      [--no-compress]
+//                      [--no-compress] [--gzip-ranges] [--no-content-length]
 //
 // Like a static host it answers revalidations with 304 (ETag) and gzips
 // HTML, CSS, JS, JSON and wasm for clients that accept it (never the index
 // files: the .gz is already compressed and the raw index is read by
 // range). Besides, it can add latency to every response, cap the
-// bandwidth, ignore Range headers, refuse paths (the socket is destroyed,
-// as when the network is down), and count requests:
-//   GET  /__server/stats   → { total, byPath: { "/path": n }, bytes }
+// bandwidth, ignore Range headers, gzip range answers or leave out
+// Content-Length (servers lazy loading must detect), refuse paths (the
+// socket is destroyed, as when the network is down), and count requests:
+//   GET  /__server/stats   → { total, byPath: { "/path": n }, bytes,
+//                              bytesByPath: { "/path": n }, ranges: n }
 //   POST /__server/reset   → zero the counters
 // Range requests get 206 partial content (the lazy-loading work reads the
 // raw index this way). Imported as a module, startServer() gives tests
@@ -46,7 +48,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /**
  * Starts the server. Options: root, port (0 = any), host, latencyMs,
  * bandwidth (bytes/s, 0 = unlimited), range (default true), compress
- * (gzip text and wasm, default true), block (an
+ * (gzip text and wasm, default true), gzipRanges (gzip 206 bodies too,
+ * default false), contentLength (default true), block (an
  * array of RegExp or strings matched against the path: such requests are
  * dropped), quiet. Returns { url, port, options, stats(), reset(), close() };
  * `options` can be changed while running.
@@ -60,15 +63,21 @@ export async function startServer(opts = {}) {
     bandwidth: opts.bandwidth || 0,
     range: opts.range !== false,
     compress: opts.compress !== false,
+    gzipRanges: opts.gzipRanges === true,
+    contentLength: opts.contentLength !== false,
     block: opts.block || [],
     quiet: opts.quiet ?? true,
   };
-  let counters = { total: 0, byPath: {}, bytes: 0 };
+  const zero = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {}, ranges: 0 });
+  let counters = zero();
   const gzipCache = new Map(); // file → { etag, body }
 
   const send = async (res, status, headers, body, start = 0, end = body ? body.length : 0) => {
+    if (!options.contentLength) delete headers['content-length'];
     res.writeHead(status, headers);
     if (!body) return res.end();
+    const where = res.req ? decodeURIComponent(new URL(res.req.url, 'http://localhost').pathname) : '';
+    counters.bytesByPath[where] = (counters.bytesByPath[where] || 0) + (end - start);
     if (!options.bandwidth) {
       counters.bytes += end - start;
       return res.end(body.subarray(start, end));
@@ -92,7 +101,7 @@ export async function startServer(opts = {}) {
       return send(res, 200, { 'content-type': TYPES['.json'], 'cache-control': 'no-store' }, Buffer.from(JSON.stringify(counters)));
     }
     if (pathname === '/__server/reset' && req.method === 'POST') {
-      counters = { total: 0, byPath: {}, bytes: 0 };
+      counters = zero();
       return send(res, 204, {});
     }
     counters.total++;
@@ -147,7 +156,14 @@ export async function startServer(opts = {}) {
       if (start > end || start >= body.length) {
         return send(res, 416, { 'content-range': `bytes */${body.length}` });
       }
+      counters.ranges++;
       headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
+      if (options.gzipRanges) {
+        const gz = zlib.gzipSync(body.subarray(start, end + 1));
+        headers['content-encoding'] = 'gzip';
+        headers['content-length'] = gz.length;
+        return send(res, 206, headers, gz);
+      }
       headers['content-length'] = end - start + 1;
       return send(res, 206, headers, body, start, end + 1);
     }
@@ -176,7 +192,7 @@ export async function startServer(opts = {}) {
     options,
     stats: () => JSON.parse(JSON.stringify(counters)),
     reset: () => {
-      counters = { total: 0, byPath: {}, bytes: 0 };
+      counters = zero();
     },
     close: () =>
       new Promise((resolve) => {
@@ -201,9 +217,11 @@ function parseArgs(argv) {
     else if (a === '--bandwidth') o.bandwidth = Number(next());
     else if (a === '--no-range') o.range = false;
     else if (a === '--no-compress') o.compress = false;
+    else if (a === '--gzip-ranges') o.gzipRanges = true;
+    else if (a === '--no-content-length') o.contentLength = false;
     else if (a === '--quiet') o.quiet = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--no-range] [--no-compress] [--quiet]');
+      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--no-range] [--no-compress] [--gzip-ranges] [--no-content-length] [--quiet]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }

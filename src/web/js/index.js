@@ -26,7 +26,7 @@ export class GitSenseSearchError extends Error {
   }
 }
 
-const STORAGE_MODES = ['auto', 'opfs', 'indexeddb', 'memory'];
+const STORAGE_MODES = ['auto', 'opfs', 'indexeddb', 'memory', 'lazy'];
 
 function startWorker() {
   return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'gitsense-search' });
@@ -84,13 +84,17 @@ class Channel {
 /**
  * An open index. Events (EventTarget): 'progress' (detail: { phase, loaded,
  * total }), 'update' (detail: { status, revision }), 'updateerror'
- * (detail: GitSenseSearchError), 'error' (detail: GitSenseSearchError: the
- * engine crashed and must be reopened).
+ * (detail: GitSenseSearchError), 'fill' (lazy mode: the copy in OPFS is
+ * complete and answers now; detail: info()), 'fillerror' (detail:
+ * GitSenseSearchError; the lazy index keeps answering), 'error' (detail:
+ * GitSenseSearchError: the engine crashed and must be reopened).
  */
 export class GitSenseSearch extends EventTarget {
   /**
    * Opens the index a manifest describes: from browser storage when it is
-   * there (no network needed), else by downloading it.
+   * there (no network needed); else, with storage 'auto' and OPFS, by
+   * reading it lazily over HTTP Range requests while a copy fills OPFS in
+   * the background; else by downloading it.
    */
   static async open({ manifestUrl, storage = 'auto', onProgress, onUpdate, onError } = {}) {
     if (typeof manifestUrl !== 'string' || !manifestUrl) {
@@ -107,6 +111,7 @@ export class GitSenseSearch extends EventTarget {
     if (onUpdate) engine.addEventListener('update', (e) => onUpdate(e.detail));
     if (onError) {
       engine.addEventListener('updateerror', (e) => onError(e.detail));
+      engine.addEventListener('fillerror', (e) => onError(e.detail));
       engine.addEventListener('error', (e) => onError(e.detail));
     }
     const base = typeof document !== 'undefined' ? document.baseURI : self.location.href;

@@ -3,19 +3,27 @@
 //
 // Page → worker: { id, op, args }. Worker → page: { id, ok, value | error }
 // for requests, and { type, detail | error } events: 'progress', 'update'
-// (a background update check finished), 'updateerror', 'crash'.
+// (a background update check finished), 'updateerror', 'fill' (lazy mode:
+// the copy in OPFS is complete and in use), 'fillerror', 'crash'.
+//
+// Lazy mode starts here, before the wasm module is ready: on 'open' the
+// worker fetches the manifest, the index's hot pages and a range probe
+// while the module downloads and compiles (not when this site's index is
+// already stored: a repeat visit fetches no index bytes).
 
 import init, {
   sessionOpen,
   sessionSearch,
   sessionInfo,
   sessionUpdate,
+  sessionFill,
   sessionStoredFiles,
   sessionClose,
   storageClear,
   syntaxGuide,
   panicForTests,
 } from './gitsense_search.js';
+import { prefetch, isMarkedStored, scopeOf } from './lazy.js';
 
 const ready = init();
 let crash = null; // { code, message } once the wasm instance has trapped
@@ -38,6 +46,35 @@ function toError(e) {
 
 const progress = (detail) => self.postMessage({ type: 'progress', detail });
 
+// Lazy mode: the background fill starts after the first search (or after
+// FILL_DELAY_MS), so it does not compete with the first answer.
+const FILL_DELAY_MS = 1000;
+let startFill = null;
+let prefetched = null;
+
+function startPrefetch({ manifestUrl, storage }) {
+  if (storage !== 'auto' && storage !== 'lazy') return null;
+  return (async () => {
+    if (await isMarkedStored(await scopeOf(manifestUrl))) return null;
+    return prefetch(manifestUrl);
+  })().catch(() => null);
+}
+
+function scheduleFill() {
+  let started = false;
+  const go = () => {
+    if (started) return;
+    started = true;
+    startFill = null;
+    sessionFill(progress).then(
+      (detail) => self.postMessage({ type: 'fill', detail }),
+      (e) => self.postMessage({ type: 'fillerror', error: toError(e) }),
+    );
+  };
+  startFill = go;
+  setTimeout(go, FILL_DELAY_MS);
+}
+
 function update() {
   if (!updating) {
     updating = sessionUpdate(progress).finally(() => {
@@ -49,7 +86,9 @@ function update() {
 
 const ops = {
   async open({ manifestUrl, storage }) {
-    const info = await sessionOpen({ manifestUrl, storage }, progress);
+    const info = await sessionOpen({ manifestUrl, storage }, progress, await prefetched);
+    prefetched = null;
+    if (info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') scheduleFill();
     if (info.source === 'stored') {
       // Answer from storage now; look for a newer index in the background.
       update().then(
@@ -61,8 +100,12 @@ const ops = {
   },
   search({ query, options }) {
     const t0 = performance.now();
-    const json = sessionSearch(query, options);
-    return { json, ms: performance.now() - t0 };
+    try {
+      const json = sessionSearch(query, options);
+      return { json, ms: performance.now() - t0 };
+    } finally {
+      if (startFill) setTimeout(startFill, 0);
+    }
   },
   info: () => sessionInfo(),
   update: () => update(),
@@ -78,6 +121,8 @@ const ops = {
 
 self.onmessage = async ({ data }) => {
   const { id, op, args } = data || {};
+  // Before waiting for the module: the prefetch overlaps its compilation.
+  if (op === 'open' && args) prefetched = startPrefetch(args);
   try {
     await ready.catch((e) => {
       throw { code: 'engine.load_failed', message: `cannot load the search engine (wasm): ${e && e.message}` };
