@@ -349,7 +349,10 @@ mod tests {
             hot_file: None,
             ..sample()
         };
-        assert_eq!(hot_without_file.check().unwrap_err().code, "manifest.invalid");
+        assert_eq!(
+            hot_without_file.check().unwrap_err().code,
+            "manifest.invalid"
+        );
         assert_eq!(
             Manifest::parse("{\"file\": 3}").unwrap_err().code,
             "manifest.invalid"

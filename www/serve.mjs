@@ -71,6 +71,7 @@ export async function startServer(opts = {}) {
   const zero = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {}, ranges: 0 });
   let counters = zero();
   const gzipCache = new Map(); // file → { etag, body }
+  const bodyCache = new Map(); // file → { version, body }
 
   const send = async (res, status, headers, body, start = 0, end = body ? body.length : 0) => {
     if (!options.contentLength) delete headers['content-length'];
@@ -121,13 +122,23 @@ export async function startServer(opts = {}) {
       // handled below
     }
     let body;
+    let stat;
     try {
-      body = await fs.promises.readFile(file);
+      // Files are kept in memory until they change (range requests would
+      // otherwise read a whole index per page).
+      stat = fs.statSync(file, { bigint: true });
+      const version = `${stat.size}-${stat.mtimeNs}-${stat.ino}`;
+      const cached = bodyCache.get(file);
+      if (cached && cached.version === version) body = cached.body;
+      else {
+        body = await fs.promises.readFile(file);
+        bodyCache.set(file, { version, body });
+      }
+      stat = fs.statSync(file);
     } catch {
       return send(res, 404, { 'content-type': 'text/plain' }, Buffer.from(`not found: ${pathname}`));
     }
     const ext = path.extname(file);
-    const stat = fs.statSync(file);
     const etag = `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
     // Revalidation answers 304, as static hosts do, so a repeat visit does
     // not download the module again.

@@ -104,8 +104,9 @@ impl Traced {
     /// Opens `path` read-only through the tracing VFS.
     pub fn open(path: &Path) -> Result<Traced> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let file = std::fs::File::open(path)
-            .map_err(|e| Error::io("opening the index", e).with_location(path.display().to_string()))?;
+        let file = std::fs::File::open(path).map_err(|e| {
+            Error::io("opening the index", e).with_location(path.display().to_string())
+        })?;
         let size = file
             .metadata()
             .map_err(|e| Error::io("reading the index size", e))?
@@ -177,7 +178,9 @@ pub fn page_owners(conn: &Connection) -> Result<BTreeMap<u32, String>> {
         .prepare("SELECT pageno, name FROM dbstat")
         .ctx("reading page owners")?;
     let rows = s
-        .query_map([], |r| Ok((r.get::<_, i64>(0)? as u32, r.get::<_, String>(1)?)))
+        .query_map([], |r| {
+            Ok((r.get::<_, i64>(0)? as u32, r.get::<_, String>(1)?))
+        })
         .ctx("reading page owners")?;
     rows.collect::<std::result::Result<_, _>>()
         .ctx("reading page owners")
@@ -264,7 +267,9 @@ pub fn hot_pages(path: &Path) -> Result<HotPages> {
     // browser's SQLite: not worth prefetching.
     let pages = counts
         .into_iter()
-        .filter(|(p, n)| *n >= need.max(1) && owners.get(p).map(String::as_str) != Some("sqlite_stat4"))
+        .filter(|(p, n)| {
+            *n >= need.max(1) && owners.get(p).map(String::as_str) != Some("sqlite_stat4")
+        })
         .map(|(p, _)| p)
         .collect();
     Ok(HotPages {

@@ -13,6 +13,7 @@
 //! - `index_meta`: format version, corpus revision, build time, counts and
 //!   the source description.
 
+pub mod btree;
 #[cfg(feature = "native")]
 pub mod hot;
 pub mod pagevfs;

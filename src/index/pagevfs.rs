@@ -200,7 +200,10 @@ impl<S: PageSource, O: OsCallback + 'static> VfsStore for PageStore<S, O> {
     type File = PageFile<S>;
     type AppData = AppData<S, O>;
 
-    fn open_file(data: &Self::AppData, request: OpenRequest<'_>) -> VfsResult<OpenedFile<Self::File>> {
+    fn open_file(
+        data: &Self::AppData,
+        request: OpenRequest<'_>,
+    ) -> VfsResult<OpenedFile<Self::File>> {
         let Some(name) = request.filename else {
             return Ok(OpenedFile {
                 file: PageFile::Temp(MemChunksFile::default()),

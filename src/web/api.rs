@@ -70,10 +70,7 @@ fn prefetched(v: &JsValue) -> Prefetched {
     let probe = get("probe");
     Prefetched {
         manifest: get("manifest").as_string(),
-        hot: get("hot")
-            .dyn_into::<Uint8Array>()
-            .ok()
-            .map(|b| b.to_vec()),
+        hot: get("hot").dyn_into::<Uint8Array>().ok().map(|b| b.to_vec()),
         probe: (!probe.is_null() && !probe.is_undefined())
             .then(|| js_error(&probe, "network.failed", "probing range requests")),
         probed: true,

@@ -54,7 +54,13 @@ extern "C" {
 #[wasm_bindgen(module = "/src/web/js/lazy.js")]
 extern "C" {
     #[wasm_bindgen(catch, js_name = rangeSync)]
-    pub fn range_sync(url: &str, start: f64, end: f64, size: f64, timeout_ms: u32) -> Result<JsValue, JsValue>;
+    pub fn range_sync(
+        url: &str,
+        start: f64,
+        end: f64,
+        size: f64,
+        timeout_ms: u32,
+    ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = rangeFetch)]
     pub async fn range_fetch(
         url: &str,
@@ -64,7 +70,8 @@ extern "C" {
         timeout_ms: u32,
     ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = fillOpen)]
-    pub async fn fill_open(base: &str, page_count: f64, page_size: f64) -> Result<JsValue, JsValue>;
+    pub async fn fill_open(base: &str, page_count: f64, page_size: f64)
+        -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = fillWrite)]
     pub fn fill_write(
         handles: &JsValue,

@@ -329,7 +329,10 @@ impl Session {
     /// in use is not read lazily or no copy is being made.
     pub async fn fill(&self, on_progress: Option<&Function>) -> Result<SessionInfo> {
         if self.filling.replace(true) {
-            return Err(Error::new("engine.busy", "the lazy fill is already running"));
+            return Err(Error::new(
+                "engine.busy",
+                "the lazy fill is already running",
+            ));
         }
         let result = self.fill_inner(on_progress).await;
         self.filling.set(false);
@@ -341,8 +344,13 @@ impl Session {
         let Some(lazy) = self.with_current(|c| c.lazy().cloned())? else {
             return Ok(());
         };
-        let still_current =
-            || self.current.borrow().as_ref().and_then(|c| c.lazy().map(|l| l.name.clone())) == Some(lazy.name.clone());
+        let still_current = || {
+            self.current
+                .borrow()
+                .as_ref()
+                .and_then(|c| c.lazy().map(|l| l.name.clone()))
+                == Some(lazy.name.clone())
+        };
         let size = lazy.manifest.size as f64;
         let page_size = lazy.manifest.page_size as f64;
         while still_current() && lazy.fill_step().await? {
@@ -353,19 +361,24 @@ impl Session {
             return Ok(());
         }
         let stored = lazy.store_verified(&self.storage).await?;
-        let opened = self.storage.open(&stored).await.and_then(open_engine).and_then(|engine| {
-            if engine.info().revision != lazy.manifest.revision {
-                return Err(Error::new(
-                    "download.revision_mismatch",
-                    format!(
-                        "the stored copy has corpus revision {} but the manifest announces {}",
-                        engine.info().revision,
-                        lazy.manifest.revision
-                    ),
-                ));
-            }
-            Ok(engine)
-        });
+        let opened = self
+            .storage
+            .open(&stored)
+            .await
+            .and_then(open_engine)
+            .and_then(|engine| {
+                if engine.info().revision != lazy.manifest.revision {
+                    return Err(Error::new(
+                        "download.revision_mismatch",
+                        format!(
+                            "the stored copy has corpus revision {} but the manifest announces {}",
+                            engine.info().revision,
+                            lazy.manifest.revision
+                        ),
+                    ));
+                }
+                Ok(engine)
+            });
         let engine = match opened {
             Ok(engine) => engine,
             Err(e) => {

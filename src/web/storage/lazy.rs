@@ -82,6 +82,10 @@ pub struct LazyStats {
     pub hot_bytes: u64,
     /// Pages SQLite asked for (each page once per read call).
     pub page_reads: u64,
+    /// Milliseconds spent waiting for synchronous range requests.
+    pub read_wait_ms: f64,
+    /// Milliseconds spent writing fetched pages to OPFS.
+    pub store_ms: f64,
 }
 
 /// A bounded least-recently-used page cache.
@@ -116,7 +120,12 @@ impl PageCache {
     fn insert(&mut self, page: u32, bytes: &[u8]) {
         self.tick += 1;
         if self.pages.len() >= self.capacity && !self.pages.contains_key(&page) {
-            if let Some(old) = self.pages.iter().min_by_key(|(_, (_, t))| *t).map(|(p, _)| *p) {
+            if let Some(old) = self
+                .pages
+                .iter()
+                .min_by_key(|(_, (_, t))| *t)
+                .map(|(p, _)| *p)
+            {
                 self.pages.remove(&old);
             }
         }
@@ -197,12 +206,22 @@ impl LazySource {
     fn fetch_sync(&mut self, first: u32, last: u32) -> Result<()> {
         let start = u64::from(first) * self.page_size;
         let end = (u64::from(last) + 1) * self.page_size - 1;
-        let bytes = host::range_sync(&self.url, start as f64, end as f64, self.size as f64, SYNC_TIMEOUT_MS)
-            .map_err(|e| js_error(&e, "network.failed", "reading index pages"))?;
+        let t = host::now_ms();
+        let bytes = host::range_sync(
+            &self.url,
+            start as f64,
+            end as f64,
+            self.size as f64,
+            SYNC_TIMEOUT_MS,
+        )
+        .map_err(|e| js_error(&e, "network.failed", "reading index pages"))?;
         let bytes = Uint8Array::new(&bytes).to_vec();
+        let t2 = host::now_ms();
+        self.stats.read_wait_ms += t2 - t;
         self.stats.read_requests += 1;
         self.stats.read_bytes += bytes.len() as u64;
         self.keep(first, &bytes);
+        self.stats.store_ms += host::now_ms() - t2;
         Ok(())
     }
 
@@ -211,7 +230,10 @@ impl LazySource {
     fn next_missing(&self, max: u32) -> Option<(u32, u32)> {
         let first = self.present.iter().position(|p| !p)? as u32;
         let mut n = 1;
-        while n < max && ((first + n) as usize) < self.present.len() && !self.present[(first + n) as usize] {
+        while n < max
+            && ((first + n) as usize) < self.present.len()
+            && !self.present[(first + n) as usize]
+        {
             n += 1;
         }
         Some((first, n))
@@ -263,14 +285,16 @@ impl PageSource for LazySource {
             let hi = (offset + buf.len() as u64).min(page_start + ps);
             let dst = &mut buf[(lo - offset) as usize..(hi - offset) as usize];
             if self.present[q as usize] {
-                let fill = self.fill.as_ref().ok_or_else(|| Error::new("storage.failed", "the fill file is gone"))?;
+                let fill = self
+                    .fill
+                    .as_ref()
+                    .ok_or_else(|| Error::new("storage.failed", "the fill file is gone"))?;
                 host::fill_read(fill, lo as f64, dst)
                     .map_err(|e| js_error(&e, "storage.failed", "reading stored pages"))?;
             } else {
-                let page = self
-                    .cache
-                    .get(q)
-                    .ok_or_else(|| Error::new("storage.failed", "the page cache is smaller than one read"))?;
+                let page = self.cache.get(q).ok_or_else(|| {
+                    Error::new("storage.failed", "the page cache is smaller than one read")
+                })?;
                 dst.copy_from_slice(&page[(lo - page_start) as usize..(hi - page_start) as usize]);
             }
         }
@@ -348,7 +372,10 @@ impl LazyIndex {
         prefetched: Prefetched,
     ) -> Result<(LazyIndex, rusqlite::Connection)> {
         let raw = manifest.raw_file.as_deref().ok_or_else(|| {
-            Error::new("lazy.unavailable", "the manifest names no raw index (rawFile) to read by range")
+            Error::new(
+                "lazy.unavailable",
+                "the manifest names no raw index (rawFile) to read by range",
+            )
         })?;
         let url = host::resolve_url(raw, manifest_url)
             .map_err(|e| js_error(&e, "manifest.invalid", "resolving the raw index URL"))?;
@@ -386,7 +413,8 @@ impl LazyIndex {
             match host::fill_open(&base, f64::from(page_count), manifest.page_size as f64).await {
                 Ok(handles) => {
                     let present = Uint8Array::new(
-                        &js_sys::Reflect::get(&handles, &"present".into()).unwrap_or(JsValue::UNDEFINED),
+                        &js_sys::Reflect::get(&handles, &"present".into())
+                            .unwrap_or(JsValue::UNDEFINED),
                     )
                     .to_vec();
                     for (i, b) in present.iter().enumerate().take(page_count as usize) {
@@ -403,7 +431,9 @@ impl LazyIndex {
                 }
             }
         } else {
-            source.fill_stopped = Some("lazy storage requested without OPFS: pages live in a bounded memory cache".into());
+            source.fill_stopped = Some(
+                "lazy storage requested without OPFS: pages live in a bounded memory cache".into(),
+            );
         }
         if let Some(hot) = prefetched.hot {
             let ps = manifest.page_size as usize;
@@ -494,7 +524,12 @@ impl LazyIndex {
             {
                 let s = lock(&self.source);
                 let fill = s.fill.as_ref().ok_or_else(|| {
-                    Error::new("storage.failed", s.fill_stopped.clone().unwrap_or_else(|| "the fill stopped".into()))
+                    Error::new(
+                        "storage.failed",
+                        s.fill_stopped
+                            .clone()
+                            .unwrap_or_else(|| "the fill stopped".into()),
+                    )
                 })?;
                 host::fill_read(fill, offset as f64, &mut buf[..n])
                     .map_err(|e| js_error(&e, "storage.failed", "reading the index copy"))?;

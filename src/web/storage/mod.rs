@@ -316,16 +316,24 @@ enum StreamInner<'a> {
 impl StoreStream<'_> {
     pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
         match &mut self.inner {
-            StreamInner::Opfs(i) => i.write(bytes).map_err(|e| opfs::opfs_err("writing the index", e)),
-            StreamInner::Memory(i) => i.write(bytes).map_err(|e| memory::mem_err("writing the index", e)),
+            StreamInner::Opfs(i) => i
+                .write(bytes)
+                .map_err(|e| opfs::opfs_err("writing the index", e)),
+            StreamInner::Memory(i) => i
+                .write(bytes)
+                .map_err(|e| memory::mem_err("writing the index", e)),
         }
     }
 
     /// Publishes the stored index under its name.
     pub fn finish(self) -> Result<StoredIndex> {
         match self.inner {
-            StreamInner::Opfs(i) => i.finish().map_err(|e| opfs::opfs_err("finishing the import", e))?,
-            StreamInner::Memory(i) => i.finish().map_err(|e| memory::mem_err("finishing the import", e))?,
+            StreamInner::Opfs(i) => i
+                .finish()
+                .map_err(|e| opfs::opfs_err("finishing the import", e))?,
+            StreamInner::Memory(i) => i
+                .finish()
+                .map_err(|e| memory::mem_err("finishing the import", e))?,
         }
         Ok(self.idx)
     }
