@@ -78,9 +78,12 @@ export async function startServer(opts = {}) {
     res.writeHead(status, headers);
     if (!body) return res.end();
     const where = res.req ? decodeURIComponent(new URL(res.req.url, 'http://localhost').pathname) : '';
-    counters.bytesByPath[where] = (counters.bytesByPath[where] || 0) + (end - start);
+    const count = (n) => {
+      counters.bytes += n;
+      counters.bytesByPath[where] = (counters.bytesByPath[where] || 0) + n;
+    };
     if (!options.bandwidth) {
-      counters.bytes += end - start;
+      count(end - start);
       return res.end(body.subarray(start, end));
     }
     // Bandwidth cap: 20 slices per second.
@@ -88,7 +91,7 @@ export async function startServer(opts = {}) {
     for (let at = start; at < end; at += slice) {
       if (res.destroyed) return;
       const piece = body.subarray(at, Math.min(end, at + slice));
-      counters.bytes += piece.length;
+      count(piece.length);
       res.write(piece);
       await sleep(50);
     }

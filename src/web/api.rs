@@ -110,10 +110,13 @@ pub async fn session_open(
     Ok(to_js(&info))
 }
 
-/// Runs a query; returns the results object as JSON text.
+/// Runs a query; returns the results object as JSON text. In lazy mode
+/// the pages it will read are fetched in batches first.
 #[wasm_bindgen(js_name = sessionSearch)]
-pub fn session_search(query: &str, options_json: &str) -> Result<String, JsValue> {
-    session()?.search(query, options_json).map_err(js)
+pub async fn session_search(query: String, options_json: String) -> Result<String, JsValue> {
+    let s = session()?;
+    s.warm(&query, &options_json).await;
+    s.search(&query, &options_json).map_err(js)
 }
 
 #[wasm_bindgen(js_name = sessionInfo)]

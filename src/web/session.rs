@@ -76,6 +76,9 @@ pub struct Timings {
     pub open_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_search_ms: Option<f64>,
+    /// Lazy mode: the warm-up before the last search (batched prefetch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_warm_ms: Option<f64>,
     /// Lazy mode: from opening to the verified copy being switched in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fill_ms: Option<f64>,
@@ -582,6 +585,17 @@ impl Session {
 
     fn with_current<T>(&self, f: impl FnOnce(&Current) -> T) -> Result<T> {
         self.current.borrow().as_ref().map(f).ok_or_else(closed)
+    }
+
+    /// Lazy mode: fetches the pages the query's row lookups will read, in
+    /// batches (see `storage::lazy::warm`); a no-op otherwise.
+    pub async fn warm(&self, query: &str, options_json: &str) {
+        let Ok(Some(lazy)) = self.with_current(|c| c.lazy().cloned()) else {
+            return;
+        };
+        let t = now_ms();
+        lazy.warm(query, options_json).await;
+        self.timings.borrow_mut().last_warm_ms = Some(now_ms() - t);
     }
 
     /// Runs a query; `options_json` holds [`crate::SearchOptions`].

@@ -96,7 +96,7 @@ export class GitSenseSearch extends EventTarget {
    * reading it lazily over HTTP Range requests while a copy fills OPFS in
    * the background; else by downloading it.
    */
-  static async open({ manifestUrl, storage = 'auto', onProgress, onUpdate, onError } = {}) {
+  static async open({ manifestUrl, storage = 'auto', lazyFill = true, onProgress, onUpdate, onError } = {}) {
     if (typeof manifestUrl !== 'string' || !manifestUrl) {
       throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl' });
     }
@@ -118,7 +118,7 @@ export class GitSenseSearch extends EventTarget {
     const url = new URL(manifestUrl, base).href;
     engine.#channel = new Channel(startWorker(), (m) => engine.#event(m));
     try {
-      await engine.#channel.call('open', { manifestUrl: url, storage });
+      await engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false });
     } catch (e) {
       engine.#channel.terminate();
       throw e;

@@ -26,6 +26,12 @@ function fail(code, message) {
  * network.http_status.
  */
 function checkRange(url, status, get, start, end, size) {
+  if (status === 416) {
+    const total = /^bytes \*\/(\d+)$/.exec(get('content-range') || '');
+    if (total && Number(total[1]) !== size) {
+      throw fail('lazy.version_mismatch', `${url} has ${total[1]} bytes but the manifest announces ${size}: it is not the published index`);
+    }
+  }
   if (status === 200) {
     throw fail('lazy.range_unsupported', `the server ignored the Range header for ${url} (it answered 200 with the whole file)`);
   }
@@ -100,7 +106,9 @@ export async function rangeFetch(url, start, end, size, timeoutMs) {
     try {
       let res;
       try {
-        res = await fetch(url, { headers: { Range: `bytes=${start}-${end}` }, signal: abort.signal, credentials: 'same-origin' });
+        // no-store: the HTTP cache would serialise concurrent requests for one URL
+        // (its cache lock); pages are kept in OPFS anyway.
+        res = await fetch(url, { headers: { Range: `bytes=${start}-${end}` }, signal: abort.signal, credentials: 'same-origin', cache: 'no-store' });
       } catch (e) {
         last = fail('network.failed', `reading bytes ${start}-${end} of ${url} failed: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
         continue;
@@ -134,6 +142,23 @@ export async function rangeFetch(url, start, end, size, timeoutMs) {
   throw last;
 }
 
+/** Several ranges of `url` at once (the warm-up before a query): an array of Uint8Array. */
+export function rangeFetchAll(url, starts, ends, size, timeoutMs) {
+  return Promise.all(Array.from(starts, (start, i) => rangeFetch(url, start, ends[i], size, timeoutMs)));
+}
+
+/**
+ * A failed range probe: the manifest just loaded from the same server, so
+ * a request that fails outright (a range answer the browser rejects, such
+ * as a compressed one) means ranges are not usable here.
+ */
+export function probeError(e) {
+  if (e && e.code === 'network.failed') {
+    return { code: 'lazy.range_unsupported', message: `the server does not serve usable byte ranges: ${e.message}` };
+  }
+  return { code: (e && e.code) || 'network.failed', message: e && e.message };
+}
+
 async function gunzip(res) {
   const stream = res.body.pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
@@ -156,7 +181,7 @@ export async function prefetch(manifestUrl) {
     const raw = new URL(m.rawFile, res.url || manifestUrl).href;
     const probe = rangeFetch(raw, 0, 0, m.size, 10000).then(
       () => null,
-      (e) => ({ code: e.code || 'network.failed', message: e.message }),
+      (e) => probeError(e),
     );
     let hot = Promise.resolve(null);
     if (typeof m.hotFile === 'string' && typeof DecompressionStream !== 'undefined') {

@@ -85,10 +85,10 @@ function update() {
 }
 
 const ops = {
-  async open({ manifestUrl, storage }) {
+  async open({ manifestUrl, storage, lazyFill }) {
     const info = await sessionOpen({ manifestUrl, storage }, progress, await prefetched);
     prefetched = null;
-    if (info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') scheduleFill();
+    if (lazyFill !== false && info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') scheduleFill();
     if (info.source === 'stored') {
       // Answer from storage now; look for a newer index in the background.
       update().then(
@@ -98,10 +98,10 @@ const ops = {
     }
     return info;
   },
-  search({ query, options }) {
+  async search({ query, options }) {
     const t0 = performance.now();
     try {
-      const json = sessionSearch(query, options);
+      const json = await sessionSearch(query, options);
       return { json, ms: performance.now() - t0 };
     } finally {
       if (startFill) setTimeout(startFill, 0);

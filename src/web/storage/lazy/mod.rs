@@ -14,6 +14,10 @@
 //! else a synchronous Range request (SQLite reads synchronously; the worker
 //! may block). Pages fetched for queries are stored like the fill's.
 //!
+//! Before a query runs, [`warm`] predicts the pages its row lookups will
+//! read and fetches them in one batch of parallel requests per b-tree level
+//! (SQLite would otherwise read them one synchronous request at a time).
+//!
 //! Every answer is checked by `js/lazy.js` (206, exact Content-Range with
 //! the manifest's size, no Content-Encoding, Content-Length); a server that
 //! cannot serve ranges fails with `lazy.range_unsupported` before any page
@@ -21,6 +25,8 @@
 //! name is content-addressed and the finished copy must match the
 //! manifest's SHA-256 before it replaces the lazy connection, so pages of
 //! two published versions can never be mixed into a stored index.
+
+pub mod warm;
 
 use super::{Storage, StoredIndex};
 use crate::error::{Error, Result};
@@ -31,6 +37,7 @@ use js_sys::Uint8Array;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use wasm_bindgen::JsValue;
 
@@ -74,6 +81,12 @@ pub struct LazyStats {
     pub read_requests: u64,
     /// Bytes those requests brought.
     pub read_bytes: u64,
+    /// Batched parallel requests made by the warm-up before queries.
+    pub prefetch_requests: u64,
+    pub prefetch_bytes: u64,
+    /// Batches of prefetch requests (each waits for one round trip).
+    pub prefetch_rounds: u64,
+    pub prefetch_wait_ms: f64,
     /// Background fill requests.
     pub fill_requests: u64,
     pub fill_bytes: u64,
@@ -240,6 +253,20 @@ impl LazySource {
     }
 }
 
+impl LazySource {
+    /// Bytes of page `page` (0-based) if stored or cached; no request.
+    fn peek(&mut self, page: u32) -> Option<Vec<u8>> {
+        let ps = self.page_size as usize;
+        if self.present.get(page as usize).copied().unwrap_or(false) {
+            let mut buf = vec![0u8; ps];
+            let fill = self.fill.as_ref()?;
+            host::fill_read(fill, (u64::from(page) * self.page_size) as f64, &mut buf).ok()?;
+            return Some(buf);
+        }
+        self.cache.get(page).map(|b| b.to_vec())
+    }
+}
+
 impl PageSource for LazySource {
     fn size(&self) -> u64 {
         self.size
@@ -353,6 +380,9 @@ pub struct LazyIndex {
     pub manifest: Manifest,
     /// Prefix of the fill files.
     base: String,
+    /// A second connection for the warm-up (it awaits between statements,
+    /// so it cannot borrow the engine's).
+    spare: Rc<RefCell<Option<rusqlite::Connection>>>,
 }
 
 /// Prefix of every fill file of a storage scope.
@@ -385,9 +415,15 @@ impl LazyIndex {
             (true, Some(e)) => return Err(e),
             (true, None) => {}
             (false, _) => {
-                host::range_fetch(&url, 0.0, 0.0, manifest.size as f64, FILL_TIMEOUT_MS)
-                    .await
-                    .map_err(|e| js_error(&e, "network.failed", "probing range requests"))?;
+                if let Err(e) =
+                    host::range_fetch(&url, 0.0, 0.0, manifest.size as f64, FILL_TIMEOUT_MS).await
+                {
+                    return Err(js_error(
+                        &host::probe_error(&e),
+                        "network.failed",
+                        "probing range requests",
+                    ));
+                }
             }
         }
         let sha16 = &manifest.sha256[..16];
@@ -452,14 +488,90 @@ impl LazyIndex {
         let files = files()?;
         let shared = files.insert(&name, source);
         let conn = files.open(&name, VFS_NAME);
-        files.remove(&name);
         let lazy = LazyIndex {
             name,
             source: shared,
             manifest: manifest.clone(),
             base,
+            spare: Rc::new(RefCell::new(None)),
         };
-        Ok((lazy, conn?))
+        match conn {
+            Ok(conn) => Ok((lazy, conn)),
+            Err(e) => {
+                files.remove(&lazy.name);
+                Err(e)
+            }
+        }
+    }
+
+    /// Bytes of page `page` (1-based) if already here; no request.
+    pub fn peek(&self, page: u32) -> Option<Vec<u8>> {
+        lock(&self.source).peek(page.checked_sub(1)?)
+    }
+
+    /// Fetches the pages (1-based) not here yet, coalesced into at most
+    /// `MAX_PARALLEL` ranges requested at once.
+    pub async fn fetch_pages(&self, pages: &[u32]) -> Result<()> {
+        const GAP_PAGES: u32 = 2;
+        const MAX_PARALLEL: usize = 8;
+        let (url, size, page_size, mut missing) = {
+            let s = lock(&self.source);
+            let mut m: Vec<u32> = pages
+                .iter()
+                .filter_map(|p| p.checked_sub(1))
+                .filter(|&p| p < s.page_count && !s.has(p))
+                .collect();
+            m.sort_unstable();
+            m.dedup();
+            (s.url.clone(), s.size, s.page_size, m)
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        // Runs [first, last], joined across small gaps.
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for p in missing.drain(..) {
+            match runs.last_mut() {
+                Some((_, last)) if p <= *last + 1 + GAP_PAGES => *last = p,
+                _ => runs.push((p, p)),
+            }
+        }
+        while runs.len() > MAX_PARALLEL {
+            // Join the two runs with the smallest gap.
+            let i = (0..runs.len() - 1)
+                .min_by_key(|&i| runs[i + 1].0 - runs[i].1)
+                .unwrap_or(0);
+            runs[i].1 = runs[i + 1].1;
+            runs.remove(i + 1);
+        }
+        let starts: Vec<f64> = runs
+            .iter()
+            .map(|r| (u64::from(r.0) * page_size) as f64)
+            .collect();
+        let ends: Vec<f64> = runs
+            .iter()
+            .map(|r| ((u64::from(r.1) + 1) * page_size - 1) as f64)
+            .collect();
+        let t = host::now_ms();
+        let answers = host::range_fetch_all(&url, starts, ends, size as f64, FILL_TIMEOUT_MS)
+            .await
+            .map_err(|e| js_error(&e, "network.failed", "prefetching index pages"))?;
+        let answers: js_sys::Array = answers.into();
+        let mut s = lock(&self.source);
+        s.stats.prefetch_rounds += 1;
+        s.stats.prefetch_wait_ms += host::now_ms() - t;
+        for (i, r) in runs.iter().enumerate() {
+            let bytes = Uint8Array::new(&answers.get(i as u32)).to_vec();
+            s.stats.prefetch_requests += 1;
+            s.stats.prefetch_bytes += bytes.len() as u64;
+            s.keep(r.0, &bytes);
+        }
+        Ok(())
+    }
+
+    /// Usable bytes per page (page size less the reserved bytes).
+    pub fn usable_size(&self) -> usize {
+        self.manifest.page_size as usize
     }
 
     /// The structured error of the last failed page read, if any.
@@ -579,8 +691,35 @@ impl LazyIndex {
         }
     }
 
+    /// A connection of its own for the warm-up; give it back with
+    /// [`LazyIndex::give_back`].
+    pub fn take_connection(&self) -> Result<rusqlite::Connection> {
+        match self.spare.borrow_mut().take() {
+            Some(c) => Ok(c),
+            None => files()?.open(&self.name, VFS_NAME),
+        }
+    }
+
+    pub fn give_back(&self, conn: rusqlite::Connection) {
+        *self.spare.borrow_mut() = Some(conn);
+    }
+
+    /// Runs the warm-up for a query (see [`warm`]); failures only mean
+    /// the query reads its pages one by one.
+    pub async fn warm(&self, text: &str, options_json: &str) {
+        let Ok(conn) = self.take_connection() else {
+            return;
+        };
+        let _ = warm::warm(self, &conn, text, options_json).await;
+        self.give_back(conn);
+    }
+
     /// Closes the fill files, keeping them for a later visit to resume.
     pub fn close_files(&self) {
+        self.spare.borrow_mut().take();
+        if let Ok(f) = files() {
+            f.remove(&self.name);
+        }
         let mut s = lock(&self.source);
         if let Some(fill) = s.fill.take() {
             host::fill_close(&fill);
@@ -591,6 +730,10 @@ impl LazyIndex {
     /// Closes the fill files and removes them (the copy is stored, or not
     /// wanted any more).
     pub async fn discard(&self) {
+        self.spare.borrow_mut().take();
+        if let Ok(f) = files() {
+            f.remove(&self.name);
+        }
         if let Some(fill) = lock(&self.source).fill.take() {
             host::fill_close(&fill);
         }
