@@ -244,3 +244,19 @@ test('a republished index never mixes pages of two versions', async () => {
   }
   await closePage(page);
 });
+
+test('offline, a lazy engine answers from the pages it has and says network.offline for the rest', async () => {
+  const page = await freshPage();
+  await openEngine(page, { lazyFill: false });
+  const answer = (await call(page, 'searchJson', 'payment', {})).value;
+  await site.context.setOffline(true);
+  try {
+    assert.equal((await call(page, 'searchJson', 'payment', {})).value, answer);
+    const { error } = await call(page, 'search', 'stripe checkout webhook refund invoice', {});
+    assert.equal(error && error.code, 'network.offline', JSON.stringify(error));
+  } finally {
+    await site.context.setOffline(false);
+  }
+  assert.ok((await call(page, 'search', 'stripe checkout webhook refund invoice', {})).value.totalResultsReturned >= 0);
+  await closePage(page);
+});

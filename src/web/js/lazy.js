@@ -73,6 +73,9 @@ export function rangeSync(url, start, end, size, timeoutMs) {
       xhr.setRequestHeader('Range', `bytes=${start}-${end}`);
       xhr.send();
     } catch (e) {
+      if (typeof navigator !== 'undefined' && navigator.onLine === false) {
+        throw fail('network.offline', `the browser is offline and bytes ${start}-${end} of the index have not been fetched yet`);
+      }
       last = fail('network.failed', `reading bytes ${start}-${end} of ${url} failed: ${e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : e.message}`);
       continue;
     }
