@@ -171,6 +171,8 @@ cmd_test() {
   cargo test --quiet 2>&1
   build_fixtures
   log "browser tests: the engine in a dedicated worker (wasm-bindgen-test, headless Chromium)"
+  # The runner's default 20 s for the whole file is tight on a busy 2-core machine.
+  export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300}
   GITSENSE_WEB_FIXTURES="$ROOT/target/fixtures" \
     cargo test --target "$WASM_TARGET" --no-default-features --test web 2>&1
   log "browser tests: the page and the JS API (playwright-core, headless Chromium)"
