@@ -6,7 +6,9 @@
 //! statement read; for the whole file, [`hot_pages`]: the pages nearly
 //! every query reads (page 1, the schema, `index_meta`, b-tree roots and
 //! interior pages of the tables ranking touches, FTS5 structure records),
-//! found by running probe queries made from the index's own vocabulary.
+//! found by running probe queries made from the index's own vocabulary,
+//! plus what locating any term's doclist needs (inner pages of the FTS and
+//! filter tables, small FTS `_idx` tables whole).
 //! The browser fetches them in one request while its module compiles, so
 //! the first query over HTTP Range reads needs few round trips.
 
@@ -237,6 +239,50 @@ fn probe_terms(conn: &Connection, n: usize) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// Tables whose inner b-tree pages every lookup of a query passes: the FTS
+/// indexes, document sizes and the filter tables ranking joins.
+const RANKING_TABLES: &[&str] = &["messages", "chats", "code_blocks"];
+/// An FTS `_idx` table this small is hot whole: every term is looked up in
+/// it before its doclist can be fetched.
+const SMALL_IDX_PAGES: i64 = 16;
+
+/// Pages a term lookup needs before it knows which doclist leaves to read:
+/// the inner pages of FTS data, index and size tables and of the filter
+/// tables, and small FTS `_idx` tables whole. With them in hand, the
+/// browser finds every leaf a query needs from pages it already has.
+fn structural_pages(path: &Path) -> Result<BTreeSet<u32>> {
+    let t = Traced::open(path)?;
+    let mut s = t
+        .conn
+        .prepare(
+            "SELECT pageno, name, pagetype, (SELECT count(*) FROM dbstat d2 WHERE d2.name = d.name) FROM dbstat d",
+        )
+        .ctx("reading page owners")?;
+    let rows = s
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)? as u32,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })
+        .ctx("reading page owners")?;
+    let mut out = BTreeSet::new();
+    for row in rows {
+        let (page, name, kind, table_pages) = row.ctx("reading page owners")?;
+        let fts = name.starts_with("fts_")
+            && (name.ends_with("_data") || name.ends_with("_idx") || name.ends_with("_docsize"));
+        let inner = kind == "internal" && (fts || RANKING_TABLES.contains(&name.as_str()));
+        let small_idx =
+            name.starts_with("fts_") && name.ends_with("_idx") && table_pages <= SMALL_IDX_PAGES;
+        if inner || small_idx {
+            out.insert(page);
+        }
+    }
+    Ok(out)
+}
+
 /// The pages nearly every query reads (see the module docs).
 pub fn hot_pages(path: &Path) -> Result<HotPages> {
     let probe = Traced::open(path)?;
@@ -265,15 +311,16 @@ pub fn hot_pages(path: &Path) -> Result<HotPages> {
     let need = ((runs.len() as f64) * HOT_SHARE).ceil() as usize;
     // sqlite_stat4 is read natively (STAT4 build) but ignored by the
     // browser's SQLite: not worth prefetching.
-    let pages = counts
+    let mut pages: BTreeSet<u32> = counts
         .into_iter()
         .filter(|(p, n)| {
             *n >= need.max(1) && owners.get(p).map(String::as_str) != Some("sqlite_stat4")
         })
         .map(|(p, _)| p)
         .collect();
+    pages.extend(structural_pages(path)?);
     Ok(HotPages {
-        pages,
+        pages: pages.into_iter().collect(),
         probes,
         reads_per_probe,
     })

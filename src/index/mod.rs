@@ -14,6 +14,7 @@
 //!   the source description.
 
 pub mod btree;
+pub mod doclists;
 #[cfg(feature = "native")]
 pub mod hot;
 pub mod pagevfs;

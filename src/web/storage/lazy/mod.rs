@@ -512,8 +512,8 @@ impl LazyIndex {
     /// Fetches the pages (1-based) not here yet, coalesced into at most
     /// `MAX_PARALLEL` ranges requested at once.
     pub async fn fetch_pages(&self, pages: &[u32]) -> Result<()> {
-        const GAP_PAGES: u32 = 2;
-        const MAX_PARALLEL: usize = 8;
+        const GAP_PAGES: u32 = 3;
+        const MAX_PARALLEL: usize = 24;
         let (url, size, page_size, mut missing) = {
             let s = lock(&self.source);
             let mut m: Vec<u32> = pages

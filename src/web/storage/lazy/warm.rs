@@ -4,8 +4,9 @@
 //! In: the query and options (planned as the engine will run them), the
 //! engine's connection and the [`LazyIndex`]. Out: the pages in place, so
 //! the query itself makes few synchronous requests. Rounds:
-//! 1. the rowids each target's FTS expression matches (`SELECT rowid ...
-//!    MATCH`; this reads doclists only, synchronously),
+//! 1. the doclist leaves of each target's FTS expression (located through
+//!    the FTS index, `index::doclists`), then the rowids it matches
+//!    (`SELECT rowid ... MATCH`, now from pages in place),
 //! 2. the leaves of the filter tables and FTS document sizes those rows are
 //!    looked up in (then the chats and messages they point to),
 //! 3. ranking (as the engine will run it; pages are in place now), then the
@@ -17,6 +18,7 @@
 use super::LazyIndex;
 use crate::error::Result;
 use crate::index::btree::{self, PageKind};
+use crate::index::doclists;
 use crate::plan::{self, MatchMode, SearchOptions};
 use crate::query::ast::Target;
 use crate::{profiles, query};
@@ -146,21 +148,34 @@ pub async fn warm(
     let q = query::parse(text, &profiles::exists)?;
     let p = plan::plan(&q, &opts, MatchMode::AllTerms)?;
 
-    // Round 1: matched rows per target.
-    let mut matched: Vec<(Target, BTreeSet<i64>)> = Vec::new();
-    for tp in &p.target_plans {
-        let (Some(sql), Some(expr)) = (&tp.sql, tp.sql.as_ref().and_then(|s| s.fts.clone())) else {
-            continue;
+    // Round 1: the doclists (found through the FTS index), then the rows
+    // each target matches.
+    let exprs: Vec<(Target, String)> = p
+        .target_plans
+        .iter()
+        .filter_map(|tp| Some((tp.target, tp.sql.as_ref()?.fts.clone()?)))
+        .collect();
+    let mut keys = Keys::new();
+    for (t, expr) in &exprs {
+        let data: &'static str = match t {
+            Target::Chats => "fts_chats_data",
+            Target::Messages => "fts_messages_data",
+            Target::CodeBlocks => "fts_code_blocks_data",
         };
-        let _ = sql;
-        let fts = fts_table(tp.target);
+        let rowids = doclists::doclist_rowids(conn, fts_table(*t), expr).unwrap_or_default();
+        keys.entry(data).or_default().extend(rowids);
+    }
+    walk(lazy, conn, &keys).await?;
+    let mut matched: Vec<(Target, BTreeSet<i64>)> = Vec::new();
+    for (target, expr) in exprs {
+        let fts = fts_table(target);
         let ids = ints(
             conn,
             &format!("SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT {MAX_KEYS}"),
             &[SqlValue::Text(expr)],
         )
         .unwrap_or_default();
-        matched.push((tp.target, ids.into_iter().collect()));
+        matched.push((target, ids.into_iter().collect()));
     }
     if matched.iter().all(|(_, ids)| ids.is_empty()) {
         return Ok(());
