@@ -7,8 +7,8 @@
 mod common;
 
 use common::sample_index;
-use gitsense_search::index::{btree, doclists};
 use gitsense_search::index::hot::{hot_pages, page_owners, Traced};
+use gitsense_search::index::{btree, doclists};
 use gitsense_search::plan::{self, MatchMode};
 use gitsense_search::{profiles, query, SearchOptions};
 use std::collections::BTreeSet;
@@ -277,7 +277,9 @@ fn leaves_of(bytes: &[u8], page_size: usize, root: u32, keys: &[i64]) -> BTreeSe
     while let Some((at, ks)) = frontier.pop() {
         let p = page(bytes, at, page_size);
         match btree::kind(p, at) {
-            Some(btree::PageKind::InteriorTable) => frontier.extend(btree::descend(p, at, &ks).unwrap()),
+            Some(btree::PageKind::InteriorTable) => {
+                frontier.extend(btree::descend(p, at, &ks).unwrap())
+            }
             Some(btree::PageKind::LeafTable) => {
                 out.insert(at);
             }
@@ -306,28 +308,46 @@ fn doclist_leaves_are_predicted_from_the_fts_index() {
     ] {
         let root: u32 = t
             .conn
-            .query_row("SELECT rootpage FROM sqlite_schema WHERE name = ?1", [format!("{fts}_data")], |r| r.get(0))
+            .query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+                [format!("{fts}_data")],
+                |r| r.get(0),
+            )
             .unwrap();
         let rowids = doclists::doclist_rowids(&t.conn, fts, expr).unwrap();
         let predicted = leaves_of(&bytes, page_size, root, &rowids);
         // A fresh connection: SQLite's own reads for the MATCH, cold.
         let m = Traced::open(&path).unwrap();
-        m.conn.query_row("SELECT count(*) FROM index_meta", [], |_| Ok(())).unwrap();
+        m.conn
+            .query_row("SELECT count(*) FROM index_meta", [], |_| Ok(()))
+            .unwrap();
         m.take_pages();
         let n: i64 = m
             .conn
-            .query_row(&format!("SELECT count(*) FROM {fts} WHERE {fts} MATCH ?1"), [expr], |r| r.get(0))
+            .query_row(
+                &format!("SELECT count(*) FROM {fts} WHERE {fts} MATCH ?1"),
+                [expr],
+                |r| r.get(0),
+            )
             .unwrap();
         let data_leaves: BTreeSet<u32> = m
             .take_pages()
             .into_iter()
             .filter(|p| owners.get(p).map(String::as_str) == Some(&format!("{fts}_data")))
-            .filter(|&p| btree::kind(page(&bytes, p, page_size), p) == Some(btree::PageKind::LeafTable))
+            .filter(|&p| {
+                btree::kind(page(&bytes, p, page_size), p) == Some(btree::PageKind::LeafTable)
+            })
             .collect();
         // Rowid 1 (averages) and 10 (structure) sit in the first leaf.
         let first = leaves_of(&bytes, page_size, root, &[1, 10]);
-        let missed: Vec<_> = data_leaves.difference(&predicted).filter(|p| !first.contains(p)).collect();
-        assert!(missed.is_empty(), "{fts} MATCH {expr} ({n} rows): doclist leaves not predicted: {missed:?}");
+        let missed: Vec<_> = data_leaves
+            .difference(&predicted)
+            .filter(|p| !first.contains(p))
+            .collect();
+        assert!(
+            missed.is_empty(),
+            "{fts} MATCH {expr} ({n} rows): doclist leaves not predicted: {missed:?}"
+        );
         checked += data_leaves.len();
     }
     assert!(checked > 7);
@@ -337,6 +357,10 @@ fn doclist_leaves_are_predicted_from_the_fts_index() {
 fn quoted_strings_are_read_from_fts_expressions() {
     assert_eq!(
         doclists::quoted_strings(r#"("pay"* OR "card") NOT "say ""hi""""#),
-        vec![("pay".to_string(), true), ("card".to_string(), false), ("say \"hi\"".to_string(), false)]
+        vec![
+            ("pay".to_string(), true),
+            ("card".to_string(), false),
+            ("say \"hi\"".to_string(), false)
+        ]
     );
 }

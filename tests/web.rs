@@ -216,7 +216,8 @@ async fn auto_storage_downloads_the_whole_index_when_no_raw_file_is_published() 
     assert_eq!(info.source, Source::Downloaded);
     assert!(info.lazy.is_none());
     assert!(
-        info.storage_reason.contains("lazy loading is not possible (lazy.unavailable"),
+        info.storage_reason
+            .contains("lazy loading is not possible (lazy.unavailable"),
         "{}",
         info.storage_reason
     );
@@ -228,11 +229,13 @@ async fn a_lazy_open_with_a_range_probe_failure_reads_the_whole_index_instead() 
     let (m, _) = publish(SITE, SAMPLE).await;
     // As the worker reports a server that ignored Range.
     let prefetched = Prefetched {
-        manifest: Some(serde_json::to_string(&Manifest {
-            raw_file: Some("index.gsx".into()),
-            ..m
-        })
-        .unwrap()),
+        manifest: Some(
+            serde_json::to_string(&Manifest {
+                raw_file: Some("index.gsx".into()),
+                ..m
+            })
+            .unwrap(),
+        ),
         probe: Some(gitsense_search::Error::new(
             "lazy.range_unsupported",
             "the server ignored the Range header",
@@ -245,10 +248,17 @@ async fn a_lazy_open_with_a_range_probe_failure_reads_the_whole_index_instead() 
         .unwrap();
     let info = s.info().unwrap();
     assert_eq!(info.source, Source::Downloaded);
-    assert!(info.storage_reason.contains("ignored the Range header"), "{}", info.storage_reason);
+    assert!(
+        info.storage_reason.contains("ignored the Range header"),
+        "{}",
+        info.storage_reason
+    );
     // The manifest came with the prefetch: no second request for it.
     let requested = requested();
-    assert!(!requested.iter().any(|u| u.ends_with("manifest.json")), "{requested:?}");
+    assert!(
+        !requested.iter().any(|u| u.ends_with("manifest.json")),
+        "{requested:?}"
+    );
 }
 
 async fn swaps_in_a_changed_index(pref: StoragePref) {

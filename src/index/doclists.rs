@@ -90,7 +90,11 @@ fn keys(s: &str, tokenizer: Tokenizer) -> Vec<Vec<u8>> {
 
 /// The `_data` rowids a `MATCH expr` on `fts_table` reads for its
 /// doclists (see the module docs); empty when the table is not there.
-pub fn doclist_rowids(conn: &Connection, fts_table: &str, expr: &str) -> rusqlite::Result<Vec<i64>> {
+pub fn doclist_rowids(
+    conn: &Connection,
+    fts_table: &str,
+    expr: &str,
+) -> rusqlite::Result<Vec<i64>> {
     let tokenizer = tokenizer_of(fts_table);
     let idx = format!("{fts_table}_idx");
     let segids: Vec<i64> = {

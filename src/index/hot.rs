@@ -239,17 +239,17 @@ fn probe_terms(conn: &Connection, n: usize) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Tables whose inner b-tree pages every lookup of a query passes: the FTS
-/// indexes, document sizes and the filter tables ranking joins.
-const RANKING_TABLES: &[&str] = &["messages", "chats", "code_blocks"];
-/// An FTS `_idx` table this small is hot whole: every term is looked up in
-/// it before its doclist can be fetched.
-const SMALL_IDX_PAGES: i64 = 16;
+/// Tables ranking joins for every matched row (hot whole when small).
+const RANKING_TABLES: &[&str] = &["chats"];
+/// An FTS `_idx` table (every term is looked up in it before its doclist
+/// can be fetched) or a ranking table this small is hot whole.
+const SMALL_WHOLE_PAGES: i64 = 16;
 
-/// Pages a term lookup needs before it knows which doclist leaves to read:
-/// the inner pages of FTS data, index and size tables and of the filter
-/// tables, and small FTS `_idx` tables whole. With them in hand, the
-/// browser finds every leaf a query needs from pages it already has.
+/// Pages a lookup needs before it knows which leaves to read: every inner
+/// b-tree page, small FTS `_idx` tables whole, and a small `chats` table
+/// whole (ranking joins it for the chats of matched rows, which are only
+/// known once those rows are read). With them in hand, the browser finds
+/// the leaves a query needs from pages it already has.
 fn structural_pages(path: &Path) -> Result<BTreeSet<u32>> {
     let t = Traced::open(path)?;
     let mut s = t
@@ -271,12 +271,13 @@ fn structural_pages(path: &Path) -> Result<BTreeSet<u32>> {
     let mut out = BTreeSet::new();
     for row in rows {
         let (page, name, kind, table_pages) = row.ctx("reading page owners")?;
-        let fts = name.starts_with("fts_")
-            && (name.ends_with("_data") || name.ends_with("_idx") || name.ends_with("_docsize"));
-        let inner = kind == "internal" && (fts || RANKING_TABLES.contains(&name.as_str()));
+        // Every inner page: lookups pass them, and there are few.
+        let inner = kind == "internal" && name != "sqlite_stat4";
         let small_idx =
-            name.starts_with("fts_") && name.ends_with("_idx") && table_pages <= SMALL_IDX_PAGES;
-        if inner || small_idx {
+            name.starts_with("fts_") && name.ends_with("_idx") && table_pages <= SMALL_WHOLE_PAGES;
+        let small_chats =
+            RANKING_TABLES.contains(&name.as_str()) && table_pages <= SMALL_WHOLE_PAGES;
+        if inner || small_idx || small_chats {
             out.insert(page);
         }
     }

@@ -83,12 +83,12 @@ extern "C" {
     pub async fn fill_open(base: &str, page_count: f64, page_size: f64)
         -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = fillWrite)]
-    pub fn fill_write(
+    pub fn fill_write(handles: &JsValue, offset: f64, bytes: &[u8]) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch, js_name = fillCommit)]
+    pub fn fill_commit(
         handles: &JsValue,
-        offset: f64,
-        bytes: &[u8],
-        first_page: u32,
-        pages: u32,
+        firsts: Vec<u32>,
+        counts: Vec<u32>,
     ) -> Result<(), JsValue>;
     #[wasm_bindgen(catch, js_name = fillRead)]
     pub fn fill_read(handles: &JsValue, offset: f64, buf: &mut [u8]) -> Result<(), JsValue>;

@@ -258,17 +258,32 @@ export async function fillOpen(base, pageCount, pageSize) {
   }
 }
 
-/** Writes `bytes` at `offset` of the part file and marks its pages stored. */
-export function fillWrite(handles, offset, bytes, firstPage, pages) {
+/** Writes `bytes` at `offset` of the part file (recorded by fillCommit). */
+export function fillWrite(handles, offset, bytes) {
   try {
-    handles.part.write(bytes, { at: offset });
-    handles.part.flush();
-    const ones = new Uint8Array(pages).fill(1);
-    handles.map.write(ones, { at: firstPage });
-    handles.map.flush();
-    handles.present.set(ones, firstPage);
+    const n = handles.part.write(bytes, { at: offset });
+    if (n !== bytes.length) throw new Error(`short write: ${n} of ${bytes.length} bytes`);
   } catch (e) {
     throw storageFail('storing fetched pages', e);
+  }
+}
+
+/**
+ * Flushes the part file, then marks runs of pages (firsts[i], counts[i])
+ * stored in the map and flushes it: a page is never marked before its
+ * bytes are durable.
+ */
+export function fillCommit(handles, firsts, counts) {
+  try {
+    handles.part.flush();
+    for (let i = 0; i < firsts.length; i++) {
+      const ones = new Uint8Array(counts[i]).fill(1);
+      handles.map.write(ones, { at: firsts[i] });
+      handles.present.set(ones, firsts[i]);
+    }
+    handles.map.flush();
+  } catch (e) {
+    throw storageFail('recording stored pages', e);
   }
 }
 

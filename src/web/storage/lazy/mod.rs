@@ -165,6 +165,8 @@ pub struct LazySource {
     stats: LazyStats,
     /// Why pages are not (or no longer) stored in OPFS.
     fill_stopped: Option<String>,
+    /// Pages written to the fill file but not yet in its map.
+    unmarked: Vec<(u32, u32)>,
     /// Read-ahead state: where the last fetch ended and how long it was.
     last_end: u32,
     last_len: u32,
@@ -180,12 +182,14 @@ impl LazySource {
     }
 
     /// Keeps fetched pages (`first` is 0-based): in the fill file when
-    /// there is one, else in the memory cache.
+    /// there is one, else in the memory cache. Stored pages are recorded
+    /// in the map only by [`LazySource::commit`], after the file is
+    /// flushed.
     fn keep(&mut self, first: u32, bytes: &[u8]) {
         let pages = (bytes.len() as u64 / self.page_size) as u32;
         if let Some(fill) = &self.fill {
             let at = u64::from(first) * self.page_size;
-            match host::fill_write(fill, at as f64, bytes, first, pages) {
+            match host::fill_write(fill, at as f64, bytes) {
                 Ok(()) => {
                     for p in first..first + pages {
                         if !self.present[p as usize] {
@@ -193,6 +197,7 @@ impl LazySource {
                             self.stored += 1;
                         }
                     }
+                    self.unmarked.push((first, pages));
                     return;
                 }
                 Err(e) => {
@@ -203,6 +208,23 @@ impl LazySource {
         }
         for (i, chunk) in bytes.chunks(self.page_size as usize).enumerate() {
             self.cache.insert(first + i as u32, chunk);
+        }
+    }
+
+    /// Flushes the fill file, then records the pages written since the
+    /// last commit in the map (so a map entry never outlives its page).
+    fn commit(&mut self) {
+        if self.unmarked.is_empty() {
+            return;
+        }
+        let Some(fill) = &self.fill else {
+            self.unmarked.clear();
+            return;
+        };
+        let (firsts, counts): (Vec<u32>, Vec<u32>) = self.unmarked.drain(..).unzip();
+        if let Err(e) = host::fill_commit(fill, firsts, counts) {
+            let e = js_error(&e, "storage.failed", "recording stored pages");
+            self.stop_fill(format!("pages are no longer stored in OPFS: {}", e.message));
         }
     }
 
@@ -234,6 +256,7 @@ impl LazySource {
         self.stats.read_requests += 1;
         self.stats.read_bytes += bytes.len() as u64;
         self.keep(first, &bytes);
+        self.commit();
         self.stats.store_ms += host::now_ms() - t2;
         Ok(())
     }
@@ -440,6 +463,7 @@ impl LazyIndex {
             cache: PageCache::new(CACHE_BYTES / manifest.page_size as usize),
             stats: LazyStats::default(),
             fill_stopped: None,
+            unmarked: Vec::new(),
             last_end: u32::MAX - 2,
             last_len: 0,
         };
@@ -482,6 +506,7 @@ impl LazyIndex {
                         source.keep(page, &hot[i * ps..(i + 1) * ps]);
                     }
                 }
+                source.commit();
             }
         }
         let name = format!("lazy-{}.db", manifest.sha256);
@@ -566,6 +591,7 @@ impl LazyIndex {
             s.stats.prefetch_bytes += bytes.len() as u64;
             s.keep(r.0, &bytes);
         }
+        s.commit();
         Ok(())
     }
 
@@ -617,6 +643,7 @@ impl LazyIndex {
             // Pages a query fetched meanwhile are written again: the same
             // bytes (the file is content-addressed).
             s.keep(first, &bytes);
+            s.commit();
         }
         Ok(true)
     }
