@@ -612,6 +612,12 @@ impl Session {
         out
     }
 
+    /// Runs `f` on the engine of the current index (the assisted search
+    /// drives its stages through it); `engine.closed` when closed.
+    pub fn with_engine<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T> {
+        self.with_current(|c| f(&c.engine))
+    }
+
     pub fn info(&self) -> Result<SessionInfo> {
         let (index, file, sha256, lazy) = self.with_current(|c| {
             let (file, lazy) = match &c.location {
@@ -623,7 +629,9 @@ impl Session {
         let reading_lazily = self.with_current(|c| c.lazy().is_some())?;
         let lazy_bytes = lazy
             .as_ref()
-            .map(|l| l.stats.read_bytes + l.stats.fill_bytes + l.stats.hot_bytes)
+            .map(|l| {
+                l.stats.read_bytes + l.stats.prefetch_bytes + l.stats.fill_bytes + l.stats.hot_bytes
+            })
             .unwrap_or(0);
         Ok(SessionInfo {
             storage: if reading_lazily {

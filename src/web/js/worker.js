@@ -10,6 +10,12 @@
 // worker fetches the manifest, the index's hot pages and a range probe
 // while the module downloads and compiles (not when this site's index is
 // already stored: a repeat visit fetches no index bytes).
+//
+// An assisted search is a run of requests: 'assistStart' → { session, step,
+// reports } (JSON text), then, while step.kind is 'ask', the page awaits its
+// LLM and sends 'assistAdvance' { session, answer }; 'assistCancel' drops a
+// search the page gave up on. The sessions live in Rust (src/web/assist.rs),
+// keyed by id, so searches interleave with each other and with 'search'.
 
 import init, {
   sessionOpen,
@@ -22,6 +28,13 @@ import init, {
   storageClear,
   syntaxGuide,
   panicForTests,
+  assistStart,
+  assistAdvance,
+  assistCancel,
+  assistRunning,
+  assistGuide,
+  formatResults,
+  formatOutcome,
 } from './gitsense_search.js';
 import { prefetch, isMarkedStored, scopeOf } from './lazy.js';
 
@@ -116,7 +129,14 @@ const ops = {
   },
   clear: () => storageClear(),
   syntax: () => syntaxGuide(),
+  assistStart: ({ question, options }) => assistStart(question, options),
+  assistAdvance: ({ session, answer }) => assistAdvance(session, answer),
+  assistCancel: ({ session }) => assistCancel(session),
+  assistGuide: () => assistGuide(),
+  formatResults: ({ results, format, options }) => formatResults(results, format, options),
+  formatOutcome: ({ outcome, format, options }) => formatOutcome(outcome, format, options),
   __panic: () => panicForTests(),
+  __assistRunning: () => assistRunning(),
 };
 
 self.onmessage = async ({ data }) => {
