@@ -500,7 +500,9 @@ async fn the_worker_runs_assisted_searches_by_id_and_drops_them_when_they_end() 
         manifest_url(SITE)
     ))
     .unwrap();
-    api::session_open(options, None).await.unwrap();
+    api::session_open(options, None, JsValue::UNDEFINED)
+        .await
+        .unwrap();
     let parse = |json: String| -> serde_json::Value { serde_json::from_str(&json).unwrap() };
     let id = |v: &serde_json::Value| v["session"].as_u64().unwrap() as u32;
     let names = |v: &serde_json::Value| -> Vec<String> {

@@ -66,10 +66,19 @@ fn ints(conn: &Connection, sql: &str, params: &[SqlValue]) -> rusqlite::Result<V
     Ok(rows.filter_map(|r| r.ok().flatten()).collect())
 }
 
-fn json_list(ids: &BTreeSet<i64>) -> SqlValue {
-    SqlValue::Text(
-        serde_json::to_string(&ids.iter().collect::<Vec<_>>()).unwrap_or_else(|_| "[]".into()),
-    )
+/// Ids bound in one `IN (...)` list at most.
+const IN_CHUNK: usize = 500;
+
+/// `select` (a statement ending in `IN`) over `ids`, in chunks of bound
+/// parameters (the browser's SQLite has no JSON functions to pass a list).
+fn ints_in(conn: &Connection, select: &str, ids: &BTreeSet<i64>) -> Vec<i64> {
+    let ids: Vec<SqlValue> = ids.iter().map(|&i| SqlValue::Integer(i)).collect();
+    let mut out = Vec::new();
+    for chunk in ids.chunks(IN_CHUNK) {
+        let marks = vec!["?"; chunk.len()].join(",");
+        out.extend(ints(conn, &format!("{select} ({marks})"), chunk).unwrap_or_default());
+    }
+    out
 }
 
 /// Follows `keys` from each table's root down to its leaves, fetching each
@@ -190,20 +199,19 @@ pub async fn warm(
     walk(lazy, conn, &keys).await?;
     let mut keys = Keys::new();
     for (t, ids) in &matched {
-        let list = [json_list(ids)];
         let chats = match t {
             Target::Chats => continue,
-            Target::Messages => "SELECT DISTINCT chat_id FROM messages WHERE id IN (SELECT value FROM json_each(?1))",
-            Target::CodeBlocks => "SELECT DISTINCT chat_id FROM code_blocks WHERE id IN (SELECT value FROM json_each(?1))",
+            Target::Messages => "SELECT DISTINCT chat_id FROM messages WHERE id IN",
+            Target::CodeBlocks => "SELECT DISTINCT chat_id FROM code_blocks WHERE id IN",
         };
         keys.entry("chats")
             .or_default()
-            .extend(ints(conn, chats, &list).unwrap_or_default());
+            .extend(ints_in(conn, chats, ids));
         if *t == Target::CodeBlocks {
-            let messages = "SELECT DISTINCT message_id FROM code_blocks WHERE id IN (SELECT value FROM json_each(?1))";
+            let messages = "SELECT DISTINCT message_id FROM code_blocks WHERE id IN";
             keys.entry("messages")
                 .or_default()
-                .extend(ints(conn, messages, &list).unwrap_or_default());
+                .extend(ints_in(conn, messages, ids));
         }
     }
     walk(lazy, conn, &keys).await?;
@@ -223,25 +231,15 @@ pub async fn warm(
         if ids.is_empty() {
             continue;
         }
-        let list = [json_list(&ids)];
         let (payload, chats) = match tp.target {
-            Target::Chats => (
-                "chat_details",
-                "SELECT id FROM chats WHERE id IN (SELECT value FROM json_each(?1))",
-            ),
-            Target::Messages => (
-                "message_text",
-                "SELECT chat_id FROM messages WHERE id IN (SELECT value FROM json_each(?1))",
-            ),
-            Target::CodeBlocks => (
-                "code_text",
-                "SELECT chat_id FROM code_blocks WHERE id IN (SELECT value FROM json_each(?1))",
-            ),
+            Target::Chats => ("chat_details", "SELECT id FROM chats WHERE id IN"),
+            Target::Messages => ("message_text", "SELECT chat_id FROM messages WHERE id IN"),
+            Target::CodeBlocks => ("code_text", "SELECT chat_id FROM code_blocks WHERE id IN"),
         };
         keys.entry(payload).or_default().extend(&ids);
         keys.entry("chat_details")
             .or_default()
-            .extend(ints(conn, chats, &list).unwrap_or_default());
+            .extend(ints_in(conn, chats, &ids));
     }
     let leaves = walk(lazy, conn, &keys).await?;
     overflows(lazy, &leaves).await
