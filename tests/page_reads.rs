@@ -64,9 +64,7 @@ fn ranking_reads_only_fts_and_filter_pages() {
                     |r| r.get(0),
                 )
                 .unwrap();
-            let mut params = sql.params.clone();
-            params.push(rusqlite::types::Value::Integer(25));
-            params.push(rusqlite::types::Value::Integer(0));
+            let params = sql.page_params(25, 0);
             let mut s = conn.prepare(&sql.page_sql).unwrap();
             let ids: Vec<i64> = s
                 .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(0))

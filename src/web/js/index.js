@@ -28,6 +28,18 @@ export class GitSenseSearchError extends Error {
 
 const STORAGE_MODES = ['auto', 'opfs', 'indexeddb', 'memory', 'lazy'];
 
+/**
+ * Starts compiling the wasm module on the page (streaming compilation runs
+ * off the main thread) while the worker's own scripts load, two round
+ * trips sooner than the worker could; resolves the Module, or null (the
+ * worker then loads it itself).
+ */
+function compileModule() {
+  if (typeof WebAssembly === 'undefined' || !WebAssembly.compileStreaming) return Promise.resolve(null);
+  const url = new URL('./gitsense_search_bg.wasm', import.meta.url);
+  return WebAssembly.compileStreaming(fetch(url, { credentials: 'same-origin' })).catch(() => null);
+}
+
 function startWorker() {
   return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'gitsense-search' });
 }
@@ -142,9 +154,22 @@ export class GitSenseSearch extends EventTarget {
     }
     const base = typeof document !== 'undefined' ? document.baseURI : self.location.href;
     const url = new URL(manifestUrl, base).href;
-    engine.#channel = new Channel(startWorker(), (m) => engine.#event(m));
+    const worker = startWorker();
+    const module = compileModule();
+    engine.#channel = new Channel(worker, (m) => engine.#event(m));
     try {
-      await engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false });
+      const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, pageCompiles: true });
+      module.then(
+        (m) => {
+          try {
+            worker.postMessage({ type: 'module', module: m });
+          } catch {
+            worker.postMessage({ type: 'module', module: null });
+          }
+        },
+        () => worker.postMessage({ type: 'module', module: null }),
+      );
+      await opened;
     } catch (e) {
       engine.#channel.terminate();
       throw e;

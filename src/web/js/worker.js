@@ -38,7 +38,22 @@ import init, {
 } from './gitsense_search.js';
 import { prefetch, isMarkedStored, scopeOf } from './lazy.js';
 
-const ready = init();
+// The module: compiled by the page when it says so ('open' with
+// pageCompiles: the page starts compiling while this worker's scripts
+// load, then posts { type: 'module', module }, or null if it could not),
+// else fetched and compiled here.
+let ready = null;
+let moduleFromPage = null;
+function loadModule(pageCompiles) {
+  if (!ready) {
+    ready = pageCompiles
+      ? new Promise((resolve) => {
+          moduleFromPage = resolve;
+        }).then((module) => init(module ? { module_or_path: module } : undefined))
+      : init();
+  }
+  return ready;
+}
 let crash = null; // { code, message } once the wasm instance has trapped
 let updating = null; // the update in flight, shared by every caller
 
@@ -140,9 +155,14 @@ const ops = {
 };
 
 self.onmessage = async ({ data }) => {
+  if (data && data.type === 'module') {
+    if (moduleFromPage) moduleFromPage(data.module);
+    return;
+  }
   const { id, op, args } = data || {};
   // Before waiting for the module: the prefetch overlaps its compilation.
   if (op === 'open' && args) prefetched = startPrefetch(args);
+  loadModule(op === 'open' && args && args.pageCompiles);
   try {
     await ready.catch((e) => {
       throw { code: 'engine.load_failed', message: `cannot load the search engine (wasm): ${e && e.message}` };

@@ -221,9 +221,7 @@ pub async fn warm(
     let offset = (p.page.saturating_sub(1)) * p.per_page;
     for tp in &p.target_plans {
         let Some(sql) = &tp.sql else { continue };
-        let mut params = sql.params.clone();
-        params.push(SqlValue::Integer(p.per_page as i64));
-        params.push(SqlValue::Integer(offset as i64));
+        let params = sql.page_params(p.per_page, offset);
         let ids: BTreeSet<i64> = ints(conn, &sql.page_sql, &params)
             .unwrap_or_default()
             .into_iter()
