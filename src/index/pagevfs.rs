@@ -268,3 +268,84 @@ impl<S: PageSource, O: OsCallback + 'static> SQLiteVfs<PageIo<S, O>> for PageVfs
         &data.os
     }
 }
+
+/// A bounded least-recently-used cache of pages, for sources that fetch
+/// pages and have nowhere else to keep them.
+pub struct PageCache {
+    pages: HashMap<u32, (Box<[u8]>, u64)>,
+    tick: u64,
+    capacity: usize,
+}
+
+impl PageCache {
+    /// A cache of at most `capacity` pages (at least 64).
+    pub fn new(capacity: usize) -> Self {
+        PageCache {
+            pages: HashMap::new(),
+            tick: 0,
+            capacity: capacity.max(64),
+        }
+    }
+
+    /// The page's bytes, marking it used.
+    pub fn get(&mut self, page: u32) -> Option<&[u8]> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.pages.get_mut(&page).map(|(b, t)| {
+            *t = tick;
+            &**b
+        })
+    }
+
+    pub fn contains(&self, page: u32) -> bool {
+        self.pages.contains_key(&page)
+    }
+
+    /// Keeps a page, dropping the least recently used one when full.
+    pub fn insert(&mut self, page: u32, bytes: &[u8]) {
+        self.tick += 1;
+        if self.pages.len() >= self.capacity && !self.pages.contains_key(&page) {
+            if let Some(old) = self
+                .pages
+                .iter()
+                .min_by_key(|(_, (_, t))| *t)
+                .map(|(p, _)| *p)
+            {
+                self.pages.remove(&old);
+            }
+        }
+        self.pages.insert(page, (bytes.into(), self.tick));
+    }
+
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PageCache;
+
+    #[test]
+    fn the_page_cache_keeps_its_bound_and_drops_the_least_recently_used_page() {
+        let mut c = PageCache::new(64);
+        for p in 0..64 {
+            c.insert(p, &[p as u8; 8]);
+        }
+        assert_eq!(c.get(0), Some(&[0u8; 8][..]));
+        c.insert(100, &[1; 8]);
+        assert_eq!(c.len(), 64);
+        assert!(c.contains(0), "recently used, kept");
+        assert!(!c.contains(1), "least recently used, dropped");
+        assert!(c.contains(100));
+        for p in 200..1000 {
+            c.insert(p, &[2; 8]);
+        }
+        assert_eq!(c.len(), 64);
+        assert!(c.contains(999) && !c.contains(0));
+    }
+}

@@ -30,13 +30,12 @@ pub mod warm;
 
 use super::{Storage, StoredIndex};
 use crate::error::{Error, Result};
-use crate::index::pagevfs::{PageFiles, PageSource};
+use crate::index::pagevfs::{PageCache, PageFiles, PageSource};
 use crate::publish::Manifest;
 use crate::web::host::{self, js_error};
 use js_sys::Uint8Array;
 use serde::Serialize;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use wasm_bindgen::JsValue;
@@ -99,55 +98,6 @@ pub struct LazyStats {
     pub read_wait_ms: f64,
     /// Milliseconds spent writing fetched pages to OPFS.
     pub store_ms: f64,
-}
-
-/// A bounded least-recently-used page cache.
-struct PageCache {
-    pages: HashMap<u32, (Box<[u8]>, u64)>,
-    tick: u64,
-    capacity: usize,
-}
-
-impl PageCache {
-    fn new(capacity: usize) -> Self {
-        PageCache {
-            pages: HashMap::new(),
-            tick: 0,
-            capacity: capacity.max(64),
-        }
-    }
-
-    fn get(&mut self, page: u32) -> Option<&[u8]> {
-        self.tick += 1;
-        let tick = self.tick;
-        self.pages.get_mut(&page).map(|(b, t)| {
-            *t = tick;
-            &**b
-        })
-    }
-
-    fn contains(&self, page: u32) -> bool {
-        self.pages.contains_key(&page)
-    }
-
-    fn insert(&mut self, page: u32, bytes: &[u8]) {
-        self.tick += 1;
-        if self.pages.len() >= self.capacity && !self.pages.contains_key(&page) {
-            if let Some(old) = self
-                .pages
-                .iter()
-                .min_by_key(|(_, (_, t))| *t)
-                .map(|(p, _)| *p)
-            {
-                self.pages.remove(&old);
-            }
-        }
-        self.pages.insert(page, (bytes.into(), self.tick));
-    }
-
-    fn len(&self) -> usize {
-        self.pages.len()
-    }
 }
 
 /// The page source of one lazily read index.
