@@ -15,7 +15,6 @@ WASM_BINDGEN_VERSION=0.2.130
 WASM_TARGET=wasm32-unknown-unknown
 WASM_OUT=target/$WASM_TARGET/wasm/gitsense_search.wasm
 export PATH="$HOME/.cargo/bin:$PATH"
-export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -78,7 +77,7 @@ need_npm_tools() {
 }
 
 need_browser() {
-  apt_need chromium:chromium chromedriver:chromium-driver
+  apt_need chromium:chromium
 }
 
 sample_db() {
@@ -171,7 +170,8 @@ cmd_test() {
   cargo test --quiet 2>&1
   build_fixtures
   log "browser tests: the engine in a dedicated worker (wasm-bindgen-test, headless Chromium)"
-  # The runner's default 20 s for the whole file is tight on a busy 2-core machine.
+  # tests/support/wasm_test_runner.mjs (the cargo runner) waits this long for
+  # the whole file; it prints the page's and workers' log when it gives up.
   export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300}
   GITSENSE_WEB_FIXTURES="$ROOT/target/fixtures" \
     cargo test --target "$WASM_TARGET" --no-default-features --test web 2>&1

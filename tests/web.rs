@@ -5,7 +5,7 @@
 //! (`web::assist`).
 //!
 //! Run by `./build.sh test`, which builds the fixtures first:
-//!   GITSENSE_WEB_FIXTURES=target/fixtures CHROMEDRIVER=/usr/bin/chromedriver \
+//!   GITSENSE_WEB_FIXTURES=target/fixtures \
 //!     cargo test --target wasm32-unknown-unknown --no-default-features --test web
 //! The network is a route table (tests/web_helpers.js) so every request is
 //! seen and counted.
