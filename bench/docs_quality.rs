@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example docs_quality -- [--docs DIR] [--sample N] [--key KEY] [--no-write]
+//! cargo run --release --example docs_quality -- [--docs DIR] [--sample N] --dump-queries FILE
 //! ```
 //!
 //! Builds an index of the site (default: the Python 3.11 docs from
@@ -33,6 +34,10 @@
 //! Numbers go to `bench/results.json` (key `docs_quality`, or `--key`) and
 //! to that key's marked section of `BENCHMARKS.md`. Failed queries are
 //! listed in `bench/out/docs_quality_failures.md`.
+//!
+//! `--dump-queries FILE` writes the sampled query set as JSON
+//! (`[{class, text, expected: [page paths]}]`) and stops: the comparative
+//! benchmark (`bench/run.mjs`) asks every engine these queries.
 
 use gitsense_search::import::{self, docs::DocsOptions};
 use gitsense_search::{Engine, Highlight, SearchOptions};
@@ -84,6 +89,7 @@ fn main() {
     let mut write = true;
     let mut only: Option<String> = None;
     let mut key = "docs_quality".to_string();
+    let mut dump: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -97,6 +103,7 @@ fn main() {
             "--no-write" => write = false,
             "--only" => only = args.next(),
             "--key" => key = args.next().expect("--key NAME"),
+            "--dump-queries" => dump = Some(PathBuf::from(args.next().expect("--dump-queries FILE"))),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -125,6 +132,16 @@ fn main() {
     queries.extend(rng.sample(api, sample));
     queries.extend(rng.sample(index, sample));
     queries.extend(rng.sample(titles, sample));
+    if let Some(file) = dump {
+        let list: Vec<Value> = queries
+            .iter()
+            .map(|q| json!({"class": q.class, "text": q.text, "expected": q.expected}))
+            .collect();
+        std::fs::write(&file, serde_json::to_string(&list).unwrap() + "\n")
+            .unwrap_or_else(|e| panic!("writing {}: {e}", file.display()));
+        println!("wrote {} queries to {}", list.len(), file.display());
+        return;
+    }
 
     let mut report = serde_json::Map::new();
     let mut site_name = String::new();
