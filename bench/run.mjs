@@ -74,7 +74,7 @@ function parseArgs(argv) {
     else if (a === '--out-dir') o.outDir = next();
     else if (a === '--smoke') o.smoke = true;
     else if (a === '--help' || a === '-h') {
-      console.log(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 22).join('\n').replace(/^\/\/ ?/gm, ''));
+      console.log(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 19).join('\n').replace(/^\/\/ ?/gm, ''));
       process.exit(0);
     } else throw new Error(`unknown argument ${a} (see --help)`);
   }
@@ -111,14 +111,20 @@ function versions() {
 const spread = (list, n) => (n >= list.length ? list : Array.from({ length: n }, (_, i) => list[Math.floor((i * list.length) / n)]));
 
 async function main() {
-  const opt = parseArgs(process.argv.slice(2));
+  let opt;
+  try {
+    opt = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(`error: ${e.message}`);
+    process.exit(2);
+  }
   const out = path.join(ROOT, 'bench/out');
   const cli = path.join(ROOT, 'target/release/gitsense-search');
   const tool = path.join(ROOT, 'target/release/examples/bench-native');
-  const quality = path.join(ROOT, 'target/release/examples/docs_quality');
+  const qualityTool = path.join(ROOT, 'target/release/examples/docs_quality');
   need(cli, 'run ./build.sh bench (or cargo build --release)');
   need(tool, 'run ./build.sh bench (or cargo build --release --examples)');
-  need(quality, 'run ./build.sh bench (or cargo build --release --examples)');
+  need(qualityTool, 'run ./build.sh bench (or cargo build --release --examples)');
   need(path.join(ROOT, 'pkg/index.js'), 'run ./build.sh bench (or ./build.sh wasm)');
   need('/usr/bin/time', 'apt-get install time');
   if (!fs.existsSync(PYTHON_DOCS)) throw new Error(`${PYTHON_DOCS} is missing: apt-get install python3.11-doc`);
@@ -140,7 +146,7 @@ async function main() {
   let querySet = null;
   if (opt.corpora.includes('docs')) {
     const file = path.join(work, 'docs-queries.json');
-    run(quality, ['--docs', docsDir, '--sample', String(opt.qualitySample), '--dump-queries', file]);
+    run(qualityTool, ['--docs', docsDir, '--sample', String(opt.qualitySample), '--dump-queries', file]);
     querySet = JSON.parse(fs.readFileSync(file, 'utf8'));
     if (!querySet.length) throw new Error('docs_quality generated no queries');
   }
@@ -240,7 +246,7 @@ function check(r) {
   }
   for (const [name, e] of Object.entries(r.docs ? r.docs.engines : {})) {
     if (!(e.bundle.raw > 0) || !(e.index.raw > 0)) problems.push(`${name}: no sizes`);
-    if (!e.quality || e.quality.overall.errors) problems.push(`${name}: ranking failed`);
+    if (!e.quality || e.quality.overall.errors || !(e.quality.overall.successAt10 > 0)) problems.push(`${name}: ranking failed or found nothing expected`);
     if (e.qualityOnly) continue;
     for (const [net, b] of Object.entries(e.browser)) {
       for (const kind of ['first', 'repeat']) {

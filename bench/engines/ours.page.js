@@ -1,6 +1,6 @@
 // Page side of gitsense-search (see ../lib/page.mjs for the contract).
 const { GitSenseSearch } = await import(CONFIG.module);
-const pageOf = (m) => m && m.meta && m.meta.messages_meta_file_path;
+const pageOf = (m) => m && m.messages_meta_file_path;
 const engine = {
   open: () => GitSenseSearch.open({ manifestUrl: CONFIG.manifestUrl }),
   // What a search box calls: the default search, all targets.

@@ -1,5 +1,6 @@
 // Page side of sql.js-httpvfs (see ../lib/page.mjs for the contract).
-// `createDbWorker` comes from its UMD bundle, loaded by a script tag.
+// `createDbWorker` comes from its UMD bundle, loaded by a script tag;
+// `db.query(sql, params)` is sql.js's `exec` returning row objects.
 const match = (q) =>
   q
     .split(/\s+/)
@@ -16,14 +17,14 @@ const engine = {
     if (!m) return { page: null };
     const rows = await w.db.query(
       "SELECT path, title, snippet(pages, 3, '<mark>', '</mark>', '…', 16) AS excerpt FROM pages WHERE pages MATCH ? ORDER BY rank LIMIT 10",
-      m,
+      [m],
     );
     return { page: rows[0] ? rows[0].path : null };
   },
   async rank(w, q) {
     const m = match(q);
     if (!m) return [];
-    const rows = await w.db.query('SELECT path FROM pages WHERE pages MATCH ? ORDER BY rank LIMIT 10', m);
+    const rows = await w.db.query('SELECT path FROM pages WHERE pages MATCH ? ORDER BY rank LIMIT 10', [m]);
     return rows.map((r) => r.path);
   },
   innerMs: () => null,

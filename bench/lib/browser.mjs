@@ -78,6 +78,9 @@ async function launch() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-bench-profile-'));
   const context = await chromium.launchPersistentContext(dir, { executablePath: CHROMIUM, headless: true, args: ARGS });
   context.profileDir = dir;
+  // The initial blank tab would count in the renderers' memory.
+  const [blank] = context.pages();
+  if (blank) await blank.close();
   return context;
 }
 
@@ -132,6 +135,9 @@ async function visit(context, server, engine, url, query, { block = [] } = {}) {
       error: r.ok ? undefined : r.error || errors.join('\n'),
       ms: r.ms,
       firstPage: r.first ? r.first.page : null,
+      // The first query's own time inside the engine's worker (ours only):
+      // on a just-opened index it reads its pages from storage.
+      queryInnerMs: r.queryInnerMs ?? null,
       bytesAtFirst: r.stats ? r.stats.bytes : null,
       requestsAtFirst: r.stats ? r.stats.total : null,
       bytes: settled.bytes,
@@ -149,7 +155,55 @@ async function closePage(page) {
   await page.close();
 }
 
-/** Page memory: measureUserAgentSpecificMemory (page and its workers) and the page's JS heap (CDP). */
+/**
+ * Private memory (USS: private clean + dirty pages) of the renderer
+ * processes of the browser using `profileDir` (the only page open is the
+ * benchmark's): the page, its workers (a shared worker may have a process
+ * of its own) and their wasm memories, which the JS measurements leave
+ * out. Linux only (reads /proc); null elsewhere.
+ */
+function rendererMemory(profileDir) {
+  let pids;
+  try {
+    pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return null;
+  }
+  const procs = new Map();
+  for (const pid of pids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      procs.set(pid, { ppid, cmd: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const root = [...procs].find(([, p]) => p.cmd.includes(`--user-data-dir=${profileDir}`) && !p.cmd.includes('--type='));
+  if (!root) return null;
+  const inTree = (pid) => {
+    for (let p = pid; p && procs.has(p); p = procs.get(p).ppid) if (p === root[0]) return true;
+    return false;
+  };
+  let total = null;
+  for (const [pid, p] of procs) {
+    if (!p.cmd.includes('--type=renderer') || !inTree(pid)) continue;
+    try {
+      const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+      const kb = (k) => Number((new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(rollup) || [])[1] || 0);
+      const uss = (kb('Private_Clean') + kb('Private_Dirty')) * 1024;
+      total = (total ?? 0) + uss;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
+/**
+ * Page memory: measureUserAgentSpecificMemory (JS memory of the page and
+ * its workers), the page's JS heap (CDP), and the renderer's private memory.
+ */
 async function memory(page) {
   const uasm = await page.evaluate(async () => {
     if (!self.crossOriginIsolated || !performance.measureUserAgentSpecificMemory) return null;
@@ -165,7 +219,7 @@ async function memory(page) {
   const { metrics } = await cdp.send('Performance.getMetrics');
   await cdp.detach();
   const metric = (n) => (metrics.find((m) => m.name === n) || {}).value ?? null;
-  return { userAgentSpecificBytes: uasm, jsHeapUsedBytes: metric('JSHeapUsedSize') };
+  return { userAgentSpecificBytes: uasm, jsHeapUsedBytes: metric('JSHeapUsedSize'), rendererPrivateBytes: rendererMemory(page.context().profileDir) };
 }
 
 const summary = (visits) => {
@@ -175,12 +229,13 @@ const summary = (visits) => {
     ok: ok.length,
     runs: visits.length,
     ms: pick('ms'),
+    queryInnerMs: pick('queryInnerMs'),
     bytesAtFirst: pick('bytesAtFirst'),
     bytes: pick('bytes'),
     indexBytes: pick('indexBytes'),
     requests: pick('requests'),
     errors: [...new Set(visits.filter((v) => !v.ok).map((v) => (v.error || '').split('\n')[0]))],
-    all: visits.map((v) => ({ ok: v.ok, ms: round(v.ms, 1), bytesAtFirst: v.bytesAtFirst, bytes: v.bytes, requests: v.requests })),
+    all: visits.map((v) => ({ ok: v.ok, ms: round(v.ms, 1), queryInnerMs: round(v.queryInnerMs, 2), bytesAtFirst: v.bytesAtFirst, bytes: v.bytes, requests: v.requests })),
     bytesByPath: (ok[0] || visits[0] || {}).bytesByPath,
   };
 };

@@ -25,7 +25,7 @@ window.__bench = (async () => {
     const ms = performance.now();
     const stats = window.__firstResult ? await window.__firstResult() : null;
     window.__handle = handle;
-    return { ok: true, ms, first, stats };
+    return { ok: true, ms, first, stats, queryInnerMs: engine.innerMs(handle) };
   } catch (e) {
     return { ok: false, error: errorText(e), ms: performance.now() };
   }

@@ -74,7 +74,8 @@ function metrics(networks) {
     ['query, median (new queries, from the page)', (e) => e.browser[local] && e.browser[local].warm && e.browser[local].warm.fresh.median, msText],
     ['query, p95 (new queries, from the page)', (e) => e.browser[local] && e.browser[local].warm && e.browser[local].warm.fresh.p95, msText],
     ['query, median (repeated queries)', (e) => e.browser[local] && e.browser[local].warm && e.browser[local].warm.repeat.median, msText],
-    ['page memory (measureUserAgentSpecificMemory)', (e) => e.browser[local] && e.browser[local].memory && e.browser[local].memory.userAgentSpecificBytes, bytes],
+    ['memory: JS of the page and its workers', (e) => e.browser[local] && e.browser[local].memory && e.browser[local].memory.userAgentSpecificBytes, bytes],
+    ['memory: renderer processes, private (with wasm)', (e) => e.browser[local] && e.browser[local].memory && e.browser[local].memory.rendererPrivateBytes, bytes],
   );
   return rows;
 }
@@ -154,7 +155,12 @@ export function markdown(r) {
       out.push(`#### Visits, ${label}`);
       out.push('');
       const v = (e, kind) => e.browser[net] && e.browser[net][kind];
-      const visit = (x) => (!x ? '–' : x.ok === 0 ? `fails (${x.errors[0] || 'error'})`.slice(0, 120) : `${msText(x.ms)}, ${bytes(x.bytesAtFirst)} / ${bytes(x.bytes)}, ${x.requests} req`);
+      const visit = (x) =>
+        !x
+          ? '–'
+          : x.ok === 0
+            ? `fails (${x.errors[0] || 'error'})`.slice(0, 120)
+            : `${msText(x.ms)}${typeof x.queryInnerMs === 'number' ? ` (query ${msText(x.queryInnerMs)})` : ''}, ${bytes(x.bytesAtFirst)} / ${bytes(x.bytes)}, ${x.requests} req`;
       out.push(
         table(
           ['engine', 'first visit', 'repeat visit', 'repeat, network off'],
@@ -162,20 +168,25 @@ export function markdown(r) {
         ),
       );
       out.push('');
-      out.push('Each cell: time to the first result from navigation start, bytes on the wire before it / once the network is quiet (background downloads, update checks), requests.');
+      out.push('Each cell: time to the first result from navigation start (in parentheses, ours: the first query\'s time inside the worker), bytes on the wire before it / once the network is quiet (background downloads, update checks), requests (revalidations answered 304 carry no bytes).');
       out.push('');
       out.push(
         table(
-          ['engine', 'new query median', 'p95', 'p99', 'in worker median / p95', 'repeated median', 'p95', 'memory (UA-specific)', 'JS heap (page)'],
+          ['engine', 'new query median', 'p95', 'p99', 'in worker median / p95', 'repeated median', 'p95', 'JS memory (page + workers)', 'JS heap (page)', 'renderer private'],
           names.map((n) => {
             const b = engines[n].browser[net] || {};
             const w = b.warm;
             const m = b.memory || {};
-            if (!w) return [engines[n].label, '–', '–', '–', '–', '–', '–', '–', '–'];
+            if (!w) return [engines[n].label, '–', '–', '–', '–', '–', '–', '–', '–', '–'];
             const inner = w.freshInWorker.n ? `${msText(w.freshInWorker.median)} / ${msText(w.freshInWorker.p95)}` : '–';
-            return [engines[n].label, msText(w.fresh.median), msText(w.fresh.p95), msText(w.fresh.p99), inner, msText(w.repeat.median), msText(w.repeat.p95), bytes(m.userAgentSpecificBytes), bytes(m.jsHeapUsedBytes)];
+            return [engines[n].label, msText(w.fresh.median), msText(w.fresh.p95), msText(w.fresh.p99), inner, msText(w.repeat.median), msText(w.repeat.p95), bytes(m.userAgentSpecificBytes), bytes(m.jsHeapUsedBytes), bytes(m.rendererPrivateBytes)];
           }),
         ),
+      );
+      out.push('');
+      out.push(
+        'Queries: each query of the set once as a new query on the open engine (what a user typing a new query gets), then all again (repeated). From the page: `performance.now()` around the call; in the worker: the engine\'s own timing (ours only). ' +
+          'Memory after the queries: `performance.measureUserAgentSpecificMemory()` (JS heaps of the page and its workers; wasm memories are not counted), CDP `JSHeapUsedSize` (the page alone), and the private memory (USS) of the browser\'s renderer processes from /proc, which includes wasm memories, a shared worker\'s process and the browser\'s own baseline.',
       );
       out.push('');
     }

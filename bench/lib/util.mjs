@@ -2,6 +2,7 @@
 // sizes, the machine description, running commands.
 
 import { execFileSync, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,23 +39,39 @@ export const BROTLI_MAX_Q11 = 64 << 20;
  * decompressed size as raw.
  */
 export function sizes(files) {
-  let raw = 0;
-  let gzip = 0;
-  let brotli = 0;
-  let brotliQuality = 11;
+  const total = { files: files.length, raw: 0, gzip: 0, brotli: 0, brotliQuality: 11 };
   for (const f of files) {
-    const data = fs.readFileSync(f);
-    const gzipped = data[0] === 0x1f && data[1] === 0x8b;
-    const plain = gzipped ? zlib.gunzipSync(data) : data;
-    raw += plain.length;
-    gzip += gzipped ? data.length : zlib.gzipSync(plain, { level: 9 }).length;
-    const q = plain.length > BROTLI_MAX_Q11 ? 5 : 11;
-    brotliQuality = Math.min(brotliQuality, q);
-    brotli += zlib.brotliCompressSync(plain, {
-      params: { [zlib.constants.BROTLI_PARAM_QUALITY]: q, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: plain.length },
-    }).length;
+    const s = fileSizes(fs.readFileSync(f));
+    total.raw += s.raw;
+    total.gzip += s.gzip;
+    total.brotli += s.brotli;
+    total.brotliQuality = Math.min(total.brotliQuality, s.brotliQuality);
   }
-  return { files: files.length, raw, gzip, brotli, brotliQuality };
+  return total;
+}
+
+const sizeCache = new Map(); // sha256 of the file → its sizes (big indexes are measured twice otherwise)
+
+function fileSizes(data) {
+  const key = crypto.createHash('sha256').update(data).digest('hex');
+  if (sizeCache.has(key)) return sizeCache.get(key);
+  const gzipped = data[0] === 0x1f && data[1] === 0x8b;
+  const plain = gzipped ? zlib.gunzipSync(data) : data;
+  const brotliQuality = plain.length > BROTLI_MAX_Q11 ? 5 : 11;
+  const s = {
+    raw: plain.length,
+    gzip: gzipped ? data.length : zlib.gzipSync(plain, { level: 9 }).length,
+    brotli: zlib.brotliCompressSync(plain, {
+      params: {
+        [zlib.constants.BROTLI_PARAM_QUALITY]: brotliQuality,
+        [zlib.constants.BROTLI_PARAM_LGWIN]: 24,
+        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: plain.length,
+      },
+    }).length,
+    brotliQuality,
+  };
+  sizeCache.set(key, s);
+  return s;
 }
 
 /** Every file under `dir` (recursive), sorted. */
