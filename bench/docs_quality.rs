@@ -47,6 +47,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+#[path = "rng.rs"]
+mod rng;
+use rng::Rng;
+
 const DEFAULT_DOCS: &str = "/usr/share/doc/python3.11/html";
 const MESSAGES_PER_QUERY: u64 = 50;
 const SEED: u64 = 0x5eed_d0c5;
@@ -55,32 +59,6 @@ struct Query {
     class: &'static str,
     text: String,
     expected: BTreeSet<String>,
-}
-
-/// splitmix64: a tiny deterministic generator for sampling.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn sample<T>(&mut self, mut v: Vec<T>, n: usize) -> Vec<T> {
-        if n == 0 || v.len() <= n {
-            return v;
-        }
-        for i in 0..n {
-            let j = i + self.below(v.len() - i);
-            v.swap(i, j);
-        }
-        v.truncate(n);
-        v
-    }
 }
 
 fn main() {
@@ -103,7 +81,9 @@ fn main() {
             "--no-write" => write = false,
             "--only" => only = args.next(),
             "--key" => key = args.next().expect("--key NAME"),
-            "--dump-queries" => dump = Some(PathBuf::from(args.next().expect("--dump-queries FILE"))),
+            "--dump-queries" => {
+                dump = Some(PathBuf::from(args.next().expect("--dump-queries FILE")))
+            }
             other => panic!("unknown argument {other}"),
         }
     }

@@ -31,6 +31,11 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+#[allow(dead_code)] // sample() serves docs_quality only
+#[path = "rng.rs"]
+mod rng;
+use rng::Rng;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -114,7 +119,11 @@ fn latency(args: &[String]) -> Res {
         .as_array()
         .ok_or("the query set must be a JSON array")?
         .iter()
-        .filter_map(|q| q.as_str().or_else(|| q["text"].as_str()).map(str::to_string))
+        .filter_map(|q| {
+            q.as_str()
+                .or_else(|| q["text"].as_str())
+                .map(str::to_string)
+        })
         .collect();
     let t = Instant::now();
     let engine = Engine::open(&index).map_err(|e| format!("{}: {e}", index.display()))?;
@@ -168,24 +177,9 @@ const STOP_WORDS: &[&str] = &[
     "having", "here", "hers", "into", "itself", "just", "like", "make", "many", "more", "most",
     "much", "must", "need", "only", "other", "ours", "over", "same", "should", "some", "such",
     "than", "that", "their", "theirs", "them", "then", "there", "these", "they", "this", "those",
-    "through", "under", "until", "very", "want", "were", "what", "when", "where", "which",
-    "while", "will", "with", "would", "your", "yours", "true", "false", "none", "null", "self",
+    "through", "under", "until", "very", "want", "were", "what", "when", "where", "which", "while",
+    "will", "with", "would", "your", "yours", "true", "false", "none", "null", "self",
 ];
-
-/// splitmix64, as in docs_quality.rs: small and deterministic.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 fn queries(args: &[String]) -> Res {
     let a = Args::parse(args)?;
@@ -195,7 +189,9 @@ fn queries(args: &[String]) -> Res {
     let conn = Connection::open_with_flags(index, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| format!("{index}: {e}"))?;
     let max_id: i64 = conn
-        .query_row("SELECT coalesce(max(id), 0) FROM message_text", [], |r| r.get(0))
+        .query_row("SELECT coalesce(max(id), 0) FROM message_text", [], |r| {
+            r.get(0)
+        })
         .map_err(|e| format!("{index}: {e}"))?;
     if max_id == 0 {
         return Err(format!("{index} has no messages to draw queries from"));

@@ -13,6 +13,8 @@
 //   --no-browser        native measurements only
 //   --out-dir DIR       write BENCHMARKS.md and results.json there instead
 //                       of the repository's BENCHMARKS.md / bench/results.json
+//   --report-only       no measurement: rewrite the BENCHMARKS.md section
+//                       from the results file (after a change of the report)
 //   --smoke             a tiny run that checks the harness works (8 pages,
 //                       a few queries, one run; writes to bench/out/smoke);
 //                       fails when an engine or a measurement fails
@@ -30,8 +32,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CORPORA, PYTHON_DOCS, measureCorpus, smokeSite } from './lib/corpora.mjs';
 import { NETWORKS, chromiumVersion, measureNetwork, quality, rankAll, writePages } from './lib/browser.mjs';
-import { KEY, losses, markdown, targets, writeResults, writeSection } from './lib/report.mjs';
-import { ROOT, log, machine, run, sizes } from './lib/util.mjs';
+import { KEY, markdown, targets, writeResults, writeSection } from './lib/report.mjs';
+import { ROOT, freshDir, log, machine, packageVersion, run, sizes } from './lib/util.mjs';
 import * as ours from './engines/ours.mjs';
 import * as pagefind from './engines/pagefind.mjs';
 import * as minisearch from './engines/minisearch.mjs';
@@ -47,7 +49,7 @@ const FIRST_RESULT = {
 };
 
 function parseArgs(argv) {
-  const o = { runs: 5, warm: 200, qualitySample: 1000, corpora: Object.keys(CORPORA), networks: Object.keys(NETWORKS), browser: true, outDir: null, smoke: false };
+  const o = { reportOnly: false, runs: 5, warm: 200, qualitySample: 1000, corpora: Object.keys(CORPORA), networks: Object.keys(NETWORKS), browser: true, outDir: null, smoke: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -73,8 +75,9 @@ function parseArgs(argv) {
     else if (a === '--no-browser') o.browser = false;
     else if (a === '--out-dir') o.outDir = next();
     else if (a === '--smoke') o.smoke = true;
+    else if (a === '--report-only') o.reportOnly = true;
     else if (a === '--help' || a === '-h') {
-      console.log(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 19).join('\n').replace(/^\/\/ ?/gm, ''));
+      console.log(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 21).join('\n').replace(/^\/\/ ?/gm, ''));
       process.exit(0);
     } else throw new Error(`unknown argument ${a} (see --help)`);
   }
@@ -103,7 +106,7 @@ function versions() {
     rusqlite: locked('rusqlite'),
     'sqlite-wasm-rs': locked('sqlite-wasm-rs'),
     node: process.versions.node,
-    'playwright-core': JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/playwright-core/package.json'), 'utf8')).version,
+    'playwright-core': packageVersion('playwright-core'),
   };
 }
 
@@ -117,6 +120,15 @@ async function main() {
   } catch (e) {
     console.error(`error: ${e.message}`);
     process.exit(2);
+  }
+  const resultsFile = opt.outDir ? path.join(opt.outDir, 'results.json') : path.join(ROOT, 'bench/results.json');
+  const mdFile = opt.outDir ? path.join(opt.outDir, 'BENCHMARKS.md') : path.join(ROOT, 'BENCHMARKS.md');
+  if (opt.reportOnly) {
+    const stored = fs.existsSync(resultsFile) && JSON.parse(fs.readFileSync(resultsFile, 'utf8'))[KEY];
+    if (!stored) throw new Error(`${path.relative(ROOT, resultsFile)} has no ${KEY} results to report`);
+    writeSection(mdFile, markdown(stored));
+    log(`rewrote the ${KEY} section of ${path.relative(ROOT, mdFile)}`);
+    return;
   }
   const out = path.join(ROOT, 'bench/out');
   const cli = path.join(ROOT, 'target/release/gitsense-search');
@@ -165,9 +177,7 @@ async function main() {
 
   if (opt.browser && results.corpora.docs) {
     results.versions.chromium = await chromiumVersion();
-    const site = path.join(work, 'site');
-    fs.rmSync(site, { recursive: true, force: true });
-    fs.mkdirSync(site, { recursive: true });
+    const site = freshDir(path.join(work, 'site'));
     const pagesFile = path.join(work, 'pages.json');
     run(tool, ['pages', docsDir, '--out', pagesFile]);
     const pages = JSON.parse(fs.readFileSync(pagesFile, 'utf8'));
@@ -219,15 +229,11 @@ async function main() {
       docs.engines[name].quality = quality(querySet, r.ranked);
       docs.engines[name].qualitySeconds = r.seconds;
     }
-    const nets = opt.networks.map((n) => [n, NETWORKS[n].label]);
-    docs.targets = targets(docs.engines.ours, nets);
-    docs.losses = losses(docs.engines, nets);
+    docs.targets = targets(docs.engines.ours, opt.networks.map((n) => [n, NETWORKS[n].label]));
     results.docs = docs;
   }
   for (const c of Object.values(results.corpora)) delete c.indexPath;
 
-  const resultsFile = opt.outDir ? path.join(opt.outDir, 'results.json') : path.join(ROOT, 'bench/results.json');
-  const mdFile = opt.outDir ? path.join(opt.outDir, 'BENCHMARKS.md') : path.join(ROOT, 'BENCHMARKS.md');
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
   writeResults(resultsFile, KEY, results);
   const md = markdown(results);

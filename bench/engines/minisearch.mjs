@@ -3,10 +3,9 @@
 // fetched by the page and loaded with `MiniSearch.loadJSON`. Search
 // options: the title boost and prefix search of MiniSearch's README.
 
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../lib/util.mjs';
+import { ROOT, freshDir, hashedName, packageVersion } from '../lib/util.mjs';
 
 export const name = 'minisearch';
 export const label = 'MiniSearch';
@@ -20,24 +19,20 @@ export const OPTIONS = {
 
 export async function prepare({ site, pages }) {
   const { default: MiniSearch } = await import('minisearch');
-  const dir = path.join(site, 'minisearch');
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
+  const dir = freshDir(path.join(site, 'minisearch'));
   const t0 = performance.now();
   const ms = new MiniSearch(OPTIONS);
   ms.addAll(pages);
   const json = JSON.stringify(ms);
   const buildMs = performance.now() - t0;
-  // Content-addressed, as a build would name it (so it is cacheable).
-  const file = `index-${crypto.createHash('sha256').update(json).digest('hex').slice(0, 16)}.json`;
+  const file = hashedName(json, 'json');
   fs.writeFileSync(path.join(dir, file), json);
   const code = path.join(dir, 'minisearch.js');
   fs.copyFileSync(path.join(ROOT, 'node_modules/minisearch/dist/es/index.js'), code);
-  const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/minisearch/package.json'), 'utf8')).version;
   return {
     name,
     label,
-    version,
+    version: packageVersion('minisearch'),
     buildMs,
     bundleFiles: [code],
     indexFiles: [path.join(dir, file)],

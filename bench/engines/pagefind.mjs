@@ -7,7 +7,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT, walk } from '../lib/util.mjs';
+import { freshDir, packageVersion, walk } from '../lib/util.mjs';
 
 export const name = 'pagefind';
 export const label = 'Pagefind';
@@ -17,8 +17,7 @@ const CODE = /(^|\/)(pagefind\.js|pagefind-worker\.js|wasm\.[a-z-]+\.pagefind)$/
 
 export async function prepare({ site, docsDir, pages }) {
   const pagefind = await import('pagefind');
-  const out = path.join(site, 'pagefind');
-  fs.rmSync(out, { recursive: true, force: true });
+  const out = freshDir(path.join(site, 'pagefind'));
   const t0 = performance.now();
   const { index, errors } = await pagefind.createIndex({ keepIndexUrl: true });
   if (!index) throw new Error(`pagefind: ${errors.join('; ')}`);
@@ -33,11 +32,10 @@ export async function prepare({ site, docsDir, pages }) {
   const buildMs = performance.now() - t0;
   await pagefind.close();
   const files = walk(out).filter((f) => !/-ui\.|highlight|playground/.test(path.basename(f)));
-  const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/pagefind/package.json'), 'utf8')).version;
   return {
     name,
     label,
-    version,
+    version: packageVersion('pagefind'),
     buildMs,
     bundleFiles: files.filter((f) => CODE.test(f)),
     indexFiles: files.filter((f) => !CODE.test(f)),

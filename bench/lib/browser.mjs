@@ -15,19 +15,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startServer } from '../../www/serve.mjs';
+import { CHROMIUM, CHROMIUM_ARGS } from '../../tests/browser/chromium.mjs';
 import { pageHtml } from './page.mjs';
 import { log, median, percentile, round } from './util.mjs';
 
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
+  ...CHROMIUM_ARGS,
   // performance.measureUserAgentSpecificMemory() answers at once instead
   // of at the next garbage collection.
   '--enable-blink-features=ForceEagerMeasureMemory',

@@ -123,16 +123,17 @@ export function markdown(r) {
     out.push(`What each engine does for a "first result": ${names.map((n) => `${engines[n].label}: ${engines[n].firstResult}`).join('; ')}.`);
     out.push('');
 
-    if (d.targets) {
-      out.push('#### Targets');
-      out.push('');
-      out.push(table(['target', 'measured (ours)', 'met'], d.targets.map((t) => [t.target, t.measured, t.met ? 'yes' : '**no**'])));
-      out.push('');
-    }
-    if (d.losses && d.losses.length) {
+    out.push('#### Targets');
+    out.push('');
+    out.push(table(['target', 'measured (ours)', 'met'], targets(ours, networks).map((t) => [t.target, t.measured, t.met ? 'yes' : '**no**'])));
+    out.push('');
+    const lost = losses(engines, networks);
+    if (lost.length) {
       out.push('#### Where ours loses');
       out.push('');
-      for (const l of d.losses) out.push(`- ${l}`);
+      out.push('Every figure of the table above where a peer does better than ours by more than 5 %.');
+      out.push('');
+      for (const l of lost) out.push(`- ${l}`);
       out.push('');
     }
 
@@ -229,7 +230,7 @@ export function markdown(r) {
         ['corpus', 'input', 'build', 'peak RSS', 'chats / messages / code blocks', 'index raw', 'gzip', 'brotli', 'queries', 'median', 'p95', 'p99'],
         corpora.map(([, c]) => [
           c.label,
-          `${c.input.files} files, ${bytes(c.input.bytes)}`,
+          `${c.input.files} file${c.input.files === 1 ? '' : 's'}, ${bytes(c.input.bytes)}`,
           `${c.build.wallSeconds.toFixed(2)} s`,
           `${(c.build.peakRssKiB / 1024).toFixed(0)} MiB`,
           `${c.counts.chats} / ${c.counts.messages} / ${c.counts.codeBlocks}`,
@@ -269,28 +270,26 @@ export function targets(ours, networks) {
   return t;
 }
 
-/** Every metric where a peer beats ours, with the factor. */
+/**
+ * Every metric where a peer does better than ours (by more than 5 %), one
+ * line per metric naming the peers and how far ahead they are.
+ */
 export function losses(engines, networks) {
   const ours = engines.ours;
+  const peers = Object.entries(engines).filter(([n, e]) => n !== 'ours' && !e.qualityOnly);
   const out = [];
   for (const [label, get, fmt] of metrics(networks)) {
     const o = get(ours);
-    for (const [n, e] of Object.entries(engines)) {
-      if (n === 'ours' || e.qualityOnly) continue;
-      const p = get(e);
-      if (typeof p !== 'number') continue;
-      if (o === 'fails' || (typeof o === 'number' && p < o * 0.95)) {
-        out.push(`${label}: ${e.label} ${fmt(p)} vs ours ${o === 'fails' ? 'fails' : fmt(o)}${typeof o === 'number' && p > 0 ? ` (ours ${round(o / p, 1)}× more)` : ''}`);
-      }
-    }
+    const ahead = peers
+      .map(([, e]) => [e, get(e)])
+      .filter(([, p]) => typeof p === 'number' && (o === 'fails' || (typeof o === 'number' && p < o * 0.95)))
+      .map(([e, p]) => `${e.label} ${fmt(p)}${typeof o === 'number' && p > 0 ? ` (${round(o / p, 1)}× less)` : ''}`);
+    if (ahead.length) out.push(`${label}: ours ${o === 'fails' ? 'fails' : fmt(o)}; ${ahead.join(', ')}`);
   }
   for (const [label, get, fmt] of qualityRows) {
     const o = get(ours);
-    for (const [n, e] of Object.entries(engines)) {
-      if (n === 'ours' || e.qualityOnly) continue;
-      const p = get(e);
-      if (typeof p === 'number' && typeof o === 'number' && p > o) out.push(`${label}: ${e.label} ${fmt(p)} vs ours ${fmt(o)}`);
-    }
+    const ahead = peers.map(([, e]) => [e, get(e)]).filter(([, p]) => typeof p === 'number' && typeof o === 'number' && p > o);
+    if (ahead.length) out.push(`${label}: ours ${fmt(o)}; ${ahead.map(([e, p]) => `${e.label} ${fmt(p)}`).join(', ')}`);
   }
   return out;
 }

@@ -74,6 +74,21 @@ function fileSizes(data) {
   return s;
 }
 
+/**
+ * A content-addressed file name, `index-<16 hex>.<ext>`, as a build names
+ * what may be cached for good (the test server marks such files immutable).
+ */
+export function hashedName(data, ext) {
+  return `index-${crypto.createHash('sha256').update(data).digest('hex').slice(0, 16)}.${ext}`;
+}
+
+/** An empty directory (what was there is removed). */
+export function freshDir(dir) {
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 /** Every file under `dir` (recursive), sorted. */
 export function walk(dir) {
   const out = [];
@@ -113,6 +128,11 @@ export function timed(cmd, args, opts = {}) {
     userSeconds: Number(grab('User time (seconds)')),
     peakRssKiB: Number(grab('Maximum resident set size (kbytes)')),
   };
+}
+
+/** The version of an installed npm package (node_modules). */
+export function packageVersion(name) {
+  return JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version;
 }
 
 /** Where and with what the benchmark ran. */

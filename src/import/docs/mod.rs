@@ -180,7 +180,12 @@ pub struct SitePage {
 /// stubs and `noindex` pages left out.
 pub fn site_pages(dir: &Path) -> Result<Vec<SitePage>> {
     let opts = DocsOptions::default();
-    let site = Site::load(dir, &opts, &mut ImportReport::default(), &super::no_progress())?;
+    let site = Site::load(
+        dir,
+        &opts,
+        &mut ImportReport::default(),
+        &super::no_progress(),
+    )?;
     Ok((0..site.pages.len())
         .filter(|&i| site.pages[i].skip.is_none())
         .map(|i| SitePage {
