@@ -85,6 +85,9 @@ pub struct TargetSql {
     /// offset are the last two parameters, appended by the executor).
     pub page_sql: String,
     pub params: Vec<SqlValue>,
+    /// Parameters of the rank expression in `page_sql`, bound before
+    /// `params` (named parameters, numbered first).
+    pub rank_params: Vec<SqlValue>,
     /// The FTS5 expression, for snippets of the returned rows.
     pub fts: Option<String>,
 }
@@ -477,20 +480,32 @@ fn exact_name_key(e: &Expr) -> Option<i64> {
 /// for why not one `bm25()` call), times [`EXACT_NAME_BOOST`] when one of
 /// the message's names is exactly the query. The key is a number the
 /// planner computed, never user text.
-fn message_rank(exact: Option<i64>) -> String {
+///
+/// Weights, boost and key are bound parameters (named, so they number
+/// before the WHERE clause's `?`s): the SQL text is the same for every
+/// query of a shape, so prepared statements are reused.
+fn message_rank(exact: Option<i64>) -> (String, Vec<SqlValue>) {
     let w = MESSAGE_COLUMN_WEIGHTS;
-    let boost = EXACT_NAME_BOOST;
-    let columns = format!(
-        "(min(bm25(fts_messages, 1e6, 0.0, 0.0) * m.title_norm * {:.3}, \
-         bm25(fts_messages, 0.0, 0.0, 1e6) * m.keywords_norm * {:.3}) \
-         + bm25(fts_messages, 0.0, {:.3}, 0.0))",
-        w.title, w.keywords, w.body
-    );
+    let columns = "(min(bm25(fts_messages, 1e6, 0.0, 0.0) * m.title_norm * :w_title, \
+         bm25(fts_messages, 0.0, 0.0, 1e6) * m.keywords_norm * :w_keywords) \
+         + bm25(fts_messages, 0.0, :w_body, 0.0))";
+    let mut params = vec![
+        SqlValue::Real(w.title),
+        SqlValue::Real(w.keywords),
+        SqlValue::Real(w.body),
+    ];
     match exact {
-        Some(k) => format!(
-            "({columns} * (CASE WHEN m.id IN (SELECT message_id FROM message_names WHERE key = {k}) THEN {boost:.3} ELSE 1.0 END))"
-        ),
-        None => columns,
+        Some(k) => {
+            params.push(SqlValue::Integer(k));
+            params.push(SqlValue::Real(EXACT_NAME_BOOST));
+            (
+                format!(
+                    "({columns} * (CASE WHEN m.id IN (SELECT message_id FROM message_names WHERE key = :name_key) THEN :boost ELSE 1.0 END))"
+                ),
+                params,
+            )
+        }
+        None => (columns.to_string(), params),
     }
 }
 
@@ -694,10 +709,10 @@ fn plan_target(
         skipped: Some(why),
     };
     let c = cols(target);
-    let (fts_table, rank_expr, from_fts, from_plain, kind) = match target {
+    let (fts_table, (rank_expr, rank_expr_params), from_fts, from_plain, kind) = match target {
         Target::Chats => (
             "fts_chats",
-            "bm25(fts_chats)".to_string(),
+            ("bm25(fts_chats)".to_string(), vec![]),
             "fts_chats JOIN chats c ON c.id = fts_chats.rowid",
             "chats c",
             TokenizerKind::Words,
@@ -711,7 +726,7 @@ fn plan_target(
         ),
         Target::CodeBlocks => (
             "fts_code_blocks",
-            "bm25(fts_code_blocks)".to_string(),
+            ("bm25(fts_code_blocks)".to_string(), vec![]),
             "fts_code_blocks JOIN code_blocks b ON b.id = fts_code_blocks.rowid JOIN messages m ON m.id = b.message_id JOIN chats c ON c.id = b.chat_id",
             "code_blocks b JOIN messages m ON m.id = b.message_id JOIN chats c ON c.id = b.chat_id",
             TokenizerKind::Trigram,
@@ -722,6 +737,7 @@ fn plan_target(
     let mut fts = None;
     let mut from = from_plain;
     let mut rank = "0.0".to_string();
+    let mut rank_params: Vec<SqlValue> = Vec::new();
     if let Some(e) = expr {
         let mut dropped = Vec::new();
         let rendered = render(e, kind, &mut dropped)?;
@@ -760,6 +776,7 @@ fn plan_target(
                 fts = Some(expr);
                 from = from_fts;
                 rank = rank_expr;
+                rank_params = rank_expr_params;
             }
             Some(Rendered { pos: None, neg }) => {
                 conds.push(
@@ -849,6 +866,7 @@ fn plan_target(
                 order.join(", ")
             ),
             params: conds.params,
+            rank_params,
             fts,
         }),
         skipped: None,
@@ -946,8 +964,22 @@ mod tests {
                 .page_sql
         };
         let key = name_key("os path join").unwrap();
-        assert!(page_sql("os.path.join").contains(&format!("WHERE key = {key})")));
-        assert!(page_sql("os path join").contains(&format!("WHERE key = {key})")));
+        let rank_params = |q: &str| {
+            let q = parse(q, &profiles::exists).unwrap();
+            let p = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
+            p.target_plans
+                .into_iter()
+                .find(|t| t.target == Target::Messages)
+                .and_then(|t| t.sql)
+                .unwrap()
+                .rank_params
+        };
+        for q in ["os.path.join", "os path join"] {
+            assert!(page_sql(q).contains("WHERE key = :name_key)"));
+            assert!(rank_params(q).contains(&SqlValue::Integer(key)));
+        }
+        // The SQL text does not depend on the words: statements are reused.
+        assert_eq!(page_sql("os.path.join"), page_sql("json dumps"));
         for q in ["a OR b", "join*", "join -str"] {
             assert!(!page_sql(q).contains("message_names"), "{q}");
         }

@@ -266,7 +266,7 @@ mod tests {
     fn a_manifest_round_trips_through_json() {
         let m = sample();
         let json = serde_json::to_string(&m).unwrap();
-        assert!(json.contains("\"formatVersion\":1"));
+        assert!(json.contains(&format!("\"formatVersion\":{FORMAT_VERSION}")));
         assert!(json.contains("\"pageSize\":4096"));
         assert_eq!(Manifest::parse(&json).unwrap(), m);
     }

@@ -245,7 +245,8 @@ impl Engine {
     }
 
     fn page_ids(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<Vec<(i64, f64)>> {
-        let mut params: Vec<SqlValue> = sql.params.clone();
+        let mut params: Vec<SqlValue> = sql.rank_params.clone();
+        params.extend(sql.params.iter().cloned());
         params.push(SqlValue::Integer(limit as i64));
         params.push(SqlValue::Integer(offset as i64));
         let mut s = self.conn.prepare_cached(&sql.page_sql).map_err(fts_error)?;

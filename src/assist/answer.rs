@@ -761,6 +761,8 @@ mod tests {
         );
     }
 
+    // proptest is a native-only dev-dependency.
+    #[cfg(not(target_arch = "wasm32"))]
     proptest::proptest! {
         #[test]
         fn any_text_parses_without_panicking_into_candidates_only(

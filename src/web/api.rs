@@ -43,7 +43,7 @@ fn js(e: Error) -> JsValue {
     error_to_js(&e)
 }
 
-fn session() -> Result<Rc<Session>, JsValue> {
+pub(crate) fn session() -> Result<Rc<Session>, JsValue> {
     SESSION.with(|s| s.borrow().clone()).ok_or_else(|| {
         js(Error::new(
             "engine.closed",
@@ -115,6 +115,7 @@ pub async fn session_stored_files() -> Result<JsValue, JsValue> {
 /// Closes the index and releases storage; a no-op when nothing is open.
 #[wasm_bindgen(js_name = sessionClose)]
 pub fn session_close() {
+    super::assist::cancel_all();
     if let Some(s) = SESSION.with(|slot| slot.borrow_mut().take()) {
         s.close();
     }

@@ -5,6 +5,8 @@
 //! results object as JSON text, identical to the native CLI's, and
 //! structured errors. Pieces:
 //! - [`api`]: the functions `js/worker.js` calls (one session per worker),
+//! - [`assist`]: the AI-assisted search driven from the page (the LLM is
+//!   the page's callback; the sessions live here) and the LLM-ready formats,
 //! - [`session`]: open from storage or download, update and swap, search,
 //! - [`storage`]: OPFS, IndexedDB and memory backends behind one interface,
 //! - [`host`]: bindings to JS (`js/net.js` downloads, `js/storage.js`,
@@ -17,6 +19,7 @@
 #![cfg(target_arch = "wasm32")]
 
 pub mod api;
+pub mod assist;
 pub mod host;
 pub mod session;
 pub mod storage;

@@ -382,6 +382,12 @@ impl Session {
         out
     }
 
+    /// Runs `f` on the engine of the current index (the assisted search
+    /// drives its stages through it); `engine.closed` when closed.
+    pub fn with_engine<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T> {
+        self.with_current(|c| f(&c.engine))
+    }
+
     pub fn info(&self) -> Result<SessionInfo> {
         let (index, stored) = self.with_current(|c| (c.engine.info().clone(), c.stored.clone()))?;
         Ok(SessionInfo {

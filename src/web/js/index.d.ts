@@ -95,6 +95,120 @@ export interface SyntaxGuide {
   directives: { name: string; example: string; values: string; help: string }[];
 }
 
+/** A structured error as data (inside stage reports): see GitSenseSearchError. */
+export interface ErrorInfo {
+  code: string;
+  message: string;
+  position?: number;
+  location?: string;
+}
+
+/** Options of an assisted search (the Rust `AssistOptions`). */
+export interface AssistOptions {
+  /** Token budget (characters / 4) of every prompt sent to the model. */
+  maxTokens?: number | null;
+  /** Above this many stage-2 matches the model picks from a condensed view (default 50). */
+  condenseThreshold?: number;
+  /** Most tiny overviews stage 2 returns (default 200). */
+  maxCandidates?: number;
+  /** Most files read in stage 3 and reviewed in stage 4 (default 50). */
+  maxReviewFiles?: number;
+  /** Characters of file text used when a file has no overview (default 1500). */
+  fallbackChars?: number;
+  /** Extra stage-1 attempts after a rejected query or one that matches nothing (default 1). */
+  retries?: number;
+}
+
+/** What the llm callback is told besides the prompt. */
+export interface LlmCallInfo {
+  /** 1 (query), 2 (condensed-pick) or 4 (review). */
+  stage: 1 | 2 | 4;
+  name: 'query' | 'condensed-pick' | 'review';
+  /** The assistedSearch() signal, to cancel the model's request with. */
+  signal?: AbortSignal;
+}
+
+/** The host's model: the answer text for a prompt. Never called by the module on its own. */
+export type Llm = (prompt: string, info: LlmCallInfo) => string | Promise<string>;
+
+export interface AssistedSearchOptions extends AssistOptions {
+  llm: Llm;
+  /** Each stage report, in order, as the stage ends (a throwing listener is reported, not fatal). */
+  onStage?: (report: StageReport) => void;
+  /** Aborting rejects the search with `assist.aborted` and drops it in the worker. */
+  signal?: AbortSignal;
+}
+
+/** What one stage did. */
+export interface StageReport {
+  stage: 1 | 2 | 3 | 4;
+  name: 'query' | 'tiny-overviews' | 'condensed-pick' | 'overviews' | 'review';
+  /** Stage-1 attempt number (1 = first); 1 elsewhere. */
+  attempt: number;
+  query?: string;
+  /** e.g. matches, candidates, listed, chosen, flagged, short, tinyFallback, fileTextFallback, missing, reviewed, identified. */
+  counts: Record<string, number>;
+  /** Estimated tokens of the prompt sent in this stage. */
+  promptTokens?: number;
+  /** Time the llm callback took (ms). */
+  llmMs?: number;
+  /** Time the whole stage took, llm included (ms). */
+  elapsedMs: number;
+  notes: string[];
+  /** Why the stage failed or was retried (e.g. the rejected query's error). */
+  error?: ErrorInfo;
+}
+
+/** A file the model identified, as GitSense's `identifiedFiles` holds it. */
+export interface IdentifiedFile {
+  path: string;
+  chat_id: number;
+}
+
+/** A reference in the model's answer that matched no candidate (dropped). */
+export interface Flagged {
+  mention: string;
+  reason: 'unknown-path' | 'unknown-chat-id' | 'ambiguous-path' | 'path-not-candidate';
+}
+
+/** What stage 3 read about an identified file. */
+export interface Overview {
+  chatId: number;
+  path: string;
+  language: string | null;
+  source: 'short-overview' | 'tiny-overview' | 'file-text' | 'none';
+  messageId: number | null;
+  text: string;
+  /** Why the source is a fallback; null for a short overview. */
+  note: string | null;
+}
+
+/** The result of an assisted search (the Rust `AssistOutcome`, as the CLI's `assist --format json` prints it). */
+export interface AssistOutcome {
+  question: string;
+  /** The accepted stage-1 query (without the stage-2 profile). */
+  query: string;
+  /** The model's direct answer, or its whole reply when it was not JSON. */
+  answer: string | null;
+  identifiedFiles: IdentifiedFile[];
+  flagged: Flagged[];
+  /** Stage-2 matches. */
+  totalMatches: number;
+  overviews: Overview[];
+  /** The identified files' overview messages; searchCriteria adds aiAssistant, question, identifiedFiles. */
+  results: SearchResults;
+  stages: StageReport[];
+}
+
+export type OutputFormat = 'json' | 'terse' | 'verbose' | 'markdown';
+
+export interface FormatOptions {
+  /** Token budget (characters / 4) of the rendered text. */
+  maxTokens?: number;
+  /** Seconds the search took, for the `N results in X.XXs` footer. */
+  elapsedSecs?: number;
+}
+
 /** Every failure: `code` is stable and dotted (e.g. 'query.unbalanced_quote',
  * 'download.checksum_mismatch', 'storage.busy'); `position` is the character
  * offset in the query for query errors, else null. */
@@ -119,6 +233,21 @@ export class GitSenseSearch extends EventTarget {
   update(): Promise<UpdateStatus>;
   /** The query language's filters and directives (for help screens). */
   syntax(): Promise<SyntaxGuide>;
+  /**
+   * AI-assisted search: the worker runs the stages, `options.llm` (the
+   * host's model, called on the page) answers each prompt. Rejects with
+   * `assist.llm_failed` (location names the stage) when llm throws,
+   * `assist.aborted`, `assist.index_changed` (an update swapped the index
+   * mid-search), or the query error when the model's query is still
+   * rejected after the retries.
+   */
+  assistedSearch(question: string, options: AssistedSearchOptions): Promise<AssistOutcome>;
+  /** Renders a results object (or its JSON text) within `maxTokens`. */
+  formatResults(results: SearchResults | string, format?: OutputFormat, options?: FormatOptions): Promise<string>;
+  /** Renders an assisted-search outcome (or its JSON text) within `maxTokens`. */
+  formatOutcome(outcome: AssistOutcome | string, format?: OutputFormat, options?: FormatOptions): Promise<string>;
+  /** The query-syntax guide (text) the assisted search's stage-1 prompt shows the model. */
+  assistGuide(): Promise<string>;
   /** Names of the index files in storage. */
   storedFiles(): Promise<string[]>;
   /** Closes the index, releases storage and stops the worker. */

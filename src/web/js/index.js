@@ -81,6 +81,32 @@ class Channel {
   }
 }
 
+/** A thrown value in words, whatever it is. */
+function describe(e) {
+  if (e instanceof Error) return `${e.name}: ${e.message}`;
+  if (e && typeof e === 'object' && typeof e.message === 'string') return e.message;
+  try {
+    return String(e);
+  } catch {
+    return Object.prototype.toString.call(e);
+  }
+}
+
+function llmFailed(where, message, cause) {
+  const e = new GitSenseSearchError({ code: 'assist.llm_failed', message: `the llm callback failed in ${where}: ${message}`, location: where });
+  if (cause !== undefined) e.cause = cause;
+  return e;
+}
+
+/** JSON text of an argument, or options.invalid naming it. */
+function toJson(value, what) {
+  try {
+    return JSON.stringify(value ?? {});
+  } catch (e) {
+    throw new GitSenseSearchError({ code: 'options.invalid', message: `${what} cannot be sent to the worker as JSON: ${describe(e)}` });
+  }
+}
+
 /**
  * An open index. Events (EventTarget): 'progress' (detail: { phase, loaded,
  * total }), 'update' (detail: { status, revision }), 'updateerror'
@@ -181,6 +207,141 @@ export class GitSenseSearch extends EventTarget {
     return this.#call('syntax');
   }
 
+  /**
+   * An AI-assisted search (the multi-stage strategy of the README's
+   * "AI-assisted search"): `llm(prompt, { stage, name, signal })` is the
+   * host's model, called here on the page, once per LLM stage; it returns
+   * the answer text (or a promise of it). The stages run in the worker;
+   * `onStage(report)` gets each stage report as the stage ends. The other
+   * options are AssistOptions: { maxTokens, condenseThreshold,
+   * maxCandidates, maxReviewFiles, fallbackChars, retries }. `signal` (an
+   * AbortSignal) gives up: the promise rejects with `assist.aborted`.
+   * Resolves with the outcome: { question, query, answer, identifiedFiles:
+   * [{ path, chat_id }], flagged, totalMatches, overviews, results, stages }.
+   * A throwing or rejecting `llm` rejects with `assist.llm_failed`, its
+   * `location` naming the stage ('stage 4 (review)') and its `cause` the
+   * original error; a query still rejected after the retries rejects with
+   * the query error.
+   */
+  async assistedSearch(question, options = {}) {
+    const invalid = (message) => new GitSenseSearchError({ code: 'options.invalid', message });
+    if (typeof question !== 'string') throw invalid('the question must be a string');
+    const { llm, onStage, signal, ...assistOptions } = options ?? {};
+    if (typeof llm !== 'function') {
+      throw invalid('assistedSearch() needs an llm callback: (prompt) => Promise<string>, the host\'s model');
+    }
+    if (onStage !== undefined && typeof onStage !== 'function') throw invalid('onStage must be a function');
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid('signal must be an AbortSignal');
+    const aborted = (where) => {
+      const e = new GitSenseSearchError({
+        code: 'assist.aborted',
+        message: `the assisted search was aborted${where ? ` in ${where}` : ''}`,
+        location: where,
+      });
+      if (signal.reason !== undefined) e.cause = signal.reason;
+      return e;
+    };
+    if (signal?.aborted) throw aborted();
+    const report = (r) => {
+      if (!onStage) return;
+      try {
+        onStage(r);
+      } catch (e) {
+        // A broken stage listener must not break the search; the error
+        // still surfaces as an uncaught error of the page.
+        if (typeof reportError === 'function') reportError(e);
+        else setTimeout(() => { throw e; });
+      }
+    };
+    const optionsJson = toJson(assistOptions, 'the assisted-search options');
+    let reply = JSON.parse(await this.#call('assistStart', { question, options: optionsJson }));
+    const session = reply.session;
+    let running = true;
+    try {
+      for (;;) {
+        reply.reports.forEach(report);
+        const { step } = reply;
+        if (step.kind === 'done') {
+          running = false;
+          return step.outcome;
+        }
+        if (step.kind === 'failed') {
+          running = false;
+          throw new GitSenseSearchError(step.error);
+        }
+        const where = `stage ${step.stage} (${step.name})`;
+        const answer = await this.#ask(llm, step, where, signal, aborted);
+        if (signal?.aborted) throw aborted(where);
+        reply = JSON.parse(await this.#call('assistAdvance', { session, answer }));
+      }
+    } finally {
+      // The worker drops finished searches itself; one given up on here
+      // (the llm failed, aborted, the engine closed) is dropped now.
+      if (running) this.#call('assistCancel', { session }).catch(() => {});
+    }
+  }
+
+  /** Awaits the host's llm for one step; failures become assist.* errors. */
+  async #ask(llm, step, where, signal, aborted) {
+    const info = { stage: step.stage, name: step.name };
+    if (signal) info.signal = signal;
+    let answer;
+    let onAbort;
+    try {
+      const call = Promise.resolve().then(() => llm(step.prompt, info));
+      answer = await (signal
+        ? Promise.race([call, new Promise((_, reject) => {
+          onAbort = () => reject(aborted(where));
+          signal.addEventListener('abort', onAbort, { once: true });
+        })])
+        : call);
+    } catch (e) {
+      if (signal?.aborted) throw aborted(where);
+      throw llmFailed(where, describe(e), e);
+    } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+    if (typeof answer !== 'string') {
+      const got = answer === null ? 'null' : typeof answer;
+      throw llmFailed(where, `it must resolve to a string (the model's answer), not ${got}`);
+    }
+    return answer;
+  }
+
+  /**
+   * Renders a results object (or its JSON text) for an LLM or a person:
+   * format 'terse' | 'verbose' | 'markdown' | 'json'; options { maxTokens,
+   * elapsedSecs }. With maxTokens the text's estimate (characters / 4)
+   * stays within it: contents and snippets are shortened, then the
+   * lowest-ranked results dropped, and the text says so; a budget too small
+   * for the frame fails with options.max_tokens_too_small. Runs in the worker
+   * (the same code as the CLI's --format).
+   */
+  formatResults(results, format = 'markdown', options = {}) {
+    return this.#format('formatResults', 'results', results, format, options);
+  }
+
+  /** Renders an assistedSearch() outcome likewise (the answer first). */
+  formatOutcome(outcome, format = 'markdown', options = {}) {
+    return this.#format('formatOutcome', 'outcome', outcome, format, options);
+  }
+
+  async #format(op, what, value, format, options) {
+    if (typeof format !== 'string') {
+      throw new GitSenseSearchError({ code: 'options.bad_format', message: 'the format must be a string: json, terse, verbose or markdown' });
+    }
+    if (value === null || (typeof value !== 'object' && typeof value !== 'string')) {
+      throw new GitSenseSearchError({ code: 'options.invalid', message: `${op}() needs the ${what} object (or its JSON text)` });
+    }
+    const json = typeof value === 'string' ? value : toJson(value, `the ${what}`);
+    return this.#call(op, { [what]: json, format, options: toJson(options, 'the format options') });
+  }
+
+  /** The query-syntax guide the assisted search shows the model (text). */
+  assistGuide() {
+    return this.#call('assistGuide');
+  }
+
   /** Names of the index files in storage. */
   storedFiles() {
     return this.#call('files');
@@ -202,6 +363,11 @@ export class GitSenseSearch extends EventTarget {
   /** For tests: makes the engine panic, to check the error path. */
   _panicForTests() {
     return this.#call('__panic');
+  }
+
+  /** For tests: how many assisted searches the worker holds. */
+  _assistRunningForTests() {
+    return this.#call('__assistRunning');
   }
 }
 

@@ -133,6 +133,10 @@ export interface SearchCriteria {
   /** Corpus revision of the index that answered. */
   indexRevision: string;
   aiAssistant: boolean;
+  /** In an assisted-search outcome's results: the user's question. */
+  question?: string;
+  /** In an assisted-search outcome's results: the files the model identified. */
+  identifiedFiles?: { path: string; chat_id: number }[];
   warnings: string[];
   /** Present when no result held every term and any-term results are shown. */
   fallback?: { from: 'all-terms'; to: 'any-term'; reason: string };

@@ -4,6 +4,12 @@
 // Page → worker: { id, op, args }. Worker → page: { id, ok, value | error }
 // for requests, and { type, detail | error } events: 'progress', 'update'
 // (a background update check finished), 'updateerror', 'crash'.
+//
+// An assisted search is a run of requests: 'assistStart' → { session, step,
+// reports } (JSON text), then, while step.kind is 'ask', the page awaits its
+// LLM and sends 'assistAdvance' { session, answer }; 'assistCancel' drops a
+// search the page gave up on. The sessions live in Rust (src/web/assist.rs),
+// keyed by id, so searches interleave with each other and with 'search'.
 
 import init, {
   sessionOpen,
@@ -15,6 +21,13 @@ import init, {
   storageClear,
   syntaxGuide,
   panicForTests,
+  assistStart,
+  assistAdvance,
+  assistCancel,
+  assistRunning,
+  assistGuide,
+  formatResults,
+  formatOutcome,
 } from './gitsense_search.js';
 
 const ready = init();
@@ -73,7 +86,14 @@ const ops = {
   },
   clear: () => storageClear(),
   syntax: () => syntaxGuide(),
+  assistStart: ({ question, options }) => assistStart(question, options),
+  assistAdvance: ({ session, answer }) => assistAdvance(session, answer),
+  assistCancel: ({ session }) => assistCancel(session),
+  assistGuide: () => assistGuide(),
+  formatResults: ({ results, format, options }) => formatResults(results, format, options),
+  formatOutcome: ({ outcome, format, options }) => formatOutcome(outcome, format, options),
   __panic: () => panicForTests(),
+  __assistRunning: () => assistRunning(),
 };
 
 self.onmessage = async ({ data }) => {
