@@ -111,10 +111,19 @@ async function visit(context, server, engine, url, query, { block = [] } = {}) {
   server.reset();
   const page = await context.newPage();
   const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
+  // An error the page script did not catch (its engine's code failed to
+  // load, say) means no result will come: give up soon after it.
+  const uncaught = new Promise((resolve) => {
+    page.on('pageerror', (e) => {
+      errors.push(String(e));
+      setTimeout(() => resolve({ ok: false, error: errors.join('\n'), ms: null }), 10_000);
+    });
+  });
   await page.goto(`${server.url.replace(/\/$/, '')}${url}?q=${encodeURIComponent(query)}`, { waitUntil: 'commit' });
-  await page.waitForFunction(() => window.__bench, null, { timeout: 600_000 });
-  const r = await page.evaluate(() => window.__bench);
+  const r = await Promise.race([
+    page.waitForFunction(() => window.__bench, null, { timeout: 600_000 }).then(() => page.evaluate(() => window.__bench)),
+    uncaught,
+  ]);
   const settled = await settle(server);
   server.options.block = [];
   const isIndex = (p) => engine.block.some((b) => (b instanceof RegExp ? b.test(p) : p.startsWith(b)));
@@ -125,7 +134,7 @@ async function visit(context, server, engine, url, query, { block = [] } = {}) {
     page,
     result: {
       ok: r.ok,
-      error: r.ok ? undefined : r.error || errors.join('\n'),
+      error: r.ok ? undefined : r.error,
       ms: r.ms,
       firstPage: r.first ? r.first.page : null,
       // The first query's own time inside the engine's worker (ours only):
@@ -258,7 +267,7 @@ export async function measureNetwork({ site, engines, urls, network, runs, first
           const b = await visit(context, server, engine, urls[engine.name], firstQuery);
           visits.repeat.push(b.result);
           if (i === 0 && b.result.ok) {
-            info.repeat = await b.page.evaluate(() => window.__info());
+            info = { ...info, repeat: await b.page.evaluate(() => window.__info()) };
             const w = await b.page.evaluate((qs) => window.__warm(qs), warmQueries);
             warm = {
               queries: warmQueries.length,
