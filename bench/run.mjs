@@ -189,7 +189,7 @@ async function main() {
     const ctx = { site, docsDir, pages, pagesFile, nativeTool: tool, cli };
     const engines = [
       ours.prepare({ ...ctx, index: docsIndex }),
-      await pagefind.prepare(ctx),
+      pagefind.prepare(ctx),
       await minisearch.prepare(ctx),
       sqljs.prepare(ctx),
     ];
