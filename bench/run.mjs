@@ -195,7 +195,7 @@ async function main() {
     ];
     const variant = { ...ours.prepare({ ...ctx, index: noSiteIndex, dir: 'ours-no-site-index' }), name: 'ours-no-site-index', label: 'gitsense-search, --no-site-index', qualityOnly: true };
     const urls = writePages(site, [...engines, variant]);
-    for (const e of engines) results.versions[e.label] = e.version;
+    for (const e of engines) if (e.name !== 'ours') results.versions[e.label] = e.version;
 
     const docs = {
       pages: pages.length,
