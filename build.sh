@@ -128,7 +128,9 @@ build_wasm() {
   log "optimizing with wasm-opt -Oz"
   node_modules/.bin/wasm-opt -Oz "$tmp/gitsense_search_bg.wasm" -o "$tmp/gitsense_search_bg.opt.wasm"
   mv "$tmp/gitsense_search_bg.opt.wasm" "$tmp/gitsense_search_bg.wasm"
-  cp src/web/js/index.js src/web/js/worker.js src/web/js/index.d.ts src/web/js/results.d.ts "$tmp/"
+  # lazy.js is also a wasm-bindgen snippet; worker.js imports this copy to
+  # prefetch hot pages before the module is ready.
+  cp src/web/js/index.js src/web/js/worker.js src/web/js/lazy.js src/web/js/index.d.ts src/web/js/results.d.ts "$tmp/"
   local version
   version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
   sed "s/@VERSION@/$version/" src/web/js/package.json > "$tmp/package.json"
@@ -190,6 +192,8 @@ cmd_test() {
   cargo test --quiet 2>&1
   build_fixtures
   log "browser tests: the engine in a dedicated worker (wasm-bindgen-test, headless Chromium)"
+  # The runner's default 20 s for the whole file is tight on a busy 2-core machine.
+  export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300}
   GITSENSE_WEB_FIXTURES="$ROOT/target/fixtures" \
     cargo test --target "$WASM_TARGET" --no-default-features --test web 2>&1
   log "browser tests: the page and the JS API (playwright-core, headless Chromium)"

@@ -4,22 +4,32 @@
 // demo site (www/dist, built by ./build.sh).
 //
 //   node bench/browser.mjs [--latency MS] [--bandwidth BYTES_PER_S] [--runs N]
+//   node bench/browser.mjs --lazy [--runs N] [--corpus sample|python-docs]   cold visits, lazy mode
 //
 // Latency is added to every response by the test server (www/serve.mjs);
 // bandwidth caps each response. Results print as Markdown and are merged
 // into bench/results.json under `browser` (or `browser_<latency>ms_<bw>`
 // for a throttled run), other keys kept.
+//
+// --lazy: a cold visit (fresh profile, nothing cached) to first result,
+// with bytes and requests on the wire up to it, on the sample index and
+// the Python 3.11 docs (built into bench/out/ if missing; needs
+// python3.11-doc), locally and at 50 ms + 20 Mbit/s, for lazy mode
+// ('auto') and the full download ('opfs'); merged under `lazy`.
+// coldVisit() is exported for other benchmarks (the Pagefind comparison).
 
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../www/serve.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SITE = path.join(ROOT, 'www/dist');
+const CLI = path.join(ROOT, 'target/release/gitsense-search');
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
   const i = args.indexOf(name);
@@ -28,9 +38,57 @@ const opt = (name, dflt) => {
 const latencyMs = opt('--latency', 0);
 const bandwidth = opt('--bandwidth', 0);
 const runs = opt('--runs', 5);
-if (!fs.existsSync(path.join(SITE, 'pkg/index.js'))) {
-  console.error('error: www/dist is missing; run ./build.sh first');
-  process.exit(1);
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/**
+ * One cold visit: a fresh browser profile loads a blank page of `siteRoot`
+ * (which must hold pkg/ and the published index at `manifestPath`), opens
+ * the engine with `storage` and runs `query`. Resolves { firstResultMs
+ * (navigation start → first search resolved), openMs, bytes and requests
+ * (everything the server sent up to the first result: page, JS, wasm,
+ * manifest, index), indexBytes, indexRequests, byPath, info }.
+ * The lazy fill is held back (lazyFill: false) so the counts stop at the
+ * first result. Options: siteRoot, manifestPath ('/data/manifest.json'),
+ * query, storage ('auto'), latencyMs, bandwidth.
+ */
+export async function coldVisit({ siteRoot = SITE, manifestPath = '/data/manifest.json', query = 'payment', storage = 'auto', latencyMs = 0, bandwidth = 0 } = {}) {
+  const blank = path.join(siteRoot, 'cold.html');
+  fs.writeFileSync(blank, '<!doctype html><meta charset="utf-8"><title>cold</title>');
+  const server = await startServer({ root: siteRoot, port: 0, latencyMs, bandwidth });
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-cold-'));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  try {
+    const page = await context.newPage();
+    server.reset();
+    await page.goto(`${server.url}cold.html`);
+    const r = await page.evaluate(async ({ manifestPath, query, storage }) => {
+      const { GitSenseSearch } = await import('/pkg/index.js');
+      const engine = await GitSenseSearch.open({ manifestUrl: manifestPath, storage, lazyFill: false });
+      const opened = performance.now();
+      const results = await engine.search(query);
+      const first = performance.now();
+      return { opened, first, returned: results.totalResultsReturned, info: await engine.info() };
+    }, { manifestPath, query, storage });
+    const stats = server.stats();
+    const index = Object.entries(stats.bytesByPath).filter(([p]) => /\.(gsx|gz)$/.test(p));
+    await page.goto('about:blank');
+    return {
+      firstResultMs: r.first,
+      openMs: r.opened,
+      returned: r.returned,
+      bytes: stats.bytes,
+      requests: stats.total,
+      indexBytes: index.reduce((n, [, b]) => n + b, 0),
+      indexRequests: Object.entries(stats.byPath).filter(([p]) => /\.(gsx|gz)$/.test(p)).reduce((n, [, c]) => n + c, 0),
+      byPath: stats.bytesByPath,
+      info: r.info,
+    };
+  } finally {
+    await context.close();
+    await server.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+    fs.rmSync(blank, { force: true });
+  }
 }
 
 const QUERIES = ['payment', 'stripe lang:js', '"form validation"', 'auth* -test msg-type:git-blob', 'in:chats payment', 'token OR session'];
@@ -83,6 +141,11 @@ async function visit(context, url) {
 }
 
 async function main() {
+  if (!fs.existsSync(path.join(SITE, 'pkg/index.js'))) {
+    console.error('error: www/dist is missing; run ./build.sh first');
+    process.exit(1);
+  }
+  if (args.includes('--lazy')) return lazyMain();
   fs.writeFileSync(path.join(SITE, 'bench.html'), '<!doctype html><meta charset="utf-8"><title>bench</title>');
   const server = await startServer({ root: SITE, port: 0, latencyMs, bandwidth });
   const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -164,7 +227,99 @@ async function main() {
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+/** A site with the module and the Python docs index published (built if missing). */
+function pythonSite() {
+  const docs = '/usr/share/doc/python3.11/html';
+  const out = path.join(ROOT, 'bench/out');
+  const index = path.join(out, 'python-docs.gsx');
+  if (!fs.existsSync(index)) {
+    if (!fs.existsSync(docs)) throw new Error(`${docs} is missing: apt-get install python3.11-doc`);
+    fs.mkdirSync(out, { recursive: true });
+    execFileSync(CLI, ['build', '--docs', docs, '--base-url', 'https://docs.python.org/3.11/', '--out', index, '--quiet'], { stdio: 'inherit' });
+  }
+  const site = path.join(out, 'python-site');
+  fs.rmSync(site, { recursive: true, force: true });
+  fs.mkdirSync(site, { recursive: true });
+  fs.cpSync(path.join(SITE, 'pkg'), path.join(site, 'pkg'), { recursive: true });
+  execFileSync(CLI, ['publish', index, '--out-dir', path.join(site, 'data')]);
+  return site;
+}
+
+async function lazyMain() {
+  const only = args.includes('--corpus') ? args[args.indexOf('--corpus') + 1] : null;
+  const corpora = [
+    { name: 'sample', siteRoot: () => SITE, queries: ['payment', 'stripe lang:js', 'token OR session'] },
+    { name: 'python-docs', siteRoot: pythonSite, queries: ['json dumps', 'asyncio queue', 'os.path.join', 'subprocess'] },
+  ]
+    .filter((c) => !only || c.name === only)
+    .map((c) => ({ ...c, siteRoot: c.siteRoot() }));
+  const networks = [
+    { name: 'local', latencyMs: 0, bandwidth: 0 },
+    { name: '50ms_20mbit', latencyMs: 50, bandwidth: 2_500_000 },
+  ];
+  const rows = [];
+  for (const c of corpora) {
+    const manifest = JSON.parse(fs.readFileSync(path.join(c.siteRoot, 'data/manifest.json'), 'utf8'));
+    for (const n of networks) {
+      for (const storage of ['auto', 'opfs']) {
+        const visits = [];
+        for (let i = 0; i < runs; i++) {
+          for (const query of c.queries) {
+            visits.push(await coldVisit({ siteRoot: c.siteRoot, query, storage, latencyMs: n.latencyMs, bandwidth: n.bandwidth }));
+          }
+        }
+        const mode = visits[0].info.storage === 'lazy' ? 'lazy' : 'full download';
+        const lz = visits.map((v) => v.info.lazy).filter(Boolean);
+        const row = {
+          corpus: c.name,
+          network: n.name,
+          mode,
+          indexSize: manifest.size,
+          gzipSize: manifest.compressedSize,
+          hotPages: (manifest.hotPages || []).length,
+          visits: visits.length,
+          firstResultMs: { median: median(visits.map((v) => v.firstResultMs)), p90: pct(visits.map((v) => v.firstResultMs), 90) },
+          openMs: median(visits.map((v) => v.openMs)),
+          bytes: median(visits.map((v) => v.bytes)),
+          requests: median(visits.map((v) => v.requests)),
+          indexBytes: median(visits.map((v) => v.indexBytes)),
+          indexRequests: median(visits.map((v) => v.indexRequests)),
+          syncRequests: lz.length ? median(lz.map((l) => l.readRequests)) : 0,
+          prefetchRounds: lz.length ? median(lz.map((l) => l.prefetchRounds)) : 0,
+          perQuery: Object.fromEntries(c.queries.map((q, qi) => {
+            const vs = visits.filter((_, k) => k % c.queries.length === qi);
+            return [q, { firstResultMs: median(vs.map((v) => v.firstResultMs)), indexBytes: median(vs.map((v) => v.indexBytes)), indexRequests: median(vs.map((v) => v.indexRequests)) }];
+          })),
+        };
+        rows.push(row);
+        console.error(`${c.name} ${n.name} ${mode}: ${row.firstResultMs.median.toFixed(0)} ms, ${(row.bytes / 1024).toFixed(0)} KiB, ${row.requests} requests (index ${(row.indexBytes / 1024).toFixed(0)} KiB in ${row.indexRequests})`);
+      }
+    }
+  }
+  const result = {
+    command: ['node', 'bench/browser.mjs', ...args].join(' '),
+    machine: `${os.cpus().length} cores (${os.cpus()[0].model.trim()}), ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ${os.type()} ${os.release()}`,
+    date: new Date().toISOString().slice(0, 10),
+    runs,
+    sizes: sizes(),
+    rows,
+  };
+  const file = path.join(ROOT, 'bench/results.json');
+  const all = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+  all.lazy = result;
+  const sorted = Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]]));
+  fs.writeFileSync(file, JSON.stringify(sorted, null, 2) + '\n');
+  const kb = (n) => `${(n / 1024).toFixed(0)} KiB`;
+  console.log('| index | network | mode | first result (median / p90) | bytes on the wire (all) | requests (all) | index bytes | index requests | sync / batched rounds |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(`| ${r.corpus} | ${r.network} | ${r.mode} | ${r.firstResultMs.median.toFixed(0)} / ${r.firstResultMs.p90.toFixed(0)} ms | ${kb(r.bytes)} | ${r.requests} | ${kb(r.indexBytes)} | ${r.indexRequests} | ${r.syncRequests} / ${r.prefetchRounds} |`);
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}

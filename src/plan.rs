@@ -92,6 +92,18 @@ pub struct TargetSql {
     pub fts: Option<String>,
 }
 
+impl TargetSql {
+    /// Every parameter of `page_sql`, in binding order: the rank's, the
+    /// conditions', then limit and offset.
+    pub fn page_params(&self, limit: u64, offset: u64) -> Vec<SqlValue> {
+        let mut params = self.rank_params.clone();
+        params.extend(self.params.iter().cloned());
+        params.push(SqlValue::Integer(limit as i64));
+        params.push(SqlValue::Integer(offset as i64));
+        params
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct TargetPlan {
     pub target: Target,

@@ -5,6 +5,10 @@
 //! - `index-<hash>.gsx.gz`: the gzip-compressed index (what the browser
 //!   module downloads once and stores),
 //! - `index-<hash>.gsx`: the uncompressed index (for HTTP Range reads),
+//! - `index-<hash>.hot.gz`: the index's hot pages (those nearly every query
+//!   reads, see [`crate::index::hot`]) concatenated and gzipped, so a
+//!   browser reading lazily gets them in one request while its module
+//!   compiles,
 //! - `manifest.json`: a [`Manifest`] naming both, with the size and SHA-256
 //!   of the uncompressed index, its format version, corpus revision and
 //!   page geometry.
@@ -55,6 +59,14 @@ pub struct Manifest {
     /// Pages in the index (`size / page_size`).
     pub page_count: u64,
     pub counts: ManifestCounts,
+    /// The pages (1-based, ascending) nearly every query reads; empty when
+    /// not published.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hot_pages: Vec<u32>,
+    /// Those pages' bytes, concatenated in `hot_pages` order and gzipped,
+    /// relative to the manifest's URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_file: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,6 +105,8 @@ impl Manifest {
                 messages: info.messages,
                 code_blocks: info.code_blocks,
             },
+            hot_pages: Vec::new(),
+            hot_file: None,
         }
     }
 
@@ -158,6 +172,17 @@ impl Manifest {
         if self.file.is_empty() {
             return Err(Error::new("manifest.invalid", "the manifest names no file"));
         }
+        let ascending = self.hot_pages.windows(2).all(|w| w[0] < w[1]);
+        let in_file = self
+            .hot_pages
+            .iter()
+            .all(|&p| p >= 1 && u64::from(p) <= self.page_count);
+        if !ascending || !in_file || (!self.hot_pages.is_empty() && self.hot_file.is_none()) {
+            return Err(Error::new(
+                "manifest.invalid",
+                "hotPages must be ascending page numbers of the index, with a hotFile",
+            ));
+        }
         Ok(())
     }
 }
@@ -187,6 +212,15 @@ mod write {
         })
     }
 
+    fn gzip(bytes: &[u8]) -> Result<Vec<u8>> {
+        let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::best());
+        gz.write_all(bytes)
+            .and_then(|_| gz.flush())
+            .map_err(|e| Error::io("compressing the index", e))?;
+        gz.finish()
+            .map_err(|e| Error::io("compressing the index", e))
+    }
+
     /// Publishes `index_path` into `out_dir` and returns the manifest written.
     pub fn publish(index_path: &Path, out_dir: &Path) -> Result<Manifest> {
         let conn = index::open_file(index_path)?;
@@ -209,20 +243,29 @@ mod write {
         let stem = format!("index-{}", &sha256[..16]);
         let raw_file = format!("{stem}.gsx");
         let file = format!("{stem}.gsx.gz");
+        let hot_file = format!("{stem}.hot.gz");
 
-        let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::best());
-        gz.write_all(&bytes)
-            .and_then(|_| gz.flush())
-            .map_err(|e| Error::io("compressing the index", e))?;
-        let compressed = gz
-            .finish()
-            .map_err(|e| Error::io("compressing the index", e))?;
+        let compressed = gzip(&bytes)?;
+        let hot = crate::index::hot::hot_pages(index_path)?.pages;
+        let page_size = info.page_size as usize;
+        let mut hot_bytes = Vec::with_capacity(hot.len() * page_size);
+        for &p in &hot {
+            let at = (p as usize - 1) * page_size;
+            hot_bytes.extend_from_slice(&bytes[at..at + page_size]);
+        }
 
         std::fs::create_dir_all(out_dir).map_err(|e| io_err("creating", out_dir, e))?;
         write_atomically(&out_dir.join(&raw_file), &bytes)?;
         write_atomically(&out_dir.join(&file), &compressed)?;
-        let manifest =
+        if !hot.is_empty() {
+            write_atomically(&out_dir.join(&hot_file), &gzip(&hot_bytes)?)?;
+        }
+        let mut manifest =
             Manifest::gzip_of(&info, sha256, file, compressed.len() as u64, Some(raw_file));
+        if !hot.is_empty() {
+            manifest.hot_pages = hot;
+            manifest.hot_file = Some(hot_file);
+        }
         manifest.check()?;
         let mut json = serde_json::to_string_pretty(&manifest)
             .map_err(|e| Error::new("internal.serialize", e.to_string()))?;
@@ -259,6 +302,8 @@ mod tests {
                 messages: 2,
                 code_blocks: 3,
             },
+            hot_pages: vec![1, 2],
+            hot_file: Some("index-0123456789abcdef.hot.gz".into()),
         }
     }
 
@@ -268,6 +313,7 @@ mod tests {
         let json = serde_json::to_string(&m).unwrap();
         assert!(json.contains(&format!("\"formatVersion\":{FORMAT_VERSION}")));
         assert!(json.contains("\"pageSize\":4096"));
+        assert!(json.contains("\"hotPages\":[1,2]"));
         assert_eq!(Manifest::parse(&json).unwrap(), m);
     }
 
@@ -292,6 +338,21 @@ mod tests {
             ..sample()
         };
         assert_eq!(bad_size.check().unwrap_err().code, "manifest.invalid");
+        for hot_pages in [vec![2, 1], vec![0], vec![3]] {
+            let bad_hot = Manifest {
+                hot_pages,
+                ..sample()
+            };
+            assert_eq!(bad_hot.check().unwrap_err().code, "manifest.invalid");
+        }
+        let hot_without_file = Manifest {
+            hot_file: None,
+            ..sample()
+        };
+        assert_eq!(
+            hot_without_file.check().unwrap_err().code,
+            "manifest.invalid"
+        );
         assert_eq!(
             Manifest::parse("{\"file\": 3}").unwrap_err().code,
             "manifest.invalid"

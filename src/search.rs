@@ -14,7 +14,7 @@ use crate::profiles;
 use crate::query::{self, ast::Scope, ast::Target};
 use crate::results::*;
 use crate::util::escape_html;
-use rusqlite::{params, params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use serde_json::{json, Map, Value};
 
 const MARK_OPEN: &str = "\u{E000}";
@@ -245,10 +245,7 @@ impl Engine {
     }
 
     fn page_ids(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<Vec<(i64, f64)>> {
-        let mut params: Vec<SqlValue> = sql.rank_params.clone();
-        params.extend(sql.params.iter().cloned());
-        params.push(SqlValue::Integer(limit as i64));
-        params.push(SqlValue::Integer(offset as i64));
+        let params = sql.page_params(limit, offset);
         let mut s = self.conn.prepare_cached(&sql.page_sql).map_err(fts_error)?;
         let rows = s
             .query_map(params_from_iter(params.iter()), |r| {

@@ -15,6 +15,7 @@ use gitsense_search::index::IndexInfo;
 use gitsense_search::publish::Manifest;
 use gitsense_search::util::hex;
 use gitsense_search::web::session::{Session, Source};
+use gitsense_search::web::storage::lazy::Prefetched;
 use gitsense_search::web::storage::{self, StorageKind, StoragePref};
 use js_sys::Uint8Array;
 use rusqlite::{Connection, OpenFlags};
@@ -104,14 +105,14 @@ async fn fresh() {
 }
 
 async fn open(site: &str, pref: StoragePref) -> Session {
-    Session::open(&manifest_url(site), pref, None)
+    Session::open(&manifest_url(site), pref, None, Prefetched::default())
         .await
         .unwrap()
 }
 
 /// The error opening fails with.
 async fn open_err(site: &str, pref: StoragePref) -> gitsense_search::Error {
-    Session::open(&manifest_url(site), pref, None)
+    Session::open(&manifest_url(site), pref, None, Prefetched::default())
         .await
         .err()
         .expect("open should fail")
@@ -206,6 +207,60 @@ async fn auto_storage_prefers_opfs_in_a_worker() {
     let info = s.info().unwrap();
     assert_eq!(info.storage, StorageKind::Opfs);
     assert!(!info.storage_reason.is_empty());
+}
+
+#[wasm_bindgen_test]
+async fn auto_storage_downloads_the_whole_index_when_no_raw_file_is_published() {
+    fresh().await;
+    publish(SITE, SAMPLE).await;
+    let s = open(SITE, StoragePref::Auto).await;
+    let info = s.info().unwrap();
+    assert_eq!(info.source, Source::Downloaded);
+    assert!(info.lazy.is_none());
+    assert!(
+        info.storage_reason
+            .contains("lazy loading is not possible (lazy.unavailable"),
+        "{}",
+        info.storage_reason
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_lazy_open_with_a_range_probe_failure_reads_the_whole_index_instead() {
+    fresh().await;
+    let (m, _) = publish(SITE, SAMPLE).await;
+    // As the worker reports a server that ignored Range.
+    let prefetched = Prefetched {
+        manifest: Some(
+            serde_json::to_string(&Manifest {
+                raw_file: Some("index.gsx".into()),
+                ..m
+            })
+            .unwrap(),
+        ),
+        probe: Some(gitsense_search::Error::new(
+            "lazy.range_unsupported",
+            "the server ignored the Range header",
+        )),
+        probed: true,
+        hot: None,
+    };
+    let s = Session::open(&manifest_url(SITE), StoragePref::Lazy, None, prefetched)
+        .await
+        .unwrap();
+    let info = s.info().unwrap();
+    assert_eq!(info.source, Source::Downloaded);
+    assert!(
+        info.storage_reason.contains("ignored the Range header"),
+        "{}",
+        info.storage_reason
+    );
+    // The manifest came with the prefetch: no second request for it.
+    let requested = requested();
+    assert!(
+        !requested.iter().any(|u| u.ends_with("manifest.json")),
+        "{requested:?}"
+    );
 }
 
 async fn swaps_in_a_changed_index(pref: StoragePref) {
@@ -445,7 +500,9 @@ async fn the_worker_runs_assisted_searches_by_id_and_drops_them_when_they_end() 
         manifest_url(SITE)
     ))
     .unwrap();
-    api::session_open(options, None).await.unwrap();
+    api::session_open(options, None, JsValue::UNDEFINED)
+        .await
+        .unwrap();
     let parse = |json: String| -> serde_json::Value { serde_json::from_str(&json).unwrap() };
     let id = |v: &serde_json::Value| v["session"].as_u64().unwrap() as u32;
     let names = |v: &serde_json::Value| -> Vec<String> {

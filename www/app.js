@@ -328,12 +328,19 @@ async function fillHelp() {
 }
 
 // Status: storage, offline, index facts.
-const STORAGE_NAMES = { opfs: 'Stored in OPFS', indexeddb: 'Stored in IndexedDB', memory: 'In memory only' };
+const STORAGE_NAMES = { opfs: 'Stored in OPFS', indexeddb: 'Stored in IndexedDB', memory: 'In memory only', lazy: 'Reading on demand' };
+let fillShown = -1;
 async function refreshStatus() {
   const info = await engine.info();
   const badge = $('storage-badge');
   badge.textContent = STORAGE_NAMES[info.storage] || info.storage;
   badge.title = info.storageReason;
+  if (info.storage === 'lazy' && info.lazy) {
+    // Pages are read as queries need them while the rest is saved.
+    const pct = Math.floor((100 * info.lazy.pagesStored) / info.lazy.pageCount);
+    badge.textContent = info.lazy.state === 'filling' ? `${STORAGE_NAMES.lazy} · ${pct}% saved for offline` : STORAGE_NAMES.lazy;
+    badge.title = info.lazy.reason || 'The index is read over HTTP range requests while a copy is saved in OPFS for offline use';
+  }
   badge.className = `badge badge-${info.storage}`;
   badge.hidden = false;
   const offline = !navigator.onLine || info.lastUpdate?.status === 'offline';
@@ -345,7 +352,10 @@ async function refreshStatus() {
     h('span', {}, `Index ${i.revision.slice(0, 8)}`),
     h('span', {}, `built ${formatDate(i.builtAt)}`),
     h('span', {}, formatBytes(info.sizeBytes)),
-    h('span', {}, info.source === 'downloaded' ? `downloaded ${formatBytes(info.downloadedBytes)} in ${formatMs(info.timings.downloadMs || 0)}` : 'opened from browser storage'),
+    h('span', {}, {
+      downloaded: `downloaded ${formatBytes(info.downloadedBytes)} in ${formatMs(info.timings.downloadMs || 0)}`,
+      lazy: `read on demand: ${formatBytes(info.downloadedBytes)} fetched`,
+    }[info.source] || 'opened from browser storage'),
     h('span', {}, 'gitsense-search'),
   );
 }
@@ -363,6 +373,14 @@ function onProgress(p) {
     $('download-label').textContent = p.phase === 'verify' ? 'Verifying…' : 'Storing for offline use…';
   } else if (p.phase === 'ready') {
     show('download', false);
+    if (engine) refreshStatus();
+  } else if (p.phase === 'fill' && engine) {
+    // The badge follows the background copy in steps of 5%.
+    const step = Math.floor((20 * p.loaded) / (p.total || 1));
+    if (step !== fillShown) {
+      fillShown = step;
+      refreshStatus();
+    }
   }
 }
 

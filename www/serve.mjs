@@ -3,16 +3,18 @@
 //
 //   node www/serve.mjs [--root DIR] [--port 8080] [--host 127.0.0.1]
 //                      [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth]
-//                      [--no-range] [--no-compress]
+//                      [--no-range] [--no-compress] [--gzip-ranges] [--no-content-length]
 //
 // Like a static host it answers revalidations with 304 (ETag) and gzips
 // HTML, CSS, JS, JSON and wasm for clients that accept it (never the index
 // files: the .gz is already compressed and the raw index is read by
 // range). Besides, it can add latency to every response, cap the
 // bandwidth (per response, or for all responses together as one link
-// does), ignore Range headers, refuse paths (the socket is destroyed,
-// as when the network is down), and count requests:
-//   GET  /__server/stats   → { total, byPath: { "/path": n }, bytes, bytesByPath }
+// does), ignore Range headers, gzip range answers or leave out
+// Content-Length (servers lazy loading must detect), refuse paths (the
+// socket is destroyed, as when the network is down), and count requests:
+//   GET  /__server/stats   → { total, byPath: { "/path": n }, bytes,
+//                              bytesByPath: { "/path": n }, ranges: n }
 //   POST /__server/reset   → zero the counters
 // Range requests get 206 partial content (the lazy-loading work reads the
 // raw index this way). Imported as a module, startServer() gives tests
@@ -48,7 +50,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * Starts the server. Options: root, port (0 = any), host, latencyMs,
  * bandwidth (bytes/s, 0 = unlimited), sharedBandwidth (the cap is for all
  * responses together, as on one link; default: per response), range
- * (default true), compress (gzip text and wasm, default true), block (an
+ * (default true), compress (gzip text and wasm, default true), gzipRanges
+ * (gzip 206 bodies too, default false), contentLength (default true), block (an
  * array of RegExp or strings matched against the path: such requests are
  * dropped), immutable (RegExp list matched against the path: those files
  * are cached for a year; default: content-addressed index files),
@@ -66,27 +69,30 @@ export async function startServer(opts = {}) {
     sharedBandwidth: opts.sharedBandwidth || false,
     range: opts.range !== false,
     compress: opts.compress !== false,
+    gzipRanges: opts.gzipRanges === true,
+    contentLength: opts.contentLength !== false,
     block: opts.block || [],
     immutable: opts.immutable || [/\/index-[0-9a-f]{16}\.[^/]*$/],
     headers: opts.headers || {},
     quiet: opts.quiet ?? true,
   };
-  const fresh = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {} });
-  let counters = fresh();
-  // Response body bytes sent (after compression), in total and per path.
-  const sent = (res, n) => {
-    const p = res.req ? decodeURIComponent(new URL(res.req.url, 'http://localhost').pathname) : '?';
-    counters.bytes += n;
-    counters.bytesByPath[p] = (counters.bytesByPath[p] || 0) + n;
-  };
+  const zero = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {}, ranges: 0 });
+  let counters = zero();
   const gzipCache = new Map(); // file → { etag, body }
+  const bodyCache = new Map(); // file → { version, body }
   let linkFreeAt = 0; // with sharedBandwidth: when the link has sent what it was given
 
   const send = async (res, status, headers, body, start = 0, end = body ? body.length : 0) => {
+    if (!options.contentLength) delete headers['content-length'];
     res.writeHead(status, { ...options.headers, ...headers });
     if (!body) return res.end();
+    const where = res.req ? decodeURIComponent(new URL(res.req.url, 'http://localhost').pathname) : '';
+    const count = (n) => {
+      counters.bytes += n;
+      counters.bytesByPath[where] = (counters.bytesByPath[where] || 0) + n;
+    };
     if (!options.bandwidth) {
-      sent(res, end - start);
+      count(end - start);
       return res.end(body.subarray(start, end));
     }
     // Bandwidth cap: 20 slices per second (100 on a shared link, so that
@@ -100,10 +106,10 @@ export async function startServer(opts = {}) {
         linkFreeAt = Math.max(now, linkFreeAt) + (piece.length * 1000) / options.bandwidth;
         await sleep(linkFreeAt - now);
         if (res.destroyed) return;
-        sent(res, piece.length);
+        count(piece.length);
         res.write(piece);
       } else {
-        sent(res, piece.length);
+        count(piece.length);
         res.write(piece);
         await sleep(50);
       }
@@ -118,7 +124,7 @@ export async function startServer(opts = {}) {
       return send(res, 200, { 'content-type': TYPES['.json'], 'cache-control': 'no-store' }, Buffer.from(JSON.stringify(counters)));
     }
     if (pathname === '/__server/reset' && req.method === 'POST') {
-      counters = fresh();
+      counters = zero();
       return send(res, 204, {});
     }
     counters.total++;
@@ -138,13 +144,23 @@ export async function startServer(opts = {}) {
       // handled below
     }
     let body;
+    let stat;
     try {
-      body = await fs.promises.readFile(file);
+      // Files are kept in memory until they change (range requests would
+      // otherwise read a whole index per page).
+      stat = fs.statSync(file, { bigint: true });
+      const version = `${stat.size}-${stat.mtimeNs}-${stat.ino}`;
+      const cached = bodyCache.get(file);
+      if (cached && cached.version === version) body = cached.body;
+      else {
+        body = await fs.promises.readFile(file);
+        bodyCache.set(file, { version, body });
+      }
+      stat = fs.statSync(file);
     } catch {
       return send(res, 404, { 'content-type': 'text/plain' }, Buffer.from(`not found: ${pathname}`));
     }
     const ext = path.extname(file);
-    const stat = fs.statSync(file);
     const etag = `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
     // Revalidation answers 304, as static hosts do, so a repeat visit does
     // not download the module again.
@@ -173,7 +189,14 @@ export async function startServer(opts = {}) {
       if (start > end || start >= body.length) {
         return send(res, 416, { 'content-range': `bytes */${body.length}` });
       }
+      counters.ranges++;
       headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
+      if (options.gzipRanges) {
+        const gz = zlib.gzipSync(body.subarray(start, end + 1));
+        headers['content-encoding'] = 'gzip';
+        headers['content-length'] = gz.length;
+        return send(res, 206, headers, gz);
+      }
       headers['content-length'] = end - start + 1;
       return send(res, 206, headers, body, start, end + 1);
     }
@@ -202,7 +225,7 @@ export async function startServer(opts = {}) {
     options,
     stats: () => JSON.parse(JSON.stringify(counters)),
     reset: () => {
-      counters = fresh();
+      counters = zero();
     },
     close: () =>
       new Promise((resolve) => {
@@ -228,9 +251,11 @@ function parseArgs(argv) {
     else if (a === '--shared-bandwidth') o.sharedBandwidth = true;
     else if (a === '--no-range') o.range = false;
     else if (a === '--no-compress') o.compress = false;
+    else if (a === '--gzip-ranges') o.gzipRanges = true;
+    else if (a === '--no-content-length') o.contentLength = false;
     else if (a === '--quiet') o.quiet = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-compress] [--quiet]');
+      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-compress] [--gzip-ranges] [--no-content-length] [--quiet]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }

@@ -16,4 +16,15 @@ const engine = {
   innerMs: (e) => e.lastSearchMs,
   // Storage, source (downloaded or stored), sizes and timings of each stage.
   info: (e) => e.info(),
+  // Lazy mode answers before the index is stored; its background copy into
+  // OPFS ends with a 'fill' (or 'fillerror') event. The next visit should
+  // find the copy complete.
+  settled: (e) =>
+    new Promise((resolve) => {
+      e.addEventListener('fill', () => resolve('fill'), { once: true });
+      e.addEventListener('fillerror', () => resolve('fillerror'), { once: true });
+      e.info().then((i) => {
+        if (!(i.lazy && i.lazy.state === 'filling')) resolve(i.storage);
+      }, () => resolve('info failed'));
+    }),
 };

@@ -124,6 +124,8 @@ async function visit(context, server, engine, url, query, { block = [] } = {}) {
     page.waitForFunction(() => window.__bench, null, { timeout: 600_000 }).then(() => page.evaluate(() => window.__bench)),
     uncaught,
   ]);
+  // Background work the engine reports (our lazy fill), then a quiet network.
+  const background = r.ok ? await page.evaluate(() => window.__settled()).catch((e) => `failed: ${e.message}`) : null;
   const settled = await settle(server);
   server.options.block = [];
   const isIndex = (p) => engine.block.some((b) => (b instanceof RegExp ? b.test(p) : p.startsWith(b)));
@@ -137,6 +139,7 @@ async function visit(context, server, engine, url, query, { block = [] } = {}) {
       error: r.ok ? undefined : r.error,
       ms: r.ms,
       firstPage: r.first ? r.first.page : null,
+      background,
       // The first query's own time inside the engine's worker (ours only):
       // on a just-opened index it reads its pages from storage.
       queryInnerMs: r.queryInnerMs ?? null,

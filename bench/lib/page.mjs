@@ -11,6 +11,9 @@
 //   innerMs(handle) → ms | null      time of the last query inside the
 //                                    engine's worker, when it reports it
 //   info(handle) → object            anything worth recording
+//   settled(handle) → promise        (optional) resolves when the engine's
+//                                    background work (a download after the
+//                                    first answer) is done
 // The script is inlined, so every engine's page costs one request.
 
 /** The driver: runs after the engine script, inside the same module. */
@@ -63,6 +66,7 @@ window.__rank = async (queries) => {
   return out;
 };
 window.__info = async () => engine.info(window.__handle);
+window.__settled = async () => (engine.settled ? engine.settled(window.__handle) : null);
 `;
 
 export function pageHtml(engine) {

@@ -121,6 +121,12 @@ export function markdown(r) {
     out.push(table(['', ...names.map((n) => engines[n].label)], rows));
     out.push('');
     out.push(`What each engine does for a "first result": ${names.map((n) => `${engines[n].label}: ${engines[n].firstResult}`).join('; ')}.`);
+    const storage = (net) => {
+      const i = ours.browser[net] && ours.browser[net].info;
+      return i ? `${(i.first || {}).storage || '–'} on the first visit, ${(i.repeat || {}).storage || '–'} on the repeat visit` : '–';
+    };
+    out.push('');
+    out.push(`Ours opens with the default \`storage: 'auto'\`; what it chose: ${networks.map(([net, label]) => `${label}: ${storage(net)}`).join('; ')}.`);
     out.push('');
 
     out.push('#### Targets');

@@ -38,7 +38,8 @@ enum Command {
     Assist(AssistArgs),
     /// Write what a static site deploys for the browser module: the
     /// gzip-compressed index under a content-addressed name, the raw index
-    /// (for HTTP Range reads) and manifest.json.
+    /// (for HTTP Range reads), its hot pages (fetched first by lazy readers)
+    /// and manifest.json.
     Publish {
         /// The index file.
         index: PathBuf,
@@ -352,13 +353,15 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
             } else {
                 println!(
-                    "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {}",
+                    "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {} ({} hot pages), {}",
                     m.revision,
                     out_dir.display(),
                     m.file,
                     m.compressed_size,
                     m.size,
                     m.raw_file.as_deref().unwrap_or("-"),
+                    m.hot_file.as_deref().unwrap_or("-"),
+                    m.hot_pages.len(),
                     gitsense_search::publish::MANIFEST_FILE
                 );
             }

@@ -13,6 +13,11 @@
 //! - `index_meta`: format version, corpus revision, build time, counts and
 //!   the source description.
 
+pub mod btree;
+pub mod doclists;
+#[cfg(feature = "native")]
+pub mod hot;
+pub mod pagevfs;
 pub mod writer;
 
 use crate::error::{DbContext, Error, Result};

@@ -6,11 +6,12 @@
 //! announced as a `gitsense-panic` event on the worker's global scope, so
 //! the worker can report a clean error instead of dying silently.
 
-use super::host::{error_to_js, to_js};
+use super::host::{error_to_js, js_error, to_js};
 use super::session::Session;
+use super::storage::lazy::Prefetched;
 use super::storage::StoragePref;
 use crate::error::Error;
-use js_sys::Function;
+use js_sys::{Function, Reflect, Uint8Array};
 use serde::Deserialize;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -60,16 +61,34 @@ struct OpenOptions {
     storage: StoragePref,
 }
 
+/// What `prefetch()` (js/lazy.js) resolved with, if the worker ran it.
+fn prefetched(v: &JsValue) -> Prefetched {
+    if v.is_null() || v.is_undefined() {
+        return Prefetched::default();
+    }
+    let get = |k: &str| Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+    let probe = get("probe");
+    Prefetched {
+        manifest: get("manifest").as_string(),
+        hot: get("hot").dyn_into::<Uint8Array>().ok().map(|b| b.to_vec()),
+        probe: (!probe.is_null() && !probe.is_undefined())
+            .then(|| js_error(&probe, "network.failed", "probing range requests")),
+        probed: true,
+    }
+}
+
 /// Opens the index (see [`Session::open`]); resolves with `info()`.
+/// `prefetched`: what the worker fetched while the module compiled.
 #[wasm_bindgen(js_name = sessionOpen)]
 pub async fn session_open(
     options: JsValue,
     on_progress: Option<Function>,
+    prefetched_value: JsValue,
 ) -> Result<JsValue, JsValue> {
     let opts: OpenOptions = serde_wasm_bindgen::from_value(options).map_err(|e| {
         js(Error::new(
             "options.invalid",
-            format!("bad open options: {e} (expects {{manifestUrl, storage: 'auto'|'opfs'|'indexeddb'|'memory'}})"),
+            format!("bad open options: {e} (expects {{manifestUrl, storage: 'auto'|'opfs'|'indexeddb'|'memory'|'lazy'}})"),
         ))
     })?;
     if SESSION.with(|s| s.borrow().is_some()) {
@@ -78,18 +97,26 @@ pub async fn session_open(
             "this worker already has an open index",
         )));
     }
-    let s = Session::open(&opts.manifest_url, opts.storage, on_progress.as_ref())
-        .await
-        .map_err(js)?;
+    let s = Session::open(
+        &opts.manifest_url,
+        opts.storage,
+        on_progress.as_ref(),
+        prefetched(&prefetched_value),
+    )
+    .await
+    .map_err(js)?;
     let info = s.info().map_err(js)?;
     SESSION.with(|slot| *slot.borrow_mut() = Some(Rc::new(s)));
     Ok(to_js(&info))
 }
 
-/// Runs a query; returns the results object as JSON text.
+/// Runs a query; returns the results object as JSON text. In lazy mode
+/// the pages it will read are fetched in batches first.
 #[wasm_bindgen(js_name = sessionSearch)]
-pub fn session_search(query: &str, options_json: &str) -> Result<String, JsValue> {
-    session()?.search(query, options_json).map_err(js)
+pub async fn session_search(query: String, options_json: String) -> Result<String, JsValue> {
+    let s = session()?;
+    s.warm(&query, &options_json).await;
+    s.search(&query, &options_json).map_err(js)
 }
 
 #[wasm_bindgen(js_name = sessionInfo)]
@@ -103,6 +130,15 @@ pub async fn session_update(on_progress: Option<Function>) -> Result<JsValue, Js
     let s = session()?;
     let status = s.update(on_progress.as_ref()).await.map_err(js)?;
     Ok(to_js(&status))
+}
+
+/// Lazy mode: copies the rest of the index into OPFS and switches to the
+/// verified copy (see [`Session::fill`]); resolves with `info()`.
+#[wasm_bindgen(js_name = sessionFill)]
+pub async fn session_fill(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
+    let s = session()?;
+    let info = s.fill(on_progress.as_ref()).await.map_err(js)?;
+    Ok(to_js(&info))
 }
 
 /// Names of the index files in storage.

@@ -1,6 +1,6 @@
-//! Bindings to the JavaScript host: the `net.js` and `storage.js` snippets
-//! (fetch streams, DecompressionStream, crypto.subtle and IndexedDB read
-//! more plainly in JS), `performance.now`, and the conversions between
+//! Bindings to the JavaScript host: the `net.js`, `storage.js` and
+//! `lazy.js` snippets (fetch streams, DecompressionStream, crypto.subtle,
+//! IndexedDB, range requests and OPFS fill files read more plainly in JS), `performance.now`, and the conversions between
 //! JS exceptions and the engine's structured [`Error`].
 
 use crate::error::Error;
@@ -49,6 +49,55 @@ extern "C" {
     pub async fn idb_delete_database() -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = removeOpfsDirectory)]
     pub async fn remove_opfs_directory(name: &str) -> Result<JsValue, JsValue>;
+}
+
+#[wasm_bindgen(module = "/src/web/js/lazy.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = rangeSync)]
+    pub fn range_sync(
+        url: &str,
+        start: f64,
+        end: f64,
+        size: f64,
+        timeout_ms: u32,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = rangeFetch)]
+    pub async fn range_fetch(
+        url: &str,
+        start: f64,
+        end: f64,
+        size: f64,
+        timeout_ms: u32,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = rangeFetchAll)]
+    pub async fn range_fetch_all(
+        url: &str,
+        starts: Vec<f64>,
+        ends: Vec<f64>,
+        size: f64,
+        timeout_ms: u32,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = probeError)]
+    pub fn probe_error(e: &JsValue) -> JsValue;
+    #[wasm_bindgen(catch, js_name = fillOpen)]
+    pub async fn fill_open(base: &str, page_count: f64, page_size: f64)
+        -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = fillWrite)]
+    pub fn fill_write(handles: &JsValue, offset: f64, bytes: &[u8]) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch, js_name = fillCommit)]
+    pub fn fill_commit(
+        handles: &JsValue,
+        firsts: Vec<u32>,
+        counts: Vec<u32>,
+    ) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch, js_name = fillRead)]
+    pub fn fill_read(handles: &JsValue, offset: f64, buf: &mut [u8]) -> Result<(), JsValue>;
+    #[wasm_bindgen(js_name = fillClose)]
+    pub fn fill_close(handles: &JsValue);
+    #[wasm_bindgen(js_name = fillRemove)]
+    pub async fn fill_remove(prefix: &str, keep: &str);
+    #[wasm_bindgen(js_name = markStored)]
+    pub async fn mark_stored(scope: &str);
 }
 
 #[wasm_bindgen]

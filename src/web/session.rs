@@ -10,10 +10,19 @@
 //!   file while the current one keeps answering; only a verified index is
 //!   swapped in, then the old file is removed. A failed download leaves the
 //!   current index and storage as they were.
+//! - With nothing stored and OPFS usable (`storage: 'auto'`, or
+//!   `'lazy'`), [`Session::open`] reads the published raw index lazily over
+//!   HTTP Range requests instead ([`super::storage::lazy`]): queries are
+//!   answered at once, and [`Session::fill`] copies the remaining pages
+//!   into OPFS, verifies the copy against the manifest's SHA-256, stores it
+//!   and switches the engine to it between two searches. A server that
+//!   cannot serve ranges makes it download the whole index instead, and
+//!   `info().storageReason` says why.
 //! - [`Session::search`] answers with the results object as JSON text,
 //!   byte for byte what the native CLI prints.
 
 use super::host::{self, js_error, now_ms, report, to_js};
+use super::storage::lazy::{LazyIndex, LazyInfo, Prefetched};
 use super::storage::{newest, Storage, StorageKind, StoragePref, StoredIndex};
 use crate::error::{Error, Result};
 use crate::index::IndexInfo;
@@ -32,6 +41,9 @@ pub enum Source {
     Stored,
     /// Downloaded during this session.
     Downloaded,
+    /// Read over HTTP Range requests during this session (see
+    /// `info().lazy` for the copy into OPFS).
+    Lazy,
 }
 
 /// What an update check did.
@@ -64,6 +76,12 @@ pub struct Timings {
     pub open_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_search_ms: Option<f64>,
+    /// Lazy mode: the warm-up before the last search (batched prefetch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_warm_ms: Option<f64>,
+    /// Lazy mode: from opening to the verified copy being switched in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill_ms: Option<f64>,
 }
 
 /// What `engine.info()` returns.
@@ -78,17 +96,56 @@ pub struct SessionInfo {
     pub sha256: String,
     pub index: IndexInfo,
     pub size_bytes: u64,
-    /// Bytes downloaded during this session (compressed, on the wire).
+    /// Bytes of the index downloaded during this session (compressed, on
+    /// the wire; in lazy mode: hot pages, page reads and the fill).
     pub downloaded_bytes: u64,
     pub online: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_update: Option<UpdateStatus>,
     pub timings: Timings,
+    /// Lazy mode: state of the copy into OPFS, pages and requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lazy: Option<LazyInfo>,
+}
+
+/// Where the index in use lives.
+enum Location {
+    Stored(StoredIndex),
+    Lazy(LazyIndex),
 }
 
 struct Current {
     engine: Engine,
-    stored: StoredIndex,
+    location: Location,
+}
+
+impl Current {
+    fn sha256(&self) -> &str {
+        match &self.location {
+            Location::Stored(s) => &s.sha256,
+            Location::Lazy(l) => &l.manifest.sha256,
+        }
+    }
+
+    fn lazy(&self) -> Option<&LazyIndex> {
+        match &self.location {
+            Location::Lazy(l) => Some(l),
+            Location::Stored(_) => None,
+        }
+    }
+
+    /// Lets go of what the index holds; a stored file is removed by
+    /// `retire`.
+    async fn retire(self, storage: &Storage) -> Result<()> {
+        drop(self.engine);
+        match self.location {
+            Location::Stored(s) => storage.remove(&s).await,
+            Location::Lazy(l) => {
+                l.discard().await;
+                Ok(())
+            }
+        }
+    }
 }
 
 pub struct Session {
@@ -102,6 +159,11 @@ pub struct Session {
     timings: RefCell<Timings>,
     /// Set while an update downloads, so two never run at once.
     updating: Cell<bool>,
+    /// Set while the lazy fill runs.
+    filling: Cell<bool>,
+    /// `info().lazy` of a lazy session once its copy was switched in.
+    lazy_done: RefCell<Option<LazyInfo>>,
+    opened_at: f64,
 }
 
 fn closed() -> Error {
@@ -134,6 +196,7 @@ impl Session {
         manifest_url: &str,
         pref: StoragePref,
         on_progress: Option<&Function>,
+        prefetched: Prefetched,
     ) -> Result<Session> {
         let t0 = now_ms();
         let (storage, storage_reason) = Storage::select(pref, manifest_url).await?;
@@ -152,7 +215,7 @@ impl Session {
                     timings.open_ms = now_ms() - t;
                     opened = Some(Current {
                         engine,
-                        stored: idx,
+                        location: Location::Stored(idx),
                     });
                     break;
                 }
@@ -173,12 +236,17 @@ impl Session {
             last_update: RefCell::new(None),
             timings: RefCell::new(timings),
             updating: Cell::new(false),
+            filling: Cell::new(false),
+            lazy_done: RefCell::new(None),
+            opened_at: t0,
         };
         match opened {
             Some(cur) => {
                 // Older leftovers (an interrupted swap) are not needed.
-                for old in stored.iter().filter(|i| **i != cur.stored) {
-                    session.storage.remove(old).await?;
+                for old in stored.iter() {
+                    if !matches!(&cur.location, Location::Stored(s) if s == old) {
+                        session.storage.remove(old).await?;
+                    }
                 }
                 *session.current.borrow_mut() = Some(cur);
             }
@@ -190,17 +258,158 @@ impl Session {
                     ));
                 }
                 let t = now_ms();
-                let manifest = fetch_manifest(manifest_url).await?;
+                let manifest = match prefetched.manifest.as_deref() {
+                    Some(text) => Manifest::parse(text)?,
+                    None => fetch_manifest(manifest_url).await?,
+                };
                 session.timings.borrow_mut().manifest_ms = Some(now_ms() - t);
                 report(on_progress, "manifest", 1.0, 1.0);
-                let download = session.download(manifest, on_progress).await?;
-                let cur = session.install(download, on_progress).await?;
-                *session.current.borrow_mut() = Some(cur);
-                session.source = Source::Downloaded;
+                let lazy_wanted = pref == StoragePref::Lazy
+                    || (pref == StoragePref::Auto && session.storage.is_opfs());
+                let mut lazy_failure = None;
+                if lazy_wanted {
+                    match session.open_lazy(&manifest, prefetched).await {
+                        Ok(cur) => {
+                            *session.current.borrow_mut() = Some(cur);
+                            session.source = Source::Lazy;
+                        }
+                        // Anything but a format problem: read it whole instead.
+                        Err(e) if !e.code.starts_with("index.") => lazy_failure = Some(e),
+                        Err(e) => return Err(e),
+                    }
+                }
+                if session.source != Source::Lazy {
+                    if let Some(e) = lazy_failure {
+                        session.storage_reason = format!(
+                            "{}; lazy loading is not possible ({}: {}), so the whole index was downloaded",
+                            session.storage_reason, e.code, e.message
+                        );
+                    }
+                    let download = session.download(manifest, on_progress).await?;
+                    let cur = session.install(download, on_progress).await?;
+                    *session.current.borrow_mut() = Some(cur);
+                    session.source = Source::Downloaded;
+                }
             }
         }
         report(on_progress, "ready", 1.0, 1.0);
         Ok(session)
+    }
+
+    /// Opens the raw index the manifest names over range requests; checks
+    /// the revision like a download.
+    async fn open_lazy(&self, manifest: &Manifest, prefetched: Prefetched) -> Result<Current> {
+        let t = now_ms();
+        let (lazy, conn) = LazyIndex::open(
+            manifest,
+            &self.manifest_url,
+            self.storage.scope(),
+            self.storage.is_opfs(),
+            prefetched,
+        )
+        .await?;
+        let engine = open_engine(conn).map_err(|e| lazy.take_error().unwrap_or(e))?;
+        if engine.info().revision != manifest.revision {
+            return Err(Error::new(
+                "download.revision_mismatch",
+                format!(
+                    "the raw index has corpus revision {} but the manifest announces {}",
+                    engine.info().revision,
+                    manifest.revision
+                ),
+            ));
+        }
+        self.timings.borrow_mut().open_ms = now_ms() - t;
+        Ok(Current {
+            engine,
+            location: Location::Lazy(lazy),
+        })
+    }
+
+    /// Lazy mode: copies the pages not stored yet into OPFS (progress phase
+    /// `fill`), verifies the copy, stores it and switches the engine to it
+    /// between two searches. Resolves with `info()`; a no-op when the index
+    /// in use is not read lazily or no copy is being made.
+    pub async fn fill(&self, on_progress: Option<&Function>) -> Result<SessionInfo> {
+        if self.filling.replace(true) {
+            return Err(Error::new(
+                "engine.busy",
+                "the lazy fill is already running",
+            ));
+        }
+        let result = self.fill_inner(on_progress).await;
+        self.filling.set(false);
+        result?;
+        self.info()
+    }
+
+    async fn fill_inner(&self, on_progress: Option<&Function>) -> Result<()> {
+        let Some(lazy) = self.with_current(|c| c.lazy().cloned())? else {
+            return Ok(());
+        };
+        let still_current = || {
+            self.current
+                .borrow()
+                .as_ref()
+                .and_then(|c| c.lazy().map(|l| l.name.clone()))
+                == Some(lazy.name.clone())
+        };
+        let size = lazy.manifest.size as f64;
+        let page_size = lazy.manifest.page_size as f64;
+        while still_current() && lazy.fill_step().await? {
+            let (stored, _) = lazy.progress();
+            report(on_progress, "fill", f64::from(stored) * page_size, size);
+        }
+        if !still_current() || !lazy.filling() {
+            return Ok(());
+        }
+        let stored = lazy.store_verified(&self.storage).await?;
+        let opened = self
+            .storage
+            .open(&stored)
+            .await
+            .and_then(open_engine)
+            .and_then(|engine| {
+                if engine.info().revision != lazy.manifest.revision {
+                    return Err(Error::new(
+                        "download.revision_mismatch",
+                        format!(
+                            "the stored copy has corpus revision {} but the manifest announces {}",
+                            engine.info().revision,
+                            lazy.manifest.revision
+                        ),
+                    ));
+                }
+                Ok(engine)
+            });
+        let engine = match opened {
+            Ok(engine) => engine,
+            Err(e) => {
+                self.storage.remove(&stored).await?;
+                return Err(e);
+            }
+        };
+        if !still_current() {
+            // Replaced meanwhile (an update): the copy is not wanted.
+            drop(engine);
+            self.storage.remove(&stored).await?;
+            return Ok(());
+        }
+        // The switch: searches run synchronously, so none is in flight here.
+        *self.lazy_done.borrow_mut() = Some(lazy.info(true));
+        let old = self.current.borrow_mut().replace(Current {
+            engine,
+            location: Location::Stored(stored),
+        });
+        if let Some(old) = old {
+            old.retire(&self.storage).await?;
+        }
+        self.timings.borrow_mut().fill_ms = Some(now_ms() - self.opened_at);
+        if self.storage.is_opfs() {
+            host::mark_stored(self.storage.scope()).await;
+        }
+        report(on_progress, "ready", 1.0, 1.0);
+        Ok(())
     }
 
     /// Downloads and verifies the index a manifest names.
@@ -267,6 +476,9 @@ impl Session {
         report(on_progress, "store", 0.0, d.manifest.size as f64);
         let stored = self.storage.store(&d.manifest.sha256, &d.bytes).await?;
         self.timings.borrow_mut().store_ms = Some(now_ms() - t);
+        if self.storage.is_opfs() {
+            host::mark_stored(self.storage.scope()).await;
+        }
         report(
             on_progress,
             "store",
@@ -295,7 +507,10 @@ impl Session {
         match opened {
             Ok(engine) => {
                 self.timings.borrow_mut().open_ms = now_ms() - t;
-                Ok(Current { engine, stored })
+                Ok(Current {
+                    engine,
+                    location: Location::Stored(stored),
+                })
             }
             Err(e) => {
                 self.storage.remove(&stored).await?;
@@ -323,7 +538,7 @@ impl Session {
 
     async fn update_inner(&self, on_progress: Option<&Function>) -> Result<UpdateStatus> {
         let (sha, revision) =
-            self.with_current(|c| (c.stored.sha256.clone(), c.engine.info().revision.clone()))?;
+            self.with_current(|c| (c.sha256().to_string(), c.engine.info().revision.clone()))?;
         let offline = |reason: String| UpdateStatus {
             status: "offline",
             revision: revision.clone(),
@@ -355,13 +570,11 @@ impl Session {
             // Closed while downloading: keep nothing open.
             let new = self.current.borrow_mut().take();
             if let Some(new) = new {
-                drop(new.engine);
-                self.storage.remove(&new.stored).await?;
+                new.retire(&self.storage).await?;
             }
             return Err(closed());
         };
-        drop(old.engine);
-        self.storage.remove(&old.stored).await?;
+        old.retire(&self.storage).await?;
         report(on_progress, "ready", 1.0, 1.0);
         Ok(UpdateStatus {
             status: "updated",
@@ -374,10 +587,27 @@ impl Session {
         self.current.borrow().as_ref().map(f).ok_or_else(closed)
     }
 
+    /// Lazy mode: fetches the pages the query's row lookups will read, in
+    /// batches (see `storage::lazy::warm`); a no-op otherwise.
+    pub async fn warm(&self, query: &str, options_json: &str) {
+        let Ok(Some(lazy)) = self.with_current(|c| c.lazy().cloned()) else {
+            return;
+        };
+        let t = now_ms();
+        lazy.warm(query, options_json).await;
+        self.timings.borrow_mut().last_warm_ms = Some(now_ms() - t);
+    }
+
     /// Runs a query; `options_json` holds [`crate::SearchOptions`].
     pub fn search(&self, query: &str, options_json: &str) -> Result<String> {
         let t = now_ms();
-        let out = self.with_current(|c| c.engine.search_json(query, options_json))?;
+        // A failed page read surfaces as its own error (network.*,
+        // lazy.*), not as SQLite's "disk I/O error".
+        let out = self.with_current(|c| {
+            c.engine
+                .search_json(query, options_json)
+                .map_err(|e| c.lazy().and_then(LazyIndex::take_error).unwrap_or(e))
+        })?;
         self.timings.borrow_mut().last_search_ms = Some(now_ms() - t);
         out
     }
@@ -389,20 +619,38 @@ impl Session {
     }
 
     pub fn info(&self) -> Result<SessionInfo> {
-        let (index, stored) = self.with_current(|c| (c.engine.info().clone(), c.stored.clone()))?;
+        let (index, file, sha256, lazy) = self.with_current(|c| {
+            let (file, lazy) = match &c.location {
+                Location::Stored(s) => (s.name.clone(), self.lazy_done.borrow().clone()),
+                Location::Lazy(l) => (l.name.clone(), Some(l.info(false))),
+            };
+            (c.engine.info().clone(), file, c.sha256().to_string(), lazy)
+        })?;
+        let reading_lazily = self.with_current(|c| c.lazy().is_some())?;
+        let lazy_bytes = lazy
+            .as_ref()
+            .map(|l| {
+                l.stats.read_bytes + l.stats.prefetch_bytes + l.stats.fill_bytes + l.stats.hot_bytes
+            })
+            .unwrap_or(0);
         Ok(SessionInfo {
-            storage: self.storage.kind(),
+            storage: if reading_lazily {
+                StorageKind::Lazy
+            } else {
+                self.storage.kind()
+            },
             storage_reason: self.storage_reason.clone(),
             source: self.source,
             manifest_url: self.manifest_url.clone(),
-            file: stored.name,
-            sha256: stored.sha256,
+            file,
+            sha256,
             size_bytes: index.size_bytes(),
             index,
-            downloaded_bytes: self.downloaded_bytes.get(),
+            downloaded_bytes: self.downloaded_bytes.get() + lazy_bytes,
             online: host::is_online(),
             last_update: self.last_update.borrow().clone(),
             timings: self.timings.borrow().clone(),
+            lazy,
         })
     }
 
@@ -421,9 +669,14 @@ impl Session {
         self.source
     }
 
-    /// Closes the index and releases the storage.
+    /// Closes the index and releases the storage (a lazy fill's files stay,
+    /// for the next visit to resume).
     pub fn close(&self) {
-        self.current.borrow_mut().take();
+        if let Some(cur) = self.current.borrow_mut().take() {
+            if let Some(lazy) = cur.lazy() {
+                lazy.close_files();
+            }
+        }
         self.storage.release();
     }
 }

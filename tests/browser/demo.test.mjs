@@ -17,20 +17,17 @@ after(async () => {
 
 const resultTypes = (page) => page.$$eval('#results .result', (els) => els.map((e) => e.dataset.sourceType));
 
-test('first visit shows download progress, stores the index and answers', async () => {
-  // Slow the download down enough to see the progress bar.
-  site.server.options.bandwidth = 1_500_000;
+test('first visit reads the index on demand, answers, and saves it for offline use', async () => {
   site.server.reset();
   const page = await site.page(null);
-  const sawProgress = page.waitForSelector('#download:not([hidden]) progress', { timeout: 30_000 });
   await page.goto(site.url);
-  await sawProgress;
   assert.equal(await demoReady(page), 'ready');
-  site.server.options.bandwidth = 0;
-  assert.equal(await page.textContent('#storage-badge'), 'Stored in OPFS');
+  assert.match(await page.textContent('#storage-badge'), /^Reading on demand/);
+  const paths = () => Object.keys(site.server.stats().byPath);
+  assert.ok(paths().some((p) => p.endsWith('.hot.gz')), paths().join());
+  assert.ok(!paths().some((p) => p.endsWith('.gsx.gz')), 'no full download');
   assert.ok(await page.isHidden('#download'));
   assert.ok(await page.isVisible('#welcome'));
-  assert.ok(Object.keys(site.server.stats().byPath).some((p) => p.endsWith('.gsx.gz')));
 
   await page.fill('#q', 'payment');
   await page.waitForSelector('#results .result');
@@ -48,6 +45,37 @@ test('first visit shows download progress, stores the index and answers', async 
   await page.waitForSelector('#help-filters dt');
   assert.match(await page.textContent('#help'), /lang:python,rust/);
   await page.screenshot({ path: screenshotPath('demo-help.png') });
+  // The background copy finishes and the badge says so.
+  await page.waitForFunction(() => document.querySelector('#storage-badge').textContent === 'Stored in OPFS', null, { timeout: 60_000 });
+  assert.deepEqual(page.errors, []);
+  await closePage(page);
+});
+
+test('first visit on a server without range requests shows download progress', async () => {
+  const page = await site.page(null);
+  await page.goto(site.url);
+  await demoReady(page);
+  await page.evaluate(async () => {
+    await window.gitsense.close();
+    const { GitSenseSearch } = await import('./pkg/index.js');
+    await GitSenseSearch.clear();
+  });
+  await page.goto('about:blank');
+  // Slow the download down enough to see the progress bar.
+  Object.assign(site.server.options, { bandwidth: 1_500_000, range: false });
+  site.server.reset();
+  const sawProgress = page.waitForSelector('#download:not([hidden]) progress', { timeout: 30_000 });
+  await page.goto(site.url);
+  await sawProgress;
+  try {
+    assert.equal(await demoReady(page), 'ready');
+  } finally {
+    Object.assign(site.server.options, { bandwidth: 0, range: true });
+  }
+  assert.equal(await page.textContent('#storage-badge'), 'Stored in OPFS');
+  assert.match(await page.getAttribute('#storage-badge', 'title'), /lazy loading is not possible/);
+  assert.ok(await page.isHidden('#download'));
+  assert.ok(Object.keys(site.server.stats().byPath).some((p) => p.endsWith('.gsx.gz')));
   assert.deepEqual(page.errors, []);
   await closePage(page);
 });

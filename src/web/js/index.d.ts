@@ -4,11 +4,12 @@ import type { SearchResults } from './results';
 
 export type * from './results';
 
-export type StorageMode = 'auto' | 'opfs' | 'indexeddb' | 'memory';
+export type StorageMode = 'auto' | 'opfs' | 'indexeddb' | 'memory' | 'lazy';
 
-/** Download and open progress; `loaded`/`total` are bytes for 'download'. */
+/** Download and open progress; `loaded`/`total` are bytes for 'download'
+ * and 'fill' (lazy mode: bytes of the index copied into OPFS so far). */
 export interface Progress {
-  phase: 'manifest' | 'download' | 'verify' | 'store' | 'ready';
+  phase: 'manifest' | 'download' | 'verify' | 'store' | 'fill' | 'ready';
   loaded: number;
   total: number;
 }
@@ -16,8 +17,14 @@ export interface Progress {
 export interface OpenOptions {
   /** URL of the manifest.json `gitsense-search publish` wrote (relative to the page). */
   manifestUrl: string;
-  /** Where to keep the index; 'auto' tries OPFS, then IndexedDB, then memory. */
+  /** Where to keep the index; 'auto' tries OPFS, then IndexedDB, then memory,
+   * and on a first visit with OPFS reads the index lazily (HTTP Range
+   * requests) while a copy fills OPFS. 'lazy': read lazily even without OPFS
+   * (pages then live in a bounded memory cache). */
   storage?: StorageMode;
+  /** Lazy mode: copy the whole index into OPFS in the background (default
+   * true). false: only pages queries read are kept. */
+  lazyFill?: boolean;
   onProgress?: (p: Progress) => void;
   /** A background update check finished. */
   onUpdate?: (status: UpdateStatus) => void;
@@ -52,12 +59,45 @@ export interface UpdateStatus {
   reason?: string;
 }
 
+/** Lazy mode: the index read over HTTP Range requests and its copy in OPFS. */
+export interface LazyInfo {
+  /** filling: pages are being copied into OPFS; complete: the verified copy
+   * is stored and in use; memory: no copy (reason says why). */
+  state: 'filling' | 'complete' | 'memory';
+  reason?: string;
+  /** The raw index read by range. */
+  url: string;
+  pageSize: number;
+  pageCount: number;
+  pagesStored: number;
+  pagesCached: number;
+  /** Synchronous range requests made while queries ran, and their bytes. */
+  readRequests: number;
+  readBytes: number;
+  /** Batched parallel requests made before queries (the warm-up). */
+  prefetchRequests: number;
+  prefetchBytes: number;
+  prefetchRounds: number;
+  prefetchWaitMs: number;
+  /** Background fill requests and bytes. */
+  fillRequests: number;
+  fillBytes: number;
+  /** Hot pages (every query reads them) fetched in one request at start. */
+  hotPages: number;
+  hotBytes: number;
+  pageReads: number;
+  readWaitMs: number;
+  storeMs: number;
+}
+
 export interface EngineInfo {
-  storage: 'opfs' | 'indexeddb' | 'memory';
+  /** 'lazy': read over HTTP Range requests (see `lazy`). */
+  storage: 'opfs' | 'indexeddb' | 'memory' | 'lazy';
   /** Why this storage is in use (e.g. why OPFS was not). */
   storageReason: string;
-  /** 'stored': opened from browser storage; 'downloaded': fetched in this session. */
-  source: 'stored' | 'downloaded';
+  /** 'stored': opened from browser storage; 'downloaded': fetched in this
+   * session; 'lazy': read over HTTP Range requests in this session. */
+  source: 'stored' | 'downloaded' | 'lazy';
   manifestUrl: string;
   /** Name of the index file in storage. */
   file: string;
@@ -75,7 +115,7 @@ export interface EngineInfo {
     pageCount: number;
   };
   sizeBytes: number;
-  /** Compressed bytes downloaded in this session. */
+  /** Index bytes downloaded in this session (compressed; lazy: pages). */
   downloadedBytes: number;
   online: boolean;
   lastUpdate?: UpdateStatus;
@@ -87,7 +127,12 @@ export interface EngineInfo {
     storeMs?: number;
     openMs: number;
     lastSearchMs?: number;
+    /** Lazy mode: batched prefetch before the last search. */
+    lastWarmMs?: number;
+    /** Lazy mode: from opening until the verified copy was switched in. */
+    fillMs?: number;
   };
+  lazy?: LazyInfo;
 }
 
 export interface SyntaxGuide {
@@ -257,7 +302,8 @@ export class GitSenseSearch extends EventTarget {
 
   addEventListener(type: 'progress', listener: (e: CustomEvent<Progress>) => void): void;
   addEventListener(type: 'update', listener: (e: CustomEvent<UpdateStatus>) => void): void;
-  addEventListener(type: 'updateerror' | 'error', listener: (e: CustomEvent<GitSenseSearchError>) => void): void;
+  addEventListener(type: 'fill', listener: (e: CustomEvent<EngineInfo>) => void): void;
+  addEventListener(type: 'updateerror' | 'fillerror' | 'error', listener: (e: CustomEvent<GitSenseSearchError>) => void): void;
   addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
 }
 

@@ -26,7 +26,19 @@ export class GitSenseSearchError extends Error {
   }
 }
 
-const STORAGE_MODES = ['auto', 'opfs', 'indexeddb', 'memory'];
+const STORAGE_MODES = ['auto', 'opfs', 'indexeddb', 'memory', 'lazy'];
+
+/**
+ * Starts compiling the wasm module on the page (streaming compilation runs
+ * off the main thread) while the worker's own scripts load, two round
+ * trips sooner than the worker could; resolves the Module, or null (the
+ * worker then loads it itself).
+ */
+function compileModule() {
+  if (typeof WebAssembly === 'undefined' || !WebAssembly.compileStreaming) return Promise.resolve(null);
+  const url = new URL('./gitsense_search_bg.wasm', import.meta.url);
+  return WebAssembly.compileStreaming(fetch(url, { credentials: 'same-origin' })).catch(() => null);
+}
 
 function startWorker() {
   return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'gitsense-search' });
@@ -110,15 +122,19 @@ function toJson(value, what) {
 /**
  * An open index. Events (EventTarget): 'progress' (detail: { phase, loaded,
  * total }), 'update' (detail: { status, revision }), 'updateerror'
- * (detail: GitSenseSearchError), 'error' (detail: GitSenseSearchError: the
- * engine crashed and must be reopened).
+ * (detail: GitSenseSearchError), 'fill' (lazy mode: the copy in OPFS is
+ * complete and answers now; detail: info()), 'fillerror' (detail:
+ * GitSenseSearchError; the lazy index keeps answering), 'error' (detail:
+ * GitSenseSearchError: the engine crashed and must be reopened).
  */
 export class GitSenseSearch extends EventTarget {
   /**
    * Opens the index a manifest describes: from browser storage when it is
-   * there (no network needed), else by downloading it.
+   * there (no network needed); else, with storage 'auto' and OPFS, by
+   * reading it lazily over HTTP Range requests while a copy fills OPFS in
+   * the background; else by downloading it.
    */
-  static async open({ manifestUrl, storage = 'auto', onProgress, onUpdate, onError } = {}) {
+  static async open({ manifestUrl, storage = 'auto', lazyFill = true, onProgress, onUpdate, onError } = {}) {
     if (typeof manifestUrl !== 'string' || !manifestUrl) {
       throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl' });
     }
@@ -133,13 +149,27 @@ export class GitSenseSearch extends EventTarget {
     if (onUpdate) engine.addEventListener('update', (e) => onUpdate(e.detail));
     if (onError) {
       engine.addEventListener('updateerror', (e) => onError(e.detail));
+      engine.addEventListener('fillerror', (e) => onError(e.detail));
       engine.addEventListener('error', (e) => onError(e.detail));
     }
     const base = typeof document !== 'undefined' ? document.baseURI : self.location.href;
     const url = new URL(manifestUrl, base).href;
-    engine.#channel = new Channel(startWorker(), (m) => engine.#event(m));
+    const worker = startWorker();
+    const module = compileModule();
+    engine.#channel = new Channel(worker, (m) => engine.#event(m));
     try {
-      await engine.#channel.call('open', { manifestUrl: url, storage });
+      const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, pageCompiles: true });
+      module.then(
+        (m) => {
+          try {
+            worker.postMessage({ type: 'module', module: m });
+          } catch {
+            worker.postMessage({ type: 'module', module: null });
+          }
+        },
+        () => worker.postMessage({ type: 'module', module: null }),
+      );
+      await opened;
     } catch (e) {
       engine.#channel.terminate();
       throw e;

@@ -3,7 +3,13 @@
 //
 // Page → worker: { id, op, args }. Worker → page: { id, ok, value | error }
 // for requests, and { type, detail | error } events: 'progress', 'update'
-// (a background update check finished), 'updateerror', 'crash'.
+// (a background update check finished), 'updateerror', 'fill' (lazy mode:
+// the copy in OPFS is complete and in use), 'fillerror', 'crash'.
+//
+// Lazy mode starts here, before the wasm module is ready: on 'open' the
+// worker fetches the manifest, the index's hot pages and a range probe
+// while the module downloads and compiles (not when this site's index is
+// already stored: a repeat visit fetches no index bytes).
 //
 // An assisted search is a run of requests: 'assistStart' → { session, step,
 // reports } (JSON text), then, while step.kind is 'ask', the page awaits its
@@ -16,6 +22,7 @@ import init, {
   sessionSearch,
   sessionInfo,
   sessionUpdate,
+  sessionFill,
   sessionStoredFiles,
   sessionClose,
   storageClear,
@@ -29,8 +36,24 @@ import init, {
   formatResults,
   formatOutcome,
 } from './gitsense_search.js';
+import { prefetch, isMarkedStored, scopeOf } from './lazy.js';
 
-const ready = init();
+// The module: compiled by the page when it says so ('open' with
+// pageCompiles: the page starts compiling while this worker's scripts
+// load, then posts { type: 'module', module }, or null if it could not),
+// else fetched and compiled here.
+let ready = null;
+let moduleFromPage = null;
+function loadModule(pageCompiles) {
+  if (!ready) {
+    ready = pageCompiles
+      ? new Promise((resolve) => {
+          moduleFromPage = resolve;
+        }).then((module) => init(module ? { module_or_path: module } : undefined))
+      : init();
+  }
+  return ready;
+}
 let crash = null; // { code, message } once the wasm instance has trapped
 let updating = null; // the update in flight, shared by every caller
 
@@ -51,6 +74,35 @@ function toError(e) {
 
 const progress = (detail) => self.postMessage({ type: 'progress', detail });
 
+// Lazy mode: the background fill starts after the first search (or after
+// FILL_DELAY_MS), so it does not compete with the first answer.
+const FILL_DELAY_MS = 1000;
+let startFill = null;
+let prefetched = null;
+
+function startPrefetch({ manifestUrl, storage }) {
+  if (storage !== 'auto' && storage !== 'lazy') return null;
+  return (async () => {
+    if (await isMarkedStored(await scopeOf(manifestUrl))) return null;
+    return prefetch(manifestUrl);
+  })().catch(() => null);
+}
+
+function scheduleFill() {
+  let started = false;
+  const go = () => {
+    if (started) return;
+    started = true;
+    startFill = null;
+    sessionFill(progress).then(
+      (detail) => self.postMessage({ type: 'fill', detail }),
+      (e) => self.postMessage({ type: 'fillerror', error: toError(e) }),
+    );
+  };
+  startFill = go;
+  setTimeout(go, FILL_DELAY_MS);
+}
+
 function update() {
   if (!updating) {
     updating = sessionUpdate(progress).finally(() => {
@@ -61,8 +113,10 @@ function update() {
 }
 
 const ops = {
-  async open({ manifestUrl, storage }) {
-    const info = await sessionOpen({ manifestUrl, storage }, progress);
+  async open({ manifestUrl, storage, lazyFill }) {
+    const info = await sessionOpen({ manifestUrl, storage }, progress, await prefetched);
+    prefetched = null;
+    if (lazyFill !== false && info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') scheduleFill();
     if (info.source === 'stored') {
       // Answer from storage now; look for a newer index in the background.
       update().then(
@@ -72,10 +126,14 @@ const ops = {
     }
     return info;
   },
-  search({ query, options }) {
+  async search({ query, options }) {
     const t0 = performance.now();
-    const json = sessionSearch(query, options);
-    return { json, ms: performance.now() - t0 };
+    try {
+      const json = await sessionSearch(query, options);
+      return { json, ms: performance.now() - t0 };
+    } finally {
+      if (startFill) setTimeout(startFill, 0);
+    }
   },
   info: () => sessionInfo(),
   update: () => update(),
@@ -97,7 +155,14 @@ const ops = {
 };
 
 self.onmessage = async ({ data }) => {
+  if (data && data.type === 'module') {
+    if (moduleFromPage) moduleFromPage(data.module);
+    return;
+  }
   const { id, op, args } = data || {};
+  // Before waiting for the module: the prefetch overlaps its compilation.
+  if (op === 'open' && args) prefetched = startPrefetch(args);
+  loadModule(op === 'open' && args && args.pageCompiles);
   try {
     await ready.catch((e) => {
       throw { code: 'engine.load_failed', message: `cannot load the search engine (wasm): ${e && e.message}` };

@@ -6,6 +6,7 @@ use super::{import_bytes, StoredIndex};
 use crate::error::{Error, Result};
 use js_sys::Uint8Array;
 use sqlite_wasm_rs::vfs::memvfs::MemVfsUtil;
+use sqlite_wasm_rs::vfs::transfer::{DbImport, DbTransfer};
 use sqlite_wasm_rs::vfs::VfsFilesManager;
 
 /// The VFS name to open memvfs files with.
@@ -15,7 +16,7 @@ pub struct MemoryStore {
     util: MemVfsUtil,
 }
 
-fn mem_err<E: std::fmt::Display>(what: &str, e: E) -> Error {
+pub(crate) fn mem_err<E: std::fmt::Display>(what: &str, e: E) -> Error {
     Error::new("storage.failed", format!("{what} in memory: {e}"))
 }
 
@@ -45,6 +46,16 @@ impl MemoryStore {
 
     pub fn store(&self, idx: &StoredIndex, bytes: &Uint8Array) -> Result<()> {
         import_bytes(&self.util, idx, bytes, mem_err)
+    }
+
+    /// Starts a streamed import (see [`super::StoreStream`]).
+    pub fn begin_import(
+        &self,
+        idx: &StoredIndex,
+    ) -> Result<DbImport<<MemVfsUtil as DbTransfer>::Target<'_>>> {
+        self.util
+            .begin_import(&idx.name, idx.size)
+            .map_err(|e| mem_err("starting the import", e))
     }
 
     /// Drops every index held in memory (the engine is closing).

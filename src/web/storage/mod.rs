@@ -7,7 +7,11 @@
 //!   restarts; one tab at a time),
 //! - [`idb`]: the bytes in IndexedDB, imported into the in-memory VFS at
 //!   start (any number of tabs; the fallback when OPFS is held or missing),
-//! - [`memory`]: the in-memory VFS only (nothing survives the page).
+//! - [`memory`]: the in-memory VFS only (nothing survives the page),
+//! - [`lazy`]: not a place to store but a way to read: the published raw
+//!   index over HTTP Range requests, answering before a download could
+//!   finish, while its pages are copied into OPFS; the finished, verified
+//!   copy is stored in the OPFS pool like a download.
 //!
 //! Every stored index is named `gsx-<scope>-<seq>-<sha256>.db`: the scope
 //! (a hash of the manifest URL) keeps indexes published at different URLs
@@ -18,6 +22,7 @@
 //! it, drop the old connection, remove the old file.
 
 pub mod idb;
+pub mod lazy;
 pub mod memory;
 pub mod opfs;
 
@@ -25,19 +30,25 @@ use crate::error::{Error, Result};
 use js_sys::Uint8Array;
 use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
-use sqlite_wasm_rs::vfs::transfer::DbTransfer;
+use sqlite_wasm_rs::vfs::memvfs::MemVfsUtil;
+use sqlite_wasm_rs::vfs::transfer::{DbImport, DbTransfer};
+use sqlite_wasm_vfs::sahpool::OpfsSAHPoolUtil;
 
 /// Which backend a caller asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum StoragePref {
-    /// OPFS, else IndexedDB, else memory.
+    /// OPFS, else IndexedDB, else memory; with nothing stored yet and
+    /// OPFS usable, the index is first read lazily (see [`lazy`]).
     #[default]
     Auto,
     Opfs,
     #[serde(rename = "indexeddb")]
     IndexedDb,
     Memory,
+    /// Read lazily even where no copy can be kept (then pages live in a
+    /// bounded memory cache); with OPFS, as `Auto` on a first visit.
+    Lazy,
 }
 
 /// Which backend is in use.
@@ -48,6 +59,9 @@ pub enum StorageKind {
     #[serde(rename = "indexeddb")]
     IndexedDb,
     Memory,
+    /// Pages read over HTTP Range requests (while OPFS fills, or kept in
+    /// memory only).
+    Lazy,
 }
 
 /// A complete index in storage.
@@ -131,6 +145,19 @@ impl Storage {
                 "memory requested: nothing is kept after the engine closes".to_string(),
             ),
             StoragePref::Auto => Self::fallback().await?,
+            StoragePref::Lazy => match opfs::OpfsStore::install().await {
+                Ok(s) => (
+                    Backend::Opfs(s),
+                    "lazy requested; pages are copied into OPFS".to_string(),
+                ),
+                Err(e) => (
+                    Backend::Memory(memory::MemoryStore::new()?),
+                    format!(
+                        "lazy requested; OPFS is not usable ({}), so nothing is kept after the engine closes",
+                        e.message
+                    ),
+                ),
+            },
         };
         let storage = Storage {
             backend,
@@ -198,6 +225,34 @@ impl Storage {
         Ok(idx)
     }
 
+    /// Starts storing an index of `size` bytes streamed in order (see
+    /// [`StoreStream`]); OPFS and memory only.
+    pub async fn begin_store(&self, sha256: &str, size: u64) -> Result<StoreStream<'_>> {
+        let seq = self.list().await?.iter().map(|i| i.seq).max().unwrap_or(0) + 1;
+        let idx = StoredIndex::new(&self.scope, seq, sha256, size);
+        let inner = match &self.backend {
+            Backend::Opfs(s) => StreamInner::Opfs(s.begin_import(&idx).await?),
+            Backend::Memory(s) => StreamInner::Memory(s.begin_import(&idx)?),
+            Backend::IndexedDb(_) => {
+                return Err(Error::new(
+                    "storage.unavailable",
+                    "streamed stores go to OPFS or memory only",
+                ))
+            }
+        };
+        Ok(StoreStream { inner, idx })
+    }
+
+    /// Whether this storage keeps indexes across visits in OPFS.
+    pub fn is_opfs(&self) -> bool {
+        matches!(self.backend, Backend::Opfs(_))
+    }
+
+    /// The scope (hash of the manifest URL) of this storage.
+    pub fn scope(&self) -> &str {
+        &self.scope
+    }
+
     /// Opens a stored index read-only.
     pub async fn open(&self, idx: &StoredIndex) -> Result<Connection> {
         let vfs = match &self.backend {
@@ -246,13 +301,53 @@ impl Storage {
     }
 }
 
-/// Removes every stored index of every backend (the OPFS pool directory
-/// and the IndexedDB database). Fails with `storage.busy` while an open
-/// engine, here or in another tab, holds the OPFS pool.
+/// A store streamed in order: [`StoreStream::write`] the bytes, then
+/// [`StoreStream::finish`]; dropped before finishing, nothing is stored.
+pub struct StoreStream<'a> {
+    inner: StreamInner<'a>,
+    idx: StoredIndex,
+}
+
+enum StreamInner<'a> {
+    Opfs(DbImport<<OpfsSAHPoolUtil as DbTransfer>::Target<'a>>),
+    Memory(DbImport<<MemVfsUtil as DbTransfer>::Target<'a>>),
+}
+
+impl StoreStream<'_> {
+    pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        match &mut self.inner {
+            StreamInner::Opfs(i) => i
+                .write(bytes)
+                .map_err(|e| opfs::opfs_err("writing the index", e)),
+            StreamInner::Memory(i) => i
+                .write(bytes)
+                .map_err(|e| memory::mem_err("writing the index", e)),
+        }
+    }
+
+    /// Publishes the stored index under its name.
+    pub fn finish(self) -> Result<StoredIndex> {
+        match self.inner {
+            StreamInner::Opfs(i) => i
+                .finish()
+                .map_err(|e| opfs::opfs_err("finishing the import", e))?,
+            StreamInner::Memory(i) => i
+                .finish()
+                .map_err(|e| memory::mem_err("finishing the import", e))?,
+        }
+        Ok(self.idx)
+    }
+}
+
+/// Removes every stored index of every backend (the OPFS pool directory,
+/// lazy fill files and the IndexedDB database). Fails with `storage.busy`
+/// while an open engine, here or in another tab, holds the OPFS pool.
 pub async fn clear_all() -> Result<()> {
     let opfs = crate::web::host::remove_opfs_directory(opfs::DIRECTORY).await;
+    let fill = crate::web::host::remove_opfs_directory(lazy::FILL_DIRECTORY).await;
     let idb = crate::web::host::idb_delete_database().await;
     opfs.map_err(|e| crate::web::host::js_error(&e, "storage.failed", "clearing OPFS"))?;
+    fill.map_err(|e| crate::web::host::js_error(&e, "storage.failed", "clearing OPFS"))?;
     idb.map_err(|e| crate::web::host::js_error(&e, "storage.failed", "clearing IndexedDB"))?;
     Ok(())
 }

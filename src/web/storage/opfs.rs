@@ -11,6 +11,7 @@ use super::{import_bytes, StoredIndex};
 use crate::error::{Error, Result};
 use crate::web::host;
 use js_sys::{Reflect, Uint8Array};
+use sqlite_wasm_rs::vfs::transfer::{DbImport, DbTransfer};
 use sqlite_wasm_rs::vfs::VfsFilesManager;
 use sqlite_wasm_rs::WasmOsCallback;
 use sqlite_wasm_vfs::sahpool::{install, OpfsSAHError, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
@@ -44,7 +45,7 @@ fn is_busy(e: &OpfsSAHError) -> bool {
     }
 }
 
-fn opfs_err(what: &str, e: OpfsSAHError) -> Error {
+pub(crate) fn opfs_err(what: &str, e: OpfsSAHError) -> Error {
     let code = match &e {
         OpfsSAHError::NotSupported => "storage.unavailable",
         OpfsSAHError::NoCapacity => "storage.failed",
@@ -127,6 +128,21 @@ impl OpfsStore {
             .await
             .map_err(|e| opfs_err("growing the OPFS pool", e))?;
         import_bytes(&self.util, idx, bytes, opfs_err)
+    }
+
+    /// Starts a streamed import (see [`super::StoreStream`]).
+    pub async fn begin_import(
+        &self,
+        idx: &StoredIndex,
+    ) -> Result<DbImport<<OpfsSAHPoolUtil as DbTransfer>::Target<'_>>> {
+        let files = self.util.len().map_err(|e| opfs_err("counting files", e))?;
+        self.util
+            .ensure_capacity(files + 2)
+            .await
+            .map_err(|e| opfs_err("growing the OPFS pool", e))?;
+        self.util
+            .begin_import(&idx.name, idx.size)
+            .map_err(|e| opfs_err("starting the import", e))
     }
 
     pub fn remove(&self, name: &str) -> Result<()> {

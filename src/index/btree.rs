@@ -1,0 +1,137 @@
+//! Just enough of SQLite's file format to tell which pages a lookup by
+//! rowid will read, without SQLite: the browser's lazy mode uses it to
+//! fetch, in one batch of parallel requests, the pages a query's row
+//! lookups would otherwise read one synchronous request at a time.
+//!
+//! In: pages (as bytes) of a table b-tree and sorted rowids. Out: the child
+//! page each key descends to ([`descend`]), and for a leaf the overflow
+//! chains of the rows it holds ([`leaf_overflows`]). Anything unexpected
+//! (an index page, a bad offset) yields `None`: a prefetch plan is only an
+//! optimisation, SQLite reads what it needs regardless.
+
+/// A page's b-tree kind (the first byte of its header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageKind {
+    InteriorTable,
+    LeafTable,
+    InteriorIndex,
+    LeafIndex,
+}
+
+/// Offset of the b-tree header: page 1 starts with the 100-byte file header.
+fn header_at(page_no: u32) -> usize {
+    if page_no == 1 {
+        100
+    } else {
+        0
+    }
+}
+
+pub fn kind(page: &[u8], page_no: u32) -> Option<PageKind> {
+    match page.get(header_at(page_no))? {
+        0x05 => Some(PageKind::InteriorTable),
+        0x0d => Some(PageKind::LeafTable),
+        0x02 => Some(PageKind::InteriorIndex),
+        0x0a => Some(PageKind::LeafIndex),
+        _ => None,
+    }
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<usize> {
+    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]) as usize)
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// A SQLite varint at `at`: (value, length).
+fn varint(b: &[u8], at: usize) -> Option<(u64, usize)> {
+    let mut v: u64 = 0;
+    for i in 0..9 {
+        let byte = *b.get(at + i)?;
+        if i == 8 {
+            return Some(((v << 8) | u64::from(byte), 9));
+        }
+        v = (v << 7) | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+/// Cell offsets of a b-tree page.
+fn cells(page: &[u8], page_no: u32) -> Option<(PageKind, Vec<usize>)> {
+    let h = header_at(page_no);
+    let k = kind(page, page_no)?;
+    let n = u16_at(page, h + 3)?;
+    let ptrs = h + if matches!(k, PageKind::InteriorTable | PageKind::InteriorIndex) {
+        12
+    } else {
+        8
+    };
+    let offsets = (0..n)
+        .map(|i| u16_at(page, ptrs + 2 * i))
+        .collect::<Option<Vec<_>>>()?;
+    Some((k, offsets))
+}
+
+/// For an interior table page: the child page each of `keys` (ascending
+/// rowids) descends to, deduplicated, in page order of first use.
+pub fn descend(page: &[u8], page_no: u32, keys: &[i64]) -> Option<Vec<(u32, Vec<i64>)>> {
+    let (k, offsets) = cells(page, page_no)?;
+    if k != PageKind::InteriorTable {
+        return None;
+    }
+    let h = header_at(page_no);
+    let right = u32_at(page, h + 8)?;
+    // (max key of the child, child), ascending.
+    let bounds = offsets
+        .iter()
+        .map(|&o| Some((varint(page, o + 4)?.0 as i64, u32_at(page, o)?)))
+        .collect::<Option<Vec<_>>>()?;
+    let mut out: Vec<(u32, Vec<i64>)> = Vec::new();
+    for &key in keys {
+        // Keys in the left child are <= the cell's key.
+        let i = bounds.partition_point(|(max, _)| *max < key);
+        let child = bounds.get(i).map(|(_, c)| *c).unwrap_or(right);
+        match out.last_mut() {
+            Some((c, ks)) if *c == child => ks.push(key),
+            _ => out.push((child, vec![key])),
+        }
+    }
+    Some(out)
+}
+
+/// For a leaf table page: the overflow pages of the rows with `keys`,
+/// assuming each chain is contiguous (as VACUUM writes it; a wrong guess
+/// only costs a synchronous read later): (first page, pages).
+pub fn leaf_overflows(
+    page: &[u8],
+    page_no: u32,
+    usable: usize,
+    keys: &[i64],
+) -> Option<Vec<(u32, u32)>> {
+    let (k, offsets) = cells(page, page_no)?;
+    if k != PageKind::LeafTable {
+        return None;
+    }
+    let max_local = usable - 35;
+    let min_local = (usable - 12) * 32 / 255 - 23;
+    let mut out = Vec::new();
+    for o in offsets {
+        let (payload, a) = varint(page, o)?;
+        let (rowid, b) = varint(page, o + a)?;
+        let payload = payload as usize;
+        if payload <= max_local || keys.binary_search(&(rowid as i64)).is_err() {
+            continue;
+        }
+        let k = min_local + (payload - min_local) % (usable - 4);
+        let local = if k <= max_local { k } else { min_local };
+        let first = u32_at(page, o + a + b + local)?;
+        let pages = (payload - local).div_ceil(usable - 4) as u32;
+        out.push((first, pages));
+    }
+    Some(out)
+}

@@ -1,0 +1,145 @@
+//! Where an FTS5 expression's doclists live, without running it: the rows
+//! of an FTS5 table's `_data` shadow table a `MATCH` will read.
+//!
+//! In: a connection, an FTS5 table of this index and the expression the
+//! planner built (quoted strings, `*` prefixes, AND/OR/NOT). Out: the
+//! `_data` rowids of the leaves holding each term's doclist, found through
+//! the `_idx` shadow table (the first term of every leaf). The browser's
+//! lazy mode walks them to SQLite pages and fetches them all at once,
+//! where `MATCH` would read them one synchronous request at a time.
+//!
+//! It follows FTS5's on-disk format (`fts5_index.c`): `_idx(segid, term,
+//! pgno)` with `pgno = leaf << 1 | has-doclist-index`, terms prefixed by
+//! `'0'` for the main index, leaf rowids `segid << 37 | leaf` and
+//! doclist-index rowids `segid << 37 | 1 << 36 | height << 31 | leaf`.
+//! Tokens are approximated (lower case, split at what is not a letter or
+//! digit; no diacritic folding): a wrong guess costs a synchronous read.
+
+use rusqlite::{Connection, OptionalExtension};
+
+/// Leaves fetched per term at most (a longer doclist is read as usual).
+const MAX_LEAVES_PER_TERM: i64 = 64;
+
+/// How the table tokenizes (see `crate::index::SCHEMA`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// `unicode61`: runs of letters and digits.
+    Words,
+    /// `trigram`: every three characters.
+    Trigram,
+}
+
+/// The tokenizer of one of this index's FTS5 tables.
+pub fn tokenizer_of(fts_table: &str) -> Tokenizer {
+    if fts_table == "fts_code_blocks" {
+        Tokenizer::Trigram
+    } else {
+        Tokenizer::Words
+    }
+}
+
+/// The quoted strings of an FTS5 expression, each with whether a `*`
+/// (prefix query) follows it.
+pub fn quoted_strings(expr: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut chars = expr.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut s = String::new();
+        loop {
+            match chars.next() {
+                Some('"') if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    s.push('"');
+                }
+                Some('"') | None => break,
+                Some(c) => s.push(c),
+            }
+        }
+        let prefix = chars.peek() == Some(&'*');
+        out.push((s, prefix));
+    }
+    out
+}
+
+/// Index keys (`'0'` + token) of a quoted string.
+fn keys(s: &str, tokenizer: Tokenizer) -> Vec<Vec<u8>> {
+    let lower = s.to_lowercase();
+    let tokens: Vec<String> = match tokenizer {
+        Tokenizer::Words => lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect(),
+        Tokenizer::Trigram => {
+            let chars: Vec<char> = lower.chars().collect();
+            chars.windows(3).map(|w| w.iter().collect()).collect()
+        }
+    };
+    tokens
+        .into_iter()
+        .map(|t| {
+            let mut k = vec![b'0'];
+            k.extend_from_slice(t.as_bytes());
+            k
+        })
+        .collect()
+}
+
+/// The `_data` rowids a `MATCH expr` on `fts_table` reads for its
+/// doclists (see the module docs); empty when the table is not there.
+pub fn doclist_rowids(
+    conn: &Connection,
+    fts_table: &str,
+    expr: &str,
+) -> rusqlite::Result<Vec<i64>> {
+    let tokenizer = tokenizer_of(fts_table);
+    let idx = format!("{fts_table}_idx");
+    let segids: Vec<i64> = {
+        let mut s = conn.prepare_cached(&format!("SELECT DISTINCT segid FROM {idx}"))?;
+        let rows = s.query_map([], |r| r.get(0))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let mut at_or_before = conn.prepare_cached(&format!(
+        "SELECT pgno FROM {idx} WHERE segid = ?1 AND term <= ?2 ORDER BY term DESC LIMIT 1"
+    ))?;
+    let mut after = conn.prepare_cached(&format!(
+        "SELECT pgno FROM {idx} WHERE segid = ?1 AND term > ?2 ORDER BY term LIMIT 1"
+    ))?;
+    let mut out = Vec::new();
+    for (s, prefix) in quoted_strings(expr) {
+        let ks = keys(&s, tokenizer);
+        let last = ks.len().saturating_sub(1);
+        for (i, key) in ks.into_iter().enumerate() {
+            // Past every term the key (or the prefix) can start.
+            let mut upper = key.clone();
+            if prefix && i == last {
+                upper.push(0xff);
+            }
+            for &segid in &segids {
+                let lo: i64 = at_or_before
+                    .query_row(rusqlite::params![segid, key], |r| r.get(0))
+                    .optional()?
+                    .unwrap_or(2);
+                let hi: Option<i64> = after
+                    .query_row(rusqlite::params![segid, upper], |r| r.get(0))
+                    .optional()?;
+                let first = lo >> 1;
+                let last_leaf = hi
+                    .map(|h| h >> 1)
+                    .unwrap_or(first)
+                    .clamp(first, first + MAX_LEAVES_PER_TERM - 1);
+                out.extend((first..=last_leaf).map(|leaf| (segid << 37) | leaf));
+                if lo & 1 == 1 {
+                    // The doclist index (its first level) of the term.
+                    out.push((segid << 37) | (1 << 36) | first);
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}

@@ -1,0 +1,360 @@
+// Lazy mode, JS half (called from src/web/storage/lazy.rs and worker.js):
+// HTTP Range reads of the published raw index, the hot-page prefetch, and
+// the OPFS files a lazy session fills in the background.
+//
+// Every range answer is checked before its bytes are used: status 206, a
+// Content-Range naming exactly the bytes asked for and the size the
+// manifest announces (so pages of two published versions never mix; the
+// file name is content-addressed too), no Content-Encoding, and a
+// Content-Length equal to the range. A server that ignores Range (200 with
+// the whole file), compresses ranges or drops Content-Length fails with
+// `lazy.range_unsupported`, and the session falls back to the full
+// download. Errors are thrown as Error objects with a dotted `code`.
+
+const FILL_DIR = '.gitsense-search-lazy';
+const RETRIES = 2;
+
+function fail(code, message) {
+  const e = new Error(message);
+  e.code = code;
+  return e;
+}
+
+/**
+ * Checks a range answer's headers; `get(name)` reads a header. Throws
+ * lazy.range_unsupported (the server cannot serve ranges as needed) or
+ * network.http_status.
+ */
+function checkRange(url, status, get, start, end, size) {
+  if (status === 416) {
+    const total = /^bytes \*\/(\d+)$/.exec(get('content-range') || '');
+    if (total && Number(total[1]) !== size) {
+      throw fail('lazy.version_mismatch', `${url} has ${total[1]} bytes but the manifest announces ${size}: it is not the published index`);
+    }
+  }
+  if (status === 200) {
+    throw fail('lazy.range_unsupported', `the server ignored the Range header for ${url} (it answered 200 with the whole file)`);
+  }
+  if (status !== 206) throw fail('network.http_status', `${url} answered HTTP ${status} to a range request`);
+  const encoding = get('content-encoding');
+  if (encoding && encoding !== 'identity') {
+    throw fail('lazy.range_unsupported', `the server compressed a range of ${url} (Content-Encoding: ${encoding}), so byte offsets cannot be trusted`);
+  }
+  const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(get('content-range') || '');
+  if (!range) throw fail('lazy.range_unsupported', `the server answered a range of ${url} without a valid Content-Range`);
+  if (Number(range[3]) !== size) {
+    throw fail('lazy.version_mismatch', `${url} has ${range[3]} bytes but the manifest announces ${size}: it is not the published index`);
+  }
+  if (Number(range[1]) !== start || Number(range[2]) !== end) {
+    throw fail('lazy.range_unsupported', `the server answered bytes ${range[1]}-${range[2]} of ${url} instead of ${start}-${end}`);
+  }
+  const length = get('content-length');
+  if (length === null || length === undefined || length === '') {
+    throw fail('lazy.range_unsupported', `the server answered a range of ${url} without Content-Length`);
+  }
+  if (Number(length) !== end - start + 1) {
+    throw fail('lazy.range_unsupported', `the server sent Content-Length ${length} for ${end - start + 1} bytes of ${url}`);
+  }
+}
+
+/**
+ * Bytes `start..=end` of `url` (a file of `size` bytes), with a synchronous
+ * XMLHttpRequest: SQLite reads pages synchronously, and a dedicated worker
+ * may block. Network failures and timeouts are retried twice.
+ */
+export function rangeSync(url, start, end, size, timeoutMs) {
+  let last;
+  for (let attempt = 0; attempt <= RETRIES; attempt++) {
+    const xhr = new XMLHttpRequest();
+    try {
+      xhr.open('GET', url, false);
+      xhr.responseType = 'arraybuffer';
+      xhr.timeout = timeoutMs;
+      xhr.setRequestHeader('Range', `bytes=${start}-${end}`);
+      xhr.send();
+    } catch (e) {
+      if (typeof navigator !== 'undefined' && navigator.onLine === false) {
+        throw fail('network.offline', `the browser is offline and bytes ${start}-${end} of the index have not been fetched yet`);
+      }
+      last = fail('network.failed', `reading bytes ${start}-${end} of ${url} failed: ${e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : e.message}`);
+      continue;
+    }
+    if (xhr.status >= 500) {
+      last = fail('network.http_status', `${url} answered HTTP ${xhr.status} to a range request`);
+      continue;
+    }
+    checkRange(url, xhr.status, (h) => xhr.getResponseHeader(h), start, end, size);
+    const bytes = new Uint8Array(xhr.response);
+    if (bytes.length !== end - start + 1) {
+      throw fail('lazy.range_unsupported', `the server sent ${bytes.length} bytes for ${end - start + 1} bytes of ${url}`);
+    }
+    return bytes;
+  }
+  throw last;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Bytes `start..=end` of `url` with fetch (the background fill). A 200
+ * answer is aborted at its headers, so a server ignoring Range never sends
+ * the whole file here. Retried twice with a pause.
+ */
+export async function rangeFetch(url, start, end, size, timeoutMs) {
+  let last;
+  for (let attempt = 0; attempt <= RETRIES; attempt++) {
+    if (attempt) await sleep(250 * attempt);
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    try {
+      let res;
+      try {
+        // no-store: the HTTP cache would serialise concurrent requests for one URL
+        // (its cache lock); pages are kept in OPFS anyway.
+        res = await fetch(url, { headers: { Range: `bytes=${start}-${end}` }, signal: abort.signal, credentials: 'same-origin', cache: 'no-store' });
+      } catch (e) {
+        last = fail('network.failed', `reading bytes ${start}-${end} of ${url} failed: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
+        continue;
+      }
+      if (res.status >= 500) {
+        abort.abort();
+        last = fail('network.http_status', `${url} answered HTTP ${res.status} to a range request`);
+        continue;
+      }
+      try {
+        checkRange(url, res.status, (h) => res.headers.get(h), start, end, size);
+      } catch (e) {
+        abort.abort();
+        throw e;
+      }
+      let bytes;
+      try {
+        bytes = new Uint8Array(await res.arrayBuffer());
+      } catch (e) {
+        last = fail('network.failed', `reading bytes ${start}-${end} of ${url} was interrupted: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
+        continue;
+      }
+      if (bytes.length !== end - start + 1) {
+        throw fail('lazy.range_unsupported', `the server sent ${bytes.length} bytes for ${end - start + 1} bytes of ${url}`);
+      }
+      return bytes;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  throw last;
+}
+
+/** Several ranges of `url` at once (the warm-up before a query): an array of Uint8Array. */
+export function rangeFetchAll(url, starts, ends, size, timeoutMs) {
+  return Promise.all(Array.from(starts, (start, i) => rangeFetch(url, start, ends[i], size, timeoutMs)));
+}
+
+/**
+ * A failed range probe: the manifest just loaded from the same server, so
+ * a request that fails outright (a range answer the browser rejects, such
+ * as a compressed one) means ranges are not usable here.
+ */
+export function probeError(e) {
+  if (e && e.code === 'network.failed') {
+    return { code: 'lazy.range_unsupported', message: `the server does not serve usable byte ranges: ${e.message}` };
+  }
+  return { code: (e && e.code) || 'network.failed', message: e && e.message };
+}
+
+async function gunzip(res) {
+  const stream = res.body.pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/**
+ * What the worker fetches before the wasm module is ready (worker.js):
+ * the manifest, then at once the hot pages and a 1-byte range probe of the
+ * raw index, in parallel. Resolves { manifest: text, hot: Uint8Array |
+ * null, probe: null | { code, message } }, or null when nothing could be
+ * fetched (the session then does it itself and reports the error).
+ */
+export async function prefetch(manifestUrl) {
+  try {
+    const res = await fetch(manifestUrl, { cache: 'no-cache', credentials: 'same-origin' });
+    if (!res.ok) return null;
+    const text = await res.text();
+    const m = JSON.parse(text);
+    if (!m || typeof m.rawFile !== 'string' || !Number.isInteger(m.size)) return { manifest: text, hot: null, probe: null };
+    const raw = new URL(m.rawFile, res.url || manifestUrl).href;
+    const probe = rangeFetch(raw, 0, 0, m.size, 10000).then(
+      () => null,
+      (e) => probeError(e),
+    );
+    let hot = Promise.resolve(null);
+    if (typeof m.hotFile === 'string' && typeof DecompressionStream !== 'undefined') {
+      hot = fetch(new URL(m.hotFile, res.url || manifestUrl).href, { credentials: 'same-origin' })
+        .then((r) => (r.ok ? gunzip(r) : null))
+        .catch(() => null);
+    }
+    return { manifest: text, hot: await hot, probe: await probe };
+  } catch {
+    return null;
+  }
+}
+
+// --- the OPFS files a lazy session fills -----------------------------------
+//
+// In the directory FILL_DIR: `<base>.part` holds the pages fetched so far at
+// their offsets, `<base>.map` one byte per page (1 = stored, flushed after
+// the page itself), so a reload resumes where the fill stopped. `stored-
+// <scope>` says that an index of that scope is complete in the OPFS pool,
+// so the next visit's worker does not prefetch. Sync access handles: only in
+// a dedicated worker, one holder at a time.
+
+async function fillDir(create) {
+  const root = await navigator.storage.getDirectory();
+  return root.getDirectoryHandle(FILL_DIR, { create });
+}
+
+function storageFail(what, e) {
+  if (e && e.name === 'QuotaExceededError') return fail('storage.quota_exceeded', `${what}: the browser's storage quota is exhausted`);
+  if (e && (e.name === 'NoModificationAllowedError' || e.name === 'InvalidStateError')) {
+    return fail('storage.busy', `${what}: another tab or worker holds the file`);
+  }
+  return fail('storage.failed', `${what}: ${e ? `${e.name}: ${e.message}` : 'unknown error'}`);
+}
+
+/**
+ * Opens (creating) the fill files `<base>.part` / `<base>.map` for an index
+ * of `pageCount` pages of `pageSize` bytes. Resolves { part, map, present }
+ * (present: Uint8Array, one byte per page) or throws storage.*.
+ */
+export async function fillOpen(base, pageCount, pageSize) {
+  if (typeof FileSystemFileHandle === 'undefined' || !FileSystemFileHandle.prototype.createSyncAccessHandle) {
+    throw fail('storage.unavailable', 'OPFS sync access handles are not available here');
+  }
+  let part;
+  let map;
+  try {
+    const dir = await fillDir(true);
+    part = await (await dir.getFileHandle(`${base}.part`, { create: true })).createSyncAccessHandle();
+    map = await (await dir.getFileHandle(`${base}.map`, { create: true })).createSyncAccessHandle();
+    const present = new Uint8Array(pageCount);
+    if (map.getSize() === pageCount && part.getSize() === pageCount * pageSize) {
+      map.read(present, { at: 0 });
+    } else {
+      // New, or of another geometry: start empty.
+      part.truncate(pageCount * pageSize);
+      map.truncate(0);
+      map.truncate(pageCount);
+      map.flush();
+      part.flush();
+    }
+    return { part, map, present };
+  } catch (e) {
+    try {
+      if (part) part.close();
+      if (map) map.close();
+    } catch {
+      // already closed
+    }
+    throw storageFail('opening the lazy fill files', e);
+  }
+}
+
+/** Writes `bytes` at `offset` of the part file (recorded by fillCommit). */
+export function fillWrite(handles, offset, bytes) {
+  try {
+    const n = handles.part.write(bytes, { at: offset });
+    if (n !== bytes.length) throw new Error(`short write: ${n} of ${bytes.length} bytes`);
+  } catch (e) {
+    throw storageFail('storing fetched pages', e);
+  }
+}
+
+/**
+ * Flushes the part file, then marks runs of pages (firsts[i], counts[i])
+ * stored in the map and flushes it: a page is never marked before its
+ * bytes are durable.
+ */
+export function fillCommit(handles, firsts, counts) {
+  try {
+    handles.part.flush();
+    for (let i = 0; i < firsts.length; i++) {
+      const ones = new Uint8Array(counts[i]).fill(1);
+      handles.map.write(ones, { at: firsts[i] });
+      handles.present.set(ones, firsts[i]);
+    }
+    handles.map.flush();
+  } catch (e) {
+    throw storageFail('recording stored pages', e);
+  }
+}
+
+/** Reads stored bytes of the part file into `buf`. */
+export function fillRead(handles, offset, buf) {
+  try {
+    const n = handles.part.read(buf, { at: offset });
+    if (n !== buf.length) throw new Error(`short read: ${n} of ${buf.length} bytes`);
+  } catch (e) {
+    throw storageFail('reading stored pages', e);
+  }
+}
+
+export function fillClose(handles) {
+  for (const h of [handles.part, handles.map]) {
+    try {
+      h.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/** Removes the fill files whose names start with `prefix`, except those starting with `keep` (if not empty). */
+export async function fillRemove(prefix, keep) {
+  let dir;
+  try {
+    dir = await fillDir(false);
+  } catch {
+    return;
+  }
+  const names = [];
+  for await (const name of dir.keys()) {
+    if (name.startsWith(prefix) && !name.startsWith('stored-') && !(keep && name.startsWith(keep))) names.push(name);
+  }
+  for (const name of names) {
+    try {
+      await dir.removeEntry(name);
+    } catch {
+      // held by another tab: left for later
+    }
+  }
+}
+
+/** Records that an index of `scope` is complete in the OPFS pool. */
+export async function markStored(scope) {
+  try {
+    const dir = await fillDir(true);
+    await dir.getFileHandle(`stored-${scope}`, { create: true });
+  } catch {
+    // Only an optimisation: without it the next visit prefetches once more.
+  }
+}
+
+/** Whether `markStored(scope)` was called (and storage not cleared since). */
+export async function isMarkedStored(scope) {
+  try {
+    const dir = await fillDir(false);
+    await dir.getFileHandle(`stored-${scope}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The storage scope of a manifest URL (as src/web/storage/mod.rs computes it). */
+export async function scopeOf(manifestUrl) {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(manifestUrl)));
+  let s = '';
+  for (const b of digest) s += b.toString(16).padStart(2, '0');
+  return s.slice(0, 12);
+}
+
+export const FILL_DIRECTORY = FILL_DIR;

@@ -1,0 +1,262 @@
+// Lazy mode in headless Chromium against the test server: the first answer
+// comes before the download could finish, results equal the CLI's, the
+// background fill lands in OPFS and the next visit reads no index bytes,
+// servers that cannot serve ranges fall back to the full download, an
+// interrupted fill resumes, and a republished index never mixes versions.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX } from './harness.mjs';
+
+let site;
+let manifest;
+before(async () => {
+  site = await setup();
+  manifest = JSON.parse(fs.readFileSync(path.join(site.root, 'data/manifest.json'), 'utf8'));
+});
+after(async () => {
+  await site.close();
+});
+
+function serverDefaults() {
+  Object.assign(site.server.options, { latencyMs: 0, bandwidth: 0, range: true, gzipRanges: false, contentLength: true, block: [] });
+}
+
+/** Fresh page on an empty origin storage, server back to normal. */
+async function freshPage() {
+  serverDefaults();
+  // A failed test may have left its page (and its hold on OPFS) open.
+  for (const p of site.context.pages()) await closePage(p);
+  const page = await site.blank();
+  const result = await page.evaluate(async () => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    for (let i = 0; ; i++) {
+      try {
+        await GitSenseSearch.clear();
+        return 'ok';
+      } catch (e) {
+        if (e.code !== 'storage.busy' || i === 30) return e.toJSON();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  });
+  assert.equal(result, 'ok');
+  site.server.reset();
+  return page;
+}
+
+/** Bytes and requests of the index files (raw, hot pages, gzip) served so far. */
+function indexTraffic() {
+  const s = site.server.stats();
+  const pick = (re) => Object.entries(s.bytesByPath).filter(([p]) => re.test(p));
+  const bytes = (re) => pick(re).reduce((n, [, b]) => n + b, 0);
+  const requests = (re) => Object.entries(s.byPath).filter(([p]) => re.test(p)).reduce((n, [, c]) => n + c, 0);
+  return {
+    raw: bytes(/\.gsx$/),
+    rawRequests: requests(/\.gsx$/),
+    hot: bytes(/\.hot\.gz$/),
+    gzip: bytes(/\.gsx\.gz$/),
+    gzipRequests: requests(/\.gsx\.gz$/),
+  };
+}
+
+/** Resolves with the detail of the engine's next 'fill' or 'fillerror' event. */
+function nextFill(page) {
+  return page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        window.engine.addEventListener('fill', (e) => resolve({ type: 'fill', detail: e.detail }), { once: true });
+        window.engine.addEventListener('fillerror', (e) => resolve({ type: 'fillerror', detail: e.detail.toJSON() }), { once: true });
+      }),
+  );
+}
+
+const QUERIES = [
+  ['payment', {}],
+  ['payment', { perPage: 3, page: 2 }],
+  ['stripe lang:js', {}],
+  ['"form validation"', { highlight: 'raw' }],
+  ['in:chats payment', {}],
+  ['auth* -test msg-type:git-blob', { includeContent: false }],
+  ['msg-type:regular', { perPage: 5 }],
+  ['token OR session', {}],
+  ['nothing-matches-this-zzzz', {}],
+];
+
+function cliJson(query, o) {
+  const args = ['search', SAMPLE_INDEX, query, '--format', 'json'];
+  if (o.perPage) args.push('--per-page', String(o.perPage));
+  if (o.page) args.push('--page', String(o.page));
+  if (o.highlight) args.push('--highlight', o.highlight);
+  if (o.includeContent === false) args.push('--no-content');
+  return cli(...args).replace(/\n$/, '');
+}
+
+test('a first visit answers lazily before the whole index could have downloaded', async () => {
+  const page = await freshPage();
+  // 20 ms per response and 2 MB/s: the gzip index alone would take ~0.4 s.
+  Object.assign(site.server.options, { latencyMs: 20, bandwidth: 2_000_000 });
+  const info = await openEngine(page);
+  const { value: first } = await call(page, 'search', 'payment', {});
+  const atFirst = indexTraffic();
+  assert.equal(info.storage, 'lazy');
+  assert.equal(info.source, 'lazy');
+  assert.equal(info.lazy.state, 'filling');
+  assert.equal(info.lazy.hotPages, manifest.hotPages.length, 'hot pages came with the prefetch');
+  assert.ok(first.totalResultsReturned > 0);
+  // What reached the browser for the first answer: hot pages and a few
+  // ranges, a fraction of the index (3 MB raw, 740 KB gzip).
+  const fetched = atFirst.raw + atFirst.hot;
+  assert.ok(fetched < manifest.size / 4, `${fetched} bytes of ${manifest.size} before the first answer`);
+  assert.ok(fetched < manifest.compressedSize, `${fetched} bytes, less than the gzip download (${manifest.compressedSize})`);
+  assert.equal(atFirst.gzipRequests, 0, 'the gzip index is not downloaded');
+  const { value: after } = await call(page, 'info');
+  assert.ok(after.lazy.readRequests + after.lazy.prefetchRequests < 30, JSON.stringify(after.lazy));
+  await closePage(page);
+});
+
+test('lazy results equal the native CLI JSON byte for byte', async () => {
+  const page = await freshPage();
+  const info = await openEngine(page, { lazyFill: false });
+  assert.equal(info.storage, 'lazy');
+  for (const [query, options] of QUERIES) {
+    const { value: json, error } = await call(page, 'searchJson', query, options);
+    assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
+    assert.equal(json, cliJson(query, options), `${query} ${JSON.stringify(options)}`);
+  }
+  const { value: still } = await call(page, 'info');
+  assert.equal(still.storage, 'lazy', 'all answered while reading lazily');
+  assert.ok(still.lazy.pagesStored < still.lazy.pageCount, 'without the fill, only what queries needed was fetched');
+  await closePage(page);
+});
+
+test('the fill completes, the engine switches to OPFS, and the next visit reads no index bytes', async () => {
+  const page = await freshPage();
+  await openEngine(page);
+  const filled = nextFill(page);
+  const before = (await call(page, 'searchJson', 'payment', {})).value;
+  const { type, detail } = await filled;
+  assert.equal(type, 'fill', JSON.stringify(detail));
+  assert.equal(detail.storage, 'opfs');
+  assert.equal(detail.lazy.state, 'complete');
+  assert.equal(detail.lazy.pagesStored, manifest.pageCount);
+  assert.equal(detail.sha256, manifest.sha256);
+  assert.equal((await call(page, 'searchJson', 'payment', {})).value, before, 'same answer after the switch');
+  assert.deepEqual((await call(page, 'storedFiles')).value.map((f) => f.includes(manifest.sha256)), [true]);
+  // No page was fetched twice: fill, hot pages and query reads add up to the file.
+  const traffic = indexTraffic();
+  assert.ok(traffic.raw <= manifest.size + 64 * 1024, `${traffic.raw} raw bytes for a ${manifest.size}-byte index`);
+  await closePage(page);
+
+  site.server.reset();
+  const again = await site.blank();
+  const info = await openEngine(again);
+  assert.equal(info.source, 'stored');
+  assert.equal(info.storage, 'opfs');
+  assert.ok((await call(again, 'search', 'payment', {})).value.totalResultsReturned > 0);
+  await again.waitForFunction(() => window.engineEvents.length > 0);
+  const reload = indexTraffic();
+  assert.deepEqual([reload.raw, reload.hot, reload.gzip], [0, 0, 0], JSON.stringify(site.server.stats().byPath));
+  await closePage(again);
+});
+
+for (const [what, options, reason] of [
+  ['ignores Range (200 with the whole file)', { range: false }, /ignored the Range header/],
+  // Chromium itself rejects a gzip-encoded 206 answer outright.
+  ['compresses ranges', { gzipRanges: true }, /Content-Encoding|does not serve usable byte ranges/],
+  ['drops Content-Length', { contentLength: false }, /Content-Length/],
+]) {
+  test(`a server that ${what} gets the full download, and info() says why`, async () => {
+    const page = await freshPage();
+    // Throttled, so that an aborted answer stops the server from sending
+    // (unthrottled, loopback takes the whole file at once).
+    Object.assign(site.server.options, options, { bandwidth: 1_000_000 });
+    const info = await openEngine(page);
+    site.server.options.bandwidth = 0;
+    assert.equal(info.storage, 'opfs');
+    assert.equal(info.source, 'downloaded');
+    assert.match(info.storageReason, /lazy loading is not possible/);
+    assert.match(info.storageReason, reason);
+    assert.equal((await call(page, 'searchJson', 'payment', {})).value, cliJson('payment', {}));
+    const traffic = indexTraffic();
+    assert.equal(traffic.gzipRequests, 1);
+    assert.ok(traffic.raw < manifest.size / 2, `the probe did not download the raw index (${traffic.raw} bytes)`);
+    await closePage(page);
+  });
+}
+
+test('a reload during the fill resumes it without fetching stored pages again', async () => {
+  const page = await freshPage();
+  // Slow enough that the fill (1 MiB per request) is caught half-way.
+  site.server.options.bandwidth = 400_000;
+  await openEngine(page);
+  await call(page, 'search', 'payment', {});
+  await page.waitForFunction(async () => {
+    const i = await window.engine.info();
+    return i.lazy && i.lazy.pagesStored > i.lazy.pageCount / 3;
+  }, null, { timeout: 60_000, polling: 200 });
+  const stored = (await call(page, 'info')).value.lazy.pagesStored;
+  assert.ok(stored < manifest.pageCount, 'the fill was still running');
+  await page.reload();
+  site.server.options.bandwidth = 0;
+  site.server.reset();
+  const info = await openEngine(page);
+  assert.equal(info.storage, 'lazy');
+  assert.ok(info.lazy.pagesStored >= stored, `resumed with ${info.lazy.pagesStored} of ${stored} stored pages`);
+  const filled = nextFill(page);
+  await call(page, 'search', 'payment', {});
+  const { type, detail } = await filled;
+  assert.equal(type, 'fill', JSON.stringify(detail));
+  assert.equal(detail.storage, 'opfs');
+  const fetched = indexTraffic().raw;
+  const missing = (manifest.pageCount - info.lazy.pagesStored) * manifest.pageSize;
+  assert.ok(fetched <= missing + 64 * 1024, `fetched ${fetched} bytes for ${missing} missing`);
+  await closePage(page);
+});
+
+test('a republished index never mixes pages of two versions', async () => {
+  const page = await freshPage();
+  await openEngine(page, { lazyFill: false });
+  const answer = (await call(page, 'searchJson', 'payment', {})).value;
+  assert.equal(answer, cliJson('payment', {}));
+  // A new version is published; the old raw file stays (content-addressed
+  // names), and the session keeps reading its own version.
+  const next = publish(site, HOSTILE_INDEX);
+  assert.notEqual(next.rawFile, manifest.rawFile);
+  assert.equal((await call(page, 'searchJson', 'token OR session', {})).value, cliJson('token OR session', {}));
+  // Were the old file replaced by other bytes, a range answer naming
+  // another size is refused rather than mixed in.
+  const raw = path.join(site.root, 'data', manifest.rawFile);
+  const original = fs.readFileSync(raw);
+  fs.copyFileSync(path.join(site.root, 'data', next.rawFile), raw);
+  try {
+    const { error } = await call(page, 'search', 'stripe checkout webhook', {});
+    assert.ok(error, 'a query needing new pages fails');
+    assert.equal(error.code, 'lazy.version_mismatch');
+    assert.match(error.message, /not the published index/);
+    // Pages already read still answer, identically.
+    assert.equal((await call(page, 'searchJson', 'payment', {})).value, answer);
+  } finally {
+    fs.writeFileSync(raw, original);
+    publish(site, SAMPLE_INDEX);
+  }
+  await closePage(page);
+});
+
+test('offline, a lazy engine answers from the pages it has and says network.offline for the rest', async () => {
+  const page = await freshPage();
+  await openEngine(page, { lazyFill: false });
+  const answer = (await call(page, 'searchJson', 'payment', {})).value;
+  await site.context.setOffline(true);
+  try {
+    assert.equal((await call(page, 'searchJson', 'payment', {})).value, answer);
+    const { error } = await call(page, 'search', 'stripe checkout webhook refund invoice', {});
+    assert.equal(error && error.code, 'network.offline', JSON.stringify(error));
+  } finally {
+    await site.context.setOffline(false);
+  }
+  assert.ok((await call(page, 'search', 'stripe checkout webhook refund invoice', {})).value.totalResultsReturned >= 0);
+  await closePage(page);
+});

@@ -1,0 +1,364 @@
+//! Which pages of an index a query reads, traced through the page VFS
+//! (`index::pagevfs`, `index::hot`): what lazy loading in the browser relies
+//! on. Ranking reads only FTS and filter tables; content tables are read
+//! only for the results returned; hot pages cover what every query reads;
+//! the b-tree walk predicts the pages a rowid lookup reads.
+
+mod common;
+
+use common::sample_index;
+use gitsense_search::index::hot::{hot_pages, page_owners, Traced};
+use gitsense_search::index::{btree, doclists};
+use gitsense_search::plan::{self, MatchMode};
+use gitsense_search::{profiles, query, SearchOptions};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Payload tables: read only for the returned page of results.
+const CONTENT_TABLES: &[&str] = &["chat_details", "message_text", "code_text"];
+
+const QUERIES: &[&str] = &[
+    "payment",
+    "stripe lang:js",
+    "\"form validation\"",
+    "auth* -test msg-type:git-blob",
+    "in:chats payment",
+    "token OR session",
+    "in:messages role:user checkout",
+];
+
+fn owners(path: &Path) -> std::collections::BTreeMap<u32, String> {
+    let t = Traced::open(path).unwrap();
+    page_owners(&t.conn).unwrap()
+}
+
+fn tables_of(pages: &[u32], owners: &std::collections::BTreeMap<u32, String>) -> BTreeSet<String> {
+    pages
+        .iter()
+        .map(|p| {
+            owners
+                .get(p)
+                .cloned()
+                .unwrap_or_else(|| format!("page {p}"))
+        })
+        .collect()
+}
+
+#[test]
+fn ranking_reads_only_fts_and_filter_pages() {
+    let path = sample_index();
+    let owners = owners(&path);
+    for q in QUERIES {
+        let (engine, trace) = Traced::engine(&path).unwrap();
+        trace.take_pages();
+        let parsed = query::parse(q, &profiles::exists).unwrap();
+        let p = plan::plan(&parsed, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
+        let mut ranked = 0;
+        for tp in &p.target_plans {
+            let Some(sql) = &tp.sql else { continue };
+            let conn = engine.connection();
+            let n: i64 = conn
+                .query_row(
+                    &sql.count_sql,
+                    rusqlite::params_from_iter(sql.params.iter()),
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let params = sql.page_params(25, 0);
+            let mut s = conn.prepare(&sql.page_sql).unwrap();
+            let ids: Vec<i64> = s
+                .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(ids.len() as i64 <= n);
+            ranked += ids.len();
+        }
+        assert!(ranked > 0 || q.contains("checkout"), "{q} ranks something");
+        let tables = tables_of(&trace.take_pages(), &owners);
+        for t in CONTENT_TABLES {
+            assert!(!tables.contains(*t), "{q}: ranking read {t} ({tables:?})");
+        }
+    }
+}
+
+#[test]
+fn content_pages_are_read_only_for_the_returned_results() {
+    let path = sample_index();
+    let owners = owners(&path);
+    for q in QUERIES {
+        let (engine, trace) = Traced::engine(&path).unwrap();
+        trace.take_pages();
+        let r = engine.search(q, &SearchOptions::default()).unwrap();
+        let read: BTreeSet<u32> = trace
+            .take_pages()
+            .into_iter()
+            .filter(|p| {
+                owners
+                    .get(p)
+                    .is_some_and(|o| CONTENT_TABLES.contains(&o.as_str()))
+            })
+            .collect();
+        // The pages a lookup of each returned row reads, on its own.
+        let lookup = Traced::open(&path).unwrap();
+        lookup
+            .conn
+            .query_row("SELECT count(*) FROM index_meta", [], |_| Ok(()))
+            .unwrap();
+        lookup.take_pages();
+        let v = serde_json::to_value(&r).unwrap();
+        let ids = |list: &str, key: &str| -> Vec<i64> {
+            v["results"][list]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|i| i[key].as_i64())
+                .collect()
+        };
+        for id in ids("messages", "messages_id") {
+            lookup
+                .conn
+                .query_row("SELECT length(body), length(meta), length(title) FROM message_text WHERE id = ?1", [id], |_| Ok(()))
+                .unwrap();
+        }
+        let mut chats = ids("chats", "chats_id");
+        chats.extend(ids("messages", "messages_chat_id"));
+        chats.extend(ids("chats", "result_chat_id"));
+        chats.extend(ids("messages", "result_chat_id"));
+        for id in chats {
+            let _ = lookup.conn.query_row(
+                "SELECT length(meta), length(chat_path), length(uuid) FROM chat_details WHERE id = ?1",
+                [id],
+                |_| Ok(()),
+            );
+        }
+        let allowed: BTreeSet<u32> = lookup.take_pages().into_iter().collect();
+        let extra: Vec<_> = read.difference(&allowed).collect();
+        assert!(
+            extra.is_empty(),
+            "{q}: content pages read beyond the returned results: {extra:?}"
+        );
+        assert!(
+            r.total_results_returned == 0 || !read.is_empty(),
+            "{q}: content was read for results"
+        );
+    }
+}
+
+/// Bytes of page `n` (1-based) of a file.
+fn page(bytes: &[u8], n: u32, size: usize) -> &[u8] {
+    &bytes[(n as usize - 1) * size..n as usize * size]
+}
+
+#[test]
+fn the_btree_walk_predicts_the_pages_a_rowid_lookup_reads() {
+    let path = sample_index();
+    let bytes = std::fs::read(&path).unwrap();
+    let page_size = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    let t = Traced::open(&path).unwrap();
+    let root: u32 = t
+        .conn
+        .query_row(
+            "SELECT rootpage FROM sqlite_schema WHERE name = 'message_text'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let ids: Vec<i64> = {
+        let mut s = t
+            .conn
+            .prepare("SELECT id FROM message_text ORDER BY id")
+            .unwrap();
+        s.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    t.take_pages();
+    let mut checked_overflow = 0;
+    for &id in ids.iter().step_by(7) {
+        // SQLite's own reads for the row, all columns.
+        t.conn
+            .query_row(
+                "SELECT length(body), length(meta), title FROM message_text WHERE id = ?1",
+                [id],
+                |_| Ok(()),
+            )
+            .unwrap();
+        let sqlite: BTreeSet<u32> = t.take_pages().into_iter().collect();
+        // The walk.
+        let mut predicted = BTreeSet::new();
+        let mut at = root;
+        loop {
+            predicted.insert(at);
+            let p = page(&bytes, at, page_size);
+            match btree::kind(p, at) {
+                Some(btree::PageKind::InteriorTable) => {
+                    let next = btree::descend(p, at, &[id]).unwrap();
+                    assert_eq!(next.len(), 1);
+                    at = next[0].0;
+                }
+                Some(btree::PageKind::LeafTable) => {
+                    for (first, n) in btree::leaf_overflows(p, at, page_size, &[id]).unwrap() {
+                        checked_overflow += 1;
+                        predicted.extend(first..first + n);
+                    }
+                    break;
+                }
+                other => panic!("unexpected page kind {other:?} at {at}"),
+            }
+        }
+        // Pages already in SQLite's cache are not read again: the walk may
+        // predict more, never something else.
+        assert!(
+            sqlite.is_subset(&predicted),
+            "row {id}: SQLite read {sqlite:?}, the walk predicts {predicted:?}"
+        );
+        assert!(!sqlite.is_empty() || predicted.len() <= 2, "row {id}");
+    }
+    assert!(checked_overflow > 0, "some rows have overflow pages");
+}
+
+#[test]
+fn hot_pages_cover_what_every_query_reads_first() {
+    let path = sample_index();
+    let hot = hot_pages(&path).unwrap();
+    assert!(
+        hot.pages.contains(&1),
+        "page 1 (header, schema root) is hot"
+    );
+    assert!(!hot.probes.is_empty());
+    let owners = owners(&path);
+    let tables = tables_of(&hot.pages, &owners);
+    for t in [
+        "sqlite_schema",
+        "index_meta",
+        "fts_messages_data",
+        "fts_messages_idx",
+        "messages",
+    ] {
+        assert!(tables.contains(t), "{t} has hot pages: {tables:?}");
+    }
+    for p in &hot.pages {
+        assert_ne!(
+            owners.get(p).map(String::as_str),
+            Some("sqlite_stat4"),
+            "the browser's SQLite does not read sqlite_stat4"
+        );
+    }
+    let page_count = std::fs::metadata(&path).unwrap().len() / 4096;
+    assert!(
+        (hot.pages.len() as u64) * 10 < page_count,
+        "{} of {page_count} pages are hot",
+        hot.pages.len()
+    );
+    // Opening and a first query miss far fewer pages with the hot ones in hand.
+    let hot_set: BTreeSet<u32> = hot.pages.iter().copied().collect();
+    for q in QUERIES {
+        let (engine, trace) = Traced::engine(&path).unwrap();
+        engine.search(q, &SearchOptions::default()).unwrap();
+        let read = trace.take_pages();
+        let missed = read.iter().filter(|p| !hot_set.contains(p)).count();
+        assert!(
+            missed < read.len() * 3 / 4,
+            "{q}: {missed} of {} pages are not hot",
+            read.len()
+        );
+    }
+}
+
+/// The leaves rowids lead to, walking the b-tree of the table rooted at
+/// `root` in the file's bytes.
+fn leaves_of(bytes: &[u8], page_size: usize, root: u32, keys: &[i64]) -> BTreeSet<u32> {
+    let mut out = BTreeSet::new();
+    let mut frontier = vec![(root, keys.to_vec())];
+    while let Some((at, ks)) = frontier.pop() {
+        let p = page(bytes, at, page_size);
+        match btree::kind(p, at) {
+            Some(btree::PageKind::InteriorTable) => {
+                frontier.extend(btree::descend(p, at, &ks).unwrap())
+            }
+            Some(btree::PageKind::LeafTable) => {
+                out.insert(at);
+            }
+            other => panic!("unexpected page kind {other:?} at {at}"),
+        }
+    }
+    out
+}
+
+#[test]
+fn doclist_leaves_are_predicted_from_the_fts_index() {
+    let path = sample_index();
+    let bytes = std::fs::read(&path).unwrap();
+    let page_size = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    let owners = owners(&path);
+    let t = Traced::open(&path).unwrap();
+    let mut checked = 0;
+    for (fts, expr) in [
+        ("fts_messages", r#""payment""#),
+        ("fts_messages", r#""token" OR "session""#),
+        ("fts_messages", r#""secure payments""#),
+        ("fts_messages", r#""auth"* NOT "test""#),
+        ("fts_messages", r#""the""#),
+        ("fts_chats", r#""readme""#),
+        ("fts_chats", r#""pay"*"#),
+    ] {
+        let root: u32 = t
+            .conn
+            .query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+                [format!("{fts}_data")],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let rowids = doclists::doclist_rowids(&t.conn, fts, expr).unwrap();
+        let predicted = leaves_of(&bytes, page_size, root, &rowids);
+        // A fresh connection: SQLite's own reads for the MATCH, cold.
+        let m = Traced::open(&path).unwrap();
+        m.conn
+            .query_row("SELECT count(*) FROM index_meta", [], |_| Ok(()))
+            .unwrap();
+        m.take_pages();
+        let n: i64 = m
+            .conn
+            .query_row(
+                &format!("SELECT count(*) FROM {fts} WHERE {fts} MATCH ?1"),
+                [expr],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let data_leaves: BTreeSet<u32> = m
+            .take_pages()
+            .into_iter()
+            .filter(|p| owners.get(p).map(String::as_str) == Some(&format!("{fts}_data")))
+            .filter(|&p| {
+                btree::kind(page(&bytes, p, page_size), p) == Some(btree::PageKind::LeafTable)
+            })
+            .collect();
+        // Rowid 1 (averages) and 10 (structure) sit in the first leaf.
+        let first = leaves_of(&bytes, page_size, root, &[1, 10]);
+        let missed: Vec<_> = data_leaves
+            .difference(&predicted)
+            .filter(|p| !first.contains(p))
+            .collect();
+        assert!(
+            missed.is_empty(),
+            "{fts} MATCH {expr} ({n} rows): doclist leaves not predicted: {missed:?}"
+        );
+        checked += data_leaves.len();
+    }
+    assert!(checked > 7);
+}
+
+#[test]
+fn quoted_strings_are_read_from_fts_expressions() {
+    assert_eq!(
+        doclists::quoted_strings(r#"("pay"* OR "card") NOT "say ""hi""""#),
+        vec![
+            ("pay".to_string(), true),
+            ("card".to_string(), false),
+            ("say \"hi\"".to_string(), false)
+        ]
+    );
+}
