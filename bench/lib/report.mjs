@@ -123,10 +123,11 @@ export function markdown(r) {
     out.push(`What each engine does for a "first result": ${names.map((n) => `${engines[n].label}: ${engines[n].firstResult}`).join('; ')}.`);
     const storage = (net) => {
       const i = ours.browser[net] && ours.browser[net].info;
-      return i ? `${(i.first || {}).storage || '–'} on the first visit, ${(i.repeat || {}).storage || '–'} on the repeat visit` : '–';
+      const how = (x) => (x ? `${x.source} (${x.storage})` : '–');
+      return i ? `${how(i.first)} on the first visit, ${how(i.repeat)} on the repeat visit` : '–';
     };
     out.push('');
-    out.push(`Ours opens with the default \`storage: 'auto'\`; what it chose: ${networks.map(([net, label]) => `${label}: ${storage(net)}`).join('; ')}.`);
+    out.push(`Ours opens with the default \`storage: 'auto'\`; how it got the index (source, then storage): ${networks.map(([net, label]) => `${label}: ${storage(net)}`).join('; ')}.`);
     out.push('');
 
     out.push('#### Targets');
