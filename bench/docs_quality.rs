@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example docs_quality -- [--docs DIR] [--sample N] [--key KEY] [--no-write]
+//! cargo run --release --example docs_quality -- [--docs DIR] [--sample N] --dump-queries FILE
 //! ```
 //!
 //! Builds an index of the site (default: the Python 3.11 docs from
@@ -33,6 +34,10 @@
 //! Numbers go to `bench/results.json` (key `docs_quality`, or `--key`) and
 //! to that key's marked section of `BENCHMARKS.md`. Failed queries are
 //! listed in `bench/out/docs_quality_failures.md`.
+//!
+//! `--dump-queries FILE` writes the sampled query set as JSON
+//! (`[{class, text, expected: [page paths]}]`) and stops: the comparative
+//! benchmark (`bench/run.mjs`) asks every engine these queries.
 
 use gitsense_search::import::{self, docs::DocsOptions};
 use gitsense_search::{Engine, Highlight, SearchOptions};
@@ -41,6 +46,10 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+#[path = "rng.rs"]
+mod rng;
+use rng::Rng;
 
 const DEFAULT_DOCS: &str = "/usr/share/doc/python3.11/html";
 const MESSAGES_PER_QUERY: u64 = 50;
@@ -52,38 +61,13 @@ struct Query {
     expected: BTreeSet<String>,
 }
 
-/// splitmix64: a tiny deterministic generator for sampling.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn sample<T>(&mut self, mut v: Vec<T>, n: usize) -> Vec<T> {
-        if n == 0 || v.len() <= n {
-            return v;
-        }
-        for i in 0..n {
-            let j = i + self.below(v.len() - i);
-            v.swap(i, j);
-        }
-        v.truncate(n);
-        v
-    }
-}
-
 fn main() {
     let mut docs = PathBuf::from(DEFAULT_DOCS);
     let mut sample = 2000usize;
     let mut write = true;
     let mut only: Option<String> = None;
     let mut key = "docs_quality".to_string();
+    let mut dump: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -97,6 +81,9 @@ fn main() {
             "--no-write" => write = false,
             "--only" => only = args.next(),
             "--key" => key = args.next().expect("--key NAME"),
+            "--dump-queries" => {
+                dump = Some(PathBuf::from(args.next().expect("--dump-queries FILE")))
+            }
             other => panic!("unknown argument {other}"),
         }
     }
@@ -125,6 +112,16 @@ fn main() {
     queries.extend(rng.sample(api, sample));
     queries.extend(rng.sample(index, sample));
     queries.extend(rng.sample(titles, sample));
+    if let Some(file) = dump {
+        let list: Vec<Value> = queries
+            .iter()
+            .map(|q| json!({"class": q.class, "text": q.text, "expected": q.expected}))
+            .collect();
+        std::fs::write(&file, serde_json::to_string(&list).unwrap() + "\n")
+            .unwrap_or_else(|e| panic!("writing {}: {e}", file.display()));
+        println!("wrote {} queries to {}", list.len(), file.display());
+        return;
+    }
 
     let mut report = serde_json::Map::new();
     let mut site_name = String::new();

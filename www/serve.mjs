@@ -2,14 +2,15 @@
 // A small static server for the demo, the browser tests and benchmarks.
 //
 //   node www/serve.mjs [--root DIR] [--port 8080] [--host 127.0.0.1]
-//                      [--latency MS] [--bandwidth BYTES_PER_S] [--no-range]
-//                      [--no-compress] [--gzip-ranges] [--no-content-length]
+//                      [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth]
+//                      [--no-range] [--no-compress] [--gzip-ranges] [--no-content-length]
 //
 // Like a static host it answers revalidations with 304 (ETag) and gzips
 // HTML, CSS, JS, JSON and wasm for clients that accept it (never the index
 // files: the .gz is already compressed and the raw index is read by
 // range). Besides, it can add latency to every response, cap the
-// bandwidth, ignore Range headers, gzip range answers or leave out
+// bandwidth (per response, or for all responses together as one link
+// does), ignore Range headers, gzip range answers or leave out
 // Content-Length (servers lazy loading must detect), refuse paths (the
 // socket is destroyed, as when the network is down), and count requests:
 //   GET  /__server/stats   → { total, byPath: { "/path": n }, bytes,
@@ -47,11 +48,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Starts the server. Options: root, port (0 = any), host, latencyMs,
- * bandwidth (bytes/s, 0 = unlimited), range (default true), compress
- * (gzip text and wasm, default true), gzipRanges (gzip 206 bodies too,
- * default false), contentLength (default true), block (an
+ * bandwidth (bytes/s, 0 = unlimited), sharedBandwidth (the cap is for all
+ * responses together, as on one link; default: per response), range
+ * (default true), compress (gzip text and wasm, default true), gzipRanges
+ * (gzip 206 bodies too, default false), contentLength (default true), block (an
  * array of RegExp or strings matched against the path: such requests are
- * dropped), quiet. Returns { url, port, options, stats(), reset(), close() };
+ * dropped), immutable (RegExp list matched against the path: those files
+ * are cached for a year; default: content-addressed index files),
+ * headers (added to every response), quiet.
+ * Returns { url, port, options, stats(), reset(), close() };
  * `options` can be changed while running.
  */
 export async function startServer(opts = {}) {
@@ -61,21 +66,25 @@ export async function startServer(opts = {}) {
     host: opts.host || '127.0.0.1',
     latencyMs: opts.latencyMs || 0,
     bandwidth: opts.bandwidth || 0,
+    sharedBandwidth: opts.sharedBandwidth || false,
     range: opts.range !== false,
     compress: opts.compress !== false,
     gzipRanges: opts.gzipRanges === true,
     contentLength: opts.contentLength !== false,
     block: opts.block || [],
+    immutable: opts.immutable || [/\/index-[0-9a-f]{16}\.[^/]*$/],
+    headers: opts.headers || {},
     quiet: opts.quiet ?? true,
   };
   const zero = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {}, ranges: 0 });
   let counters = zero();
   const gzipCache = new Map(); // file → { etag, body }
   const bodyCache = new Map(); // file → { version, body }
+  let linkFreeAt = 0; // with sharedBandwidth: when the link has sent what it was given
 
   const send = async (res, status, headers, body, start = 0, end = body ? body.length : 0) => {
     if (!options.contentLength) delete headers['content-length'];
-    res.writeHead(status, headers);
+    res.writeHead(status, { ...options.headers, ...headers });
     if (!body) return res.end();
     const where = res.req ? decodeURIComponent(new URL(res.req.url, 'http://localhost').pathname) : '';
     const count = (n) => {
@@ -86,14 +95,24 @@ export async function startServer(opts = {}) {
       count(end - start);
       return res.end(body.subarray(start, end));
     }
-    // Bandwidth cap: 20 slices per second.
-    const slice = Math.max(1, Math.floor(options.bandwidth / 20));
+    // Bandwidth cap: 20 slices per second (100 on a shared link, so that
+    // responses take turns in small steps).
+    const slice = Math.max(1, Math.floor(options.bandwidth / (options.sharedBandwidth ? 100 : 20)));
     for (let at = start; at < end; at += slice) {
       if (res.destroyed) return;
       const piece = body.subarray(at, Math.min(end, at + slice));
-      count(piece.length);
-      res.write(piece);
-      await sleep(50);
+      if (options.sharedBandwidth) {
+        const now = performance.now();
+        linkFreeAt = Math.max(now, linkFreeAt) + (piece.length * 1000) / options.bandwidth;
+        await sleep(linkFreeAt - now);
+        if (res.destroyed) return;
+        count(piece.length);
+        res.write(piece);
+      } else {
+        count(piece.length);
+        res.write(piece);
+        await sleep(50);
+      }
     }
     res.end();
   };
@@ -150,9 +169,9 @@ export async function startServer(opts = {}) {
     }
     const headers = {
       'content-type': TYPES[ext] || 'application/octet-stream',
-      // Content-addressed index files never change; everything else is
+      // Content-addressed files never change; everything else is
       // revalidated so a new build or manifest shows at once.
-      'cache-control': /index-[0-9a-f]{16}\./.test(path.basename(file)) ? 'public, max-age=31536000, immutable' : 'no-cache',
+      'cache-control': options.immutable.some((re) => re.test(pathname)) ? 'public, max-age=31536000, immutable' : 'no-cache',
       'last-modified': stat.mtime.toUTCString(),
       etag,
     };
@@ -229,13 +248,14 @@ function parseArgs(argv) {
     else if (a === '--host') o.host = next();
     else if (a === '--latency') o.latencyMs = Number(next());
     else if (a === '--bandwidth') o.bandwidth = Number(next());
+    else if (a === '--shared-bandwidth') o.sharedBandwidth = true;
     else if (a === '--no-range') o.range = false;
     else if (a === '--no-compress') o.compress = false;
     else if (a === '--gzip-ranges') o.gzipRanges = true;
     else if (a === '--no-content-length') o.contentLength = false;
     else if (a === '--quiet') o.quiet = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--no-range] [--no-compress] [--gzip-ranges] [--no-content-length] [--quiet]');
+      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-compress] [--gzip-ranges] [--no-content-length] [--quiet]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }

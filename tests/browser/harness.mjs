@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../../www/serve.mjs';
+import { CHROMIUM, CHROMIUM_ARGS as ARGS } from './chromium.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = path.join(ROOT, 'target/release/gitsense-search');
@@ -16,18 +17,6 @@ export const SAMPLE_INDEX = path.join(ROOT, 'target/sample/sample.gsx');
 export const FIXTURES = process.env.GITSENSE_FIXTURES || path.join(ROOT, 'target/fixtures');
 export const HOSTILE_INDEX = path.join(FIXTURES, 'hostile.gsx');
 export const SCREENSHOTS = path.join(ROOT, 'target/screenshots');
-
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 for (const f of [CLI, SAMPLE_INDEX, HOSTILE_INDEX, path.join(ROOT, 'www/dist/pkg/index.js')]) {
   if (!fs.existsSync(f)) throw new Error(`${f} is missing: run ./build.sh test (it builds the site and fixtures first)`);

@@ -111,6 +111,10 @@ struct SourceFile {
 }
 
 impl SourceFile {
+    fn file_name(&self) -> &str {
+        self.rel.rsplit('/').next().unwrap_or(&self.rel)
+    }
+
     /// The page's URL path relative to the site root: the file itself for
     /// HTML, the `.html` a generator makes of Markdown (`README.md` →
     /// `index.html`, as mdBook does).
@@ -145,56 +149,8 @@ pub fn import(
     w: &mut IndexWriter,
     progress: &ProgressBar,
 ) -> Result<ImportReport> {
-    if !dir.exists() {
-        return Err(Error::new("import.not_found", "no such directory")
-            .with_location(dir.display().to_string()));
-    }
-    if !dir.is_dir() {
-        return Err(Error::new(
-            "import.bad_source",
-            "--docs expects a directory (a built site or Markdown sources)",
-        )
-        .with_location(dir.display().to_string()));
-    }
     let mut report = ImportReport::default();
-    let mut files = Vec::new();
-    let mut skipped_links = 0usize;
-    walk(dir, "", &mut files, &mut skipped_links)?;
-    // A built page wins over its Markdown source in the same directory.
-    let html_paths: BTreeSet<String> = files
-        .iter()
-        .filter(|f| f.kind == SourceKind::Html)
-        .map(|f| f.rel.clone())
-        .collect();
-    let before = files.len();
-    files.retain(|f| f.kind == SourceKind::Html || !html_paths.contains(&f.url_path()));
-    if files.len() < before {
-        report.warnings.push(format!(
-            "left out {} Markdown sources whose built HTML page is in the site",
-            before - files.len()
-        ));
-    }
-    if skipped_links > 0 {
-        report.warnings.push(format!(
-            "did not follow {skipped_links} symbolic links to directories"
-        ));
-    }
-    if files.is_empty() {
-        return Err(Error::new(
-            "import.empty_source",
-            "no HTML or Markdown pages found (looked for *.html, *.htm, *.md, *.markdown)",
-        )
-        .with_location(dir.display().to_string()));
-    }
-    progress.set_length(files.len() as u64);
-    let (pages, lossy) = parse_all(&files, progress)?;
-    if lossy > 0 {
-        report.warnings.push(format!(
-            "{lossy} pages were not valid UTF-8; invalid bytes were replaced"
-        ));
-    }
-    let mut site = Site::new(files, pages, opts);
-    site.skip_report(&mut report);
+    let mut site = Site::load(dir, opts, &mut report, progress)?;
     if opts.use_site_index {
         let (attached, unresolved) = site.attach_index_terms();
         if attached + unresolved > 0 {
@@ -206,6 +162,38 @@ pub fn import(
     site.write(w)?;
     progress.finish_and_clear();
     Ok(report)
+}
+
+/// A page as [`import`] indexes it, before it becomes chats and messages:
+/// for tools that give the same pages to other search engines (the
+/// benchmark does).
+#[derive(Debug, Clone)]
+pub struct SitePage {
+    /// URL path relative to the site root (`library/json.html`).
+    pub path: String,
+    /// The page title without the site name (the file name when untitled).
+    pub title: String,
+    pub page: Page,
+}
+
+/// The pages [`import`] indexes, in its order: site index pages, redirect
+/// stubs and `noindex` pages left out.
+pub fn site_pages(dir: &Path) -> Result<Vec<SitePage>> {
+    let opts = DocsOptions::default();
+    let site = Site::load(
+        dir,
+        &opts,
+        &mut ImportReport::default(),
+        &super::no_progress(),
+    )?;
+    Ok((0..site.pages.len())
+        .filter(|&i| site.pages[i].skip.is_none())
+        .map(|i| SitePage {
+            path: site.files[i].url_path(),
+            title: site.page_title(i),
+            page: site.pages[i].clone(),
+        })
+        .collect())
 }
 
 /// Collects page files under `dir` in sorted order.
@@ -317,7 +305,7 @@ fn parse_file(f: &SourceFile) -> Result<Parsed> {
         SourceKind::Markdown => markdown::to_html(&text),
     };
     let mut page = parse_page(&html);
-    let name = f.rel.rsplit('/').next().unwrap_or(&f.rel);
+    let name = f.file_name();
     if f.kind == SourceKind::Html && name.starts_with(SITE_INDEX_PREFIX) && page.skip.is_none() {
         page.skip = Some(Skip::SiteIndex);
     }
@@ -347,6 +335,65 @@ struct Site {
 }
 
 impl Site {
+    /// Walks and parses the site under `dir` (warnings go to `report`).
+    fn load(
+        dir: &Path,
+        opts: &DocsOptions,
+        report: &mut ImportReport,
+        progress: &ProgressBar,
+    ) -> Result<Site> {
+        if !dir.exists() {
+            return Err(Error::new("import.not_found", "no such directory")
+                .with_location(dir.display().to_string()));
+        }
+        if !dir.is_dir() {
+            return Err(Error::new(
+                "import.bad_source",
+                "--docs expects a directory (a built site or Markdown sources)",
+            )
+            .with_location(dir.display().to_string()));
+        }
+        let mut files = Vec::new();
+        let mut skipped_links = 0usize;
+        walk(dir, "", &mut files, &mut skipped_links)?;
+        // A built page wins over its Markdown source in the same directory.
+        let html_paths: BTreeSet<String> = files
+            .iter()
+            .filter(|f| f.kind == SourceKind::Html)
+            .map(|f| f.rel.clone())
+            .collect();
+        let before = files.len();
+        files.retain(|f| f.kind == SourceKind::Html || !html_paths.contains(&f.url_path()));
+        if files.len() < before {
+            report.warnings.push(format!(
+                "left out {} Markdown sources whose built HTML page is in the site",
+                before - files.len()
+            ));
+        }
+        if skipped_links > 0 {
+            report.warnings.push(format!(
+                "did not follow {skipped_links} symbolic links to directories"
+            ));
+        }
+        if files.is_empty() {
+            return Err(Error::new(
+                "import.empty_source",
+                "no HTML or Markdown pages found (looked for *.html, *.htm, *.md, *.markdown)",
+            )
+            .with_location(dir.display().to_string()));
+        }
+        progress.set_length(files.len() as u64);
+        let (pages, lossy) = parse_all(&files, progress)?;
+        if lossy > 0 {
+            report.warnings.push(format!(
+                "{lossy} pages were not valid UTF-8; invalid bytes were replaced"
+            ));
+        }
+        let site = Site::new(files, pages, opts);
+        site.skip_report(report);
+        Ok(site)
+    }
+
     fn new(files: Vec<SourceFile>, mut pages: Vec<Page>, opts: &DocsOptions) -> Site {
         // The site name is the suffix most page titles share.
         let mut suffixes: BTreeMap<&str, usize> = BTreeMap::new();
@@ -402,6 +449,14 @@ impl Site {
             title,
             base_url,
             by_url,
+        }
+    }
+
+    /// A page's title: its own, else its file name.
+    fn page_title(&self, i: usize) -> String {
+        match self.pages[i].title.as_str() {
+            "" => self.files[i].file_name().to_string(),
+            t => t.to_string(),
         }
     }
 
@@ -519,7 +574,7 @@ impl Site {
             }),
         })?;
         let mut dirs: BTreeMap<String, i64> = BTreeMap::new();
-        for (f, p) in self.files.iter().zip(&self.pages) {
+        for (i, (f, p)) in self.files.iter().zip(&self.pages).enumerate() {
             if p.skip.is_some() {
                 continue;
             }
@@ -527,16 +582,12 @@ impl Site {
             let chat_id = next_chat;
             next_chat += 1;
             let path = f.url_path();
-            let file_name = f.rel.rsplit('/').next().unwrap_or(&f.rel).to_string();
+            let file_name = f.file_name().to_string();
             let language = match f.kind {
                 SourceKind::Html => "html",
                 SourceKind::Markdown => "markdown",
             };
-            let title = if p.title.is_empty() {
-                file_name.clone()
-            } else {
-                p.title.clone()
-            };
+            let title = self.page_title(i);
             let page_url = self.url(&path, None);
             w.add_chat(&Chat {
                 id: chat_id,
