@@ -105,14 +105,14 @@ async fn fresh() {
 }
 
 async fn open(site: &str, pref: StoragePref) -> Session {
-    Session::open(&manifest_url(site), pref, None, Prefetched::default())
+    Session::open(&manifest_url(site), pref, None, None, Prefetched::default())
         .await
         .unwrap()
 }
 
 /// The error opening fails with.
 async fn open_err(site: &str, pref: StoragePref) -> gitsense_search::Error {
-    Session::open(&manifest_url(site), pref, None, Prefetched::default())
+    Session::open(&manifest_url(site), pref, None, None, Prefetched::default())
         .await
         .err()
         .expect("open should fail")
@@ -245,7 +245,7 @@ async fn a_lazy_open_with_a_range_probe_failure_reads_the_whole_index_instead() 
         probed: true,
         hot: None,
     };
-    let s = Session::open(&manifest_url(SITE), StoragePref::Lazy, None, prefetched)
+    let s = Session::open(&manifest_url(SITE), StoragePref::Lazy, None, None, prefetched)
         .await
         .unwrap();
     let info = s.info().unwrap();

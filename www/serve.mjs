@@ -53,7 +53,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * (default true), compress (gzip text and wasm, default true), gzipRanges
  * (gzip 206 bodies too, default false), contentLength (default true), block (an
  * array of RegExp or strings matched against the path: such requests are
- * dropped), immutable (RegExp list matched against the path: those files
+ * dropped), dropFirst ({ match, count }: the next `count` requests whose
+ * path matches are dropped, then they pass; count goes down as they are),
+ * stall (like block, but the request is never answered: the client must
+ * give up; closing the server ends it), immutable (RegExp list matched against the path: those files
  * are cached for a year; default: content-addressed index files),
  * headers (added to every response), quiet.
  * Returns { url, port, options, stats(), reset(), close() };
@@ -72,6 +75,8 @@ export async function startServer(opts = {}) {
     gzipRanges: opts.gzipRanges === true,
     contentLength: opts.contentLength !== false,
     block: opts.block || [],
+    dropFirst: opts.dropFirst || null,
+    stall: opts.stall || [],
     immutable: opts.immutable || [/\/index-[0-9a-f]{16}\.[^/]*$/],
     headers: opts.headers || {},
     quiet: opts.quiet ?? true,
@@ -130,10 +135,14 @@ export async function startServer(opts = {}) {
     counters.total++;
     counters.byPath[pathname] = (counters.byPath[pathname] || 0) + 1;
     if (!options.quiet) console.log(`${req.method} ${req.url}${req.headers.range ? ` (${req.headers.range})` : ''}`);
-    if (options.block.some((b) => (b instanceof RegExp ? b.test(pathname) : pathname.startsWith(b)))) {
+    const matches = (b) => (b instanceof RegExp ? b.test(pathname) : pathname.startsWith(b));
+    const drop = options.dropFirst && options.dropFirst.count > 0 && matches(options.dropFirst.match);
+    if (drop) options.dropFirst.count--;
+    if (drop || options.block.some(matches)) {
       req.socket.destroy();
       return;
     }
+    if (options.stall.some(matches)) return;
     if (options.latencyMs) await sleep(options.latencyMs);
 
     let file = path.join(options.root, pathname);

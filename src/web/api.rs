@@ -59,6 +59,10 @@ struct OpenOptions {
     manifest_url: String,
     #[serde(default)]
     storage: StoragePref,
+    /// Lazy mode: how long one range request may wait before it is retried
+    /// (twice); default 15 s for a page read, 60 s for prefetches and fill.
+    #[serde(default)]
+    request_timeout_ms: Option<u32>,
 }
 
 /// What `prefetch()` (js/lazy.js) resolved with, if the worker ran it.
@@ -91,6 +95,14 @@ pub async fn session_open(
             format!("bad open options: {e} (expects {{manifestUrl, storage: 'auto'|'opfs'|'indexeddb'|'memory'|'lazy'}})"),
         ))
     })?;
+    if let Some(ms) = opts.request_timeout_ms {
+        if !(1..=600_000).contains(&ms) {
+            return Err(js(Error::new(
+                "options.invalid",
+                format!("requestTimeoutMs must be 1 to 600000 (milliseconds), not {ms}"),
+            )));
+        }
+    }
     if SESSION.with(|s| s.borrow().is_some()) {
         return Err(js(Error::new(
             "engine.already_open",
@@ -100,6 +112,7 @@ pub async fn session_open(
     let s = Session::open(
         &opts.manifest_url,
         opts.storage,
+        opts.request_timeout_ms,
         on_progress.as_ref(),
         prefetched(&prefetched_value),
     )

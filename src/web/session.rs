@@ -150,6 +150,8 @@ impl Current {
 
 pub struct Session {
     storage: Storage,
+    /// Lazy mode's range request timeout (`requestTimeoutMs`), if set.
+    request_timeout_ms: Option<u32>,
     storage_reason: String,
     manifest_url: String,
     source: Source,
@@ -195,6 +197,7 @@ impl Session {
     pub async fn open(
         manifest_url: &str,
         pref: StoragePref,
+        request_timeout_ms: Option<u32>,
         on_progress: Option<&Function>,
         prefetched: Prefetched,
     ) -> Result<Session> {
@@ -228,6 +231,7 @@ impl Session {
         }
         let mut session = Session {
             storage,
+            request_timeout_ms,
             storage_reason,
             manifest_url: manifest_url.to_string(),
             source: Source::Stored,
@@ -306,6 +310,7 @@ impl Session {
             self.storage.scope(),
             self.storage.is_opfs(),
             prefetched,
+            self.request_timeout_ms,
         )
         .await?;
         let engine = open_engine(conn).map_err(|e| lazy.take_error().unwrap_or(e))?;

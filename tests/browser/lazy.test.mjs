@@ -21,7 +21,7 @@ after(async () => {
 });
 
 function serverDefaults() {
-  Object.assign(site.server.options, { latencyMs: 0, bandwidth: 0, range: true, gzipRanges: false, contentLength: true, block: [] });
+  Object.assign(site.server.options, { latencyMs: 0, bandwidth: 0, range: true, gzipRanges: false, contentLength: true, block: [], dropFirst: null, stall: [] });
 }
 
 /** Fresh page on an empty origin storage, server back to normal. */
@@ -258,5 +258,51 @@ test('offline, a lazy engine answers from the pages it has and says network.offl
     await site.context.setOffline(false);
   }
   assert.ok((await call(page, 'search', 'stripe checkout webhook refund invoice', {})).value.totalResultsReturned >= 0);
+  await closePage(page);
+});
+
+test('dropped range requests are retried and the answers stay the CLI\'s', async () => {
+  const page = await freshPage();
+  // The next two requests for the raw index are cut off (connection
+  // destroyed): the range probe, page prefetches or reads; each request
+  // is tried three times, so two drops can hit even the same one.
+  site.server.options.dropFirst = { match: /\.gsx$/, count: 2 };
+  const info = await openEngine(page, { lazyFill: false });
+  assert.equal(info.storage, 'lazy', JSON.stringify(info.storageReason));
+  for (const [query, options] of QUERIES.slice(0, 3)) {
+    const { value: json, error } = await call(page, 'searchJson', query, options);
+    assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
+    assert.equal(json, cliJson(query, options), query);
+  }
+  assert.equal(site.server.options.dropFirst.count, 0, 'both drops happened');
+  await closePage(page);
+});
+
+test('a range request without an answer times out after requestTimeoutMs, then the engine recovers', async () => {
+  const page = await freshPage();
+  const bad = await page.evaluate(async () => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    try {
+      await GitSenseSearch.open({ manifestUrl: '/data/manifest.json', requestTimeoutMs: 0 });
+      return null;
+    } catch (e) {
+      return e.toJSON();
+    }
+  });
+  assert.equal(bad && bad.code, 'options.invalid', JSON.stringify(bad));
+  await openEngine(page, { lazyFill: false, requestTimeoutMs: 300 });
+  // From now on the server takes range requests and never answers them.
+  site.server.options.stall = [/\.gsx$/];
+  const t0 = Date.now();
+  const { error } = await call(page, 'search', 'stripe checkout webhook refund invoice', {});
+  const waited = Date.now() - t0;
+  assert.equal(error && error.code, 'network.failed', JSON.stringify(error));
+  assert.match(error.message, /no answer within 300 ms/);
+  // Three attempts of 300 ms and the pauses between them, not 3 × 15 s.
+  assert.ok(waited >= 900 && waited < 10_000, `gave up after ${waited} ms`);
+  site.server.options.stall = [];
+  const { value, error: again } = await call(page, 'searchJson', 'stripe checkout webhook refund invoice', {});
+  assert.equal(again, undefined, JSON.stringify(again));
+  assert.equal(value, cliJson('stripe checkout webhook refund invoice', {}));
   await closePage(page);
 });

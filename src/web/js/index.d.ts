@@ -25,6 +25,11 @@ export interface OpenOptions {
   /** Lazy mode: copy the whole index into OPFS in the background (default
    * true). false: only pages queries read are kept. */
   lazyFill?: boolean;
+  /** Lazy mode: milliseconds one HTTP Range request may take before it is
+   * abandoned and retried (twice, then the query or the fill fails with
+   * `network.failed`, "no answer within N ms"). Default: 15000 for a page a
+   * query is waiting on, 60000 for prefetches and the fill. 1 to 600000. */
+  requestTimeoutMs?: number;
   onProgress?: (p: Progress) => void;
   /** A background update check finished. */
   onUpdate?: (status: UpdateStatus) => void;

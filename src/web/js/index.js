@@ -134,7 +134,7 @@ export class GitSenseSearch extends EventTarget {
    * reading it lazily over HTTP Range requests while a copy fills OPFS in
    * the background; else by downloading it.
    */
-  static async open({ manifestUrl, storage = 'auto', lazyFill = true, onProgress, onUpdate, onError } = {}) {
+  static async open({ manifestUrl, storage = 'auto', lazyFill = true, requestTimeoutMs, onProgress, onUpdate, onError } = {}) {
     if (typeof manifestUrl !== 'string' || !manifestUrl) {
       throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl' });
     }
@@ -142,6 +142,12 @@ export class GitSenseSearch extends EventTarget {
       throw new GitSenseSearchError({
         code: 'options.invalid',
         message: `storage must be one of ${STORAGE_MODES.join(', ')}, not ${JSON.stringify(storage)}`,
+      });
+    }
+    if (requestTimeoutMs !== undefined && !(Number.isInteger(requestTimeoutMs) && requestTimeoutMs >= 1 && requestTimeoutMs <= 600000)) {
+      throw new GitSenseSearchError({
+        code: 'options.invalid',
+        message: `requestTimeoutMs must be an integer from 1 to 600000 (milliseconds), not ${JSON.stringify(requestTimeoutMs)}`,
       });
     }
     const engine = new GitSenseSearch();
@@ -158,7 +164,7 @@ export class GitSenseSearch extends EventTarget {
     const module = compileModule();
     engine.#channel = new Channel(worker, (m) => engine.#event(m));
     try {
-      const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, pageCompiles: true });
+      const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, requestTimeoutMs, pageCompiles: true });
       module.then(
         (m) => {
           try {

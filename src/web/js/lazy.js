@@ -174,7 +174,7 @@ async function gunzip(res) {
  * null, probe: null | { code, message } }, or null when nothing could be
  * fetched (the session then does it itself and reports the error).
  */
-export async function prefetch(manifestUrl) {
+export async function prefetch(manifestUrl, timeoutMs) {
   try {
     const res = await fetch(manifestUrl, { cache: 'no-cache', credentials: 'same-origin' });
     if (!res.ok) return null;
@@ -182,7 +182,7 @@ export async function prefetch(manifestUrl) {
     const m = JSON.parse(text);
     if (!m || typeof m.rawFile !== 'string' || !Number.isInteger(m.size)) return { manifest: text, hot: null, probe: null };
     const raw = new URL(m.rawFile, res.url || manifestUrl).href;
-    const probe = rangeFetch(raw, 0, 0, m.size, 10000).then(
+    const probe = rangeFetch(raw, 0, 0, m.size, Number.isInteger(timeoutMs) && timeoutMs > 0 ? timeoutMs : 10000).then(
       () => null,
       (e) => probeError(e),
     );

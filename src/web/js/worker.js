@@ -80,11 +80,11 @@ const FILL_DELAY_MS = 1000;
 let startFill = null;
 let prefetched = null;
 
-function startPrefetch({ manifestUrl, storage }) {
+function startPrefetch({ manifestUrl, storage, requestTimeoutMs }) {
   if (storage !== 'auto' && storage !== 'lazy') return null;
   return (async () => {
     if (await isMarkedStored(await scopeOf(manifestUrl))) return null;
-    return prefetch(manifestUrl);
+    return prefetch(manifestUrl, requestTimeoutMs);
   })().catch(() => null);
 }
 
@@ -113,8 +113,9 @@ function update() {
 }
 
 const ops = {
-  async open({ manifestUrl, storage, lazyFill }) {
-    const info = await sessionOpen({ manifestUrl, storage }, progress, await prefetched);
+  async open({ manifestUrl, storage, lazyFill, requestTimeoutMs }) {
+    const options = requestTimeoutMs === undefined ? { manifestUrl, storage } : { manifestUrl, storage, requestTimeoutMs };
+    const info = await sessionOpen(options, progress, await prefetched);
     prefetched = null;
     if (lazyFill !== false && info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') scheduleFill();
     if (info.source === 'stored') {

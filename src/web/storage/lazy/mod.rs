@@ -51,7 +51,9 @@ const CACHE_BYTES: usize = 8 << 20;
 const FILL_CHUNK_BYTES: u64 = 1 << 20;
 /// Bytes hashed and imported per step when storing the finished copy.
 const VERIFY_CHUNK_BYTES: u64 = 1 << 20;
-/// A synchronous page read waits at most this long (then retries twice).
+/// A synchronous page read waits at most this long (then retries twice),
+/// unless the page set `requestTimeoutMs` (which then bounds every range
+/// request of the session).
 const SYNC_TIMEOUT_MS: u32 = 15_000;
 /// A fill request waits at most this long (then retries twice).
 const FILL_TIMEOUT_MS: u32 = 60_000;
@@ -103,6 +105,9 @@ pub struct LazyStats {
 /// The page source of one lazily read index.
 pub struct LazySource {
     url: String,
+    /// Timeouts of a synchronous page read and of an async range request.
+    sync_timeout_ms: u32,
+    fetch_timeout_ms: u32,
     size: u64,
     page_size: u64,
     page_count: u32,
@@ -197,7 +202,7 @@ impl LazySource {
             start as f64,
             end as f64,
             self.size as f64,
-            SYNC_TIMEOUT_MS,
+            self.sync_timeout_ms,
         )
         .map_err(|e| js_error(&e, "network.failed", "reading index pages"))?;
         let bytes = Uint8Array::new(&bytes).to_vec();
@@ -373,7 +378,10 @@ impl LazyIndex {
         scope: &str,
         persist: bool,
         prefetched: Prefetched,
+        request_timeout_ms: Option<u32>,
     ) -> Result<(LazyIndex, rusqlite::Connection)> {
+        let sync_timeout_ms = request_timeout_ms.unwrap_or(SYNC_TIMEOUT_MS);
+        let fetch_timeout_ms = request_timeout_ms.unwrap_or(FILL_TIMEOUT_MS);
         let raw = manifest.raw_file.as_deref().ok_or_else(|| {
             Error::new(
                 "lazy.unavailable",
@@ -389,7 +397,7 @@ impl LazyIndex {
             (true, None) => {}
             (false, _) => {
                 if let Err(e) =
-                    host::range_fetch(&url, 0.0, 0.0, manifest.size as f64, FILL_TIMEOUT_MS).await
+                    host::range_fetch(&url, 0.0, 0.0, manifest.size as f64, fetch_timeout_ms).await
                 {
                     return Err(js_error(
                         &host::probe_error(&e),
@@ -404,6 +412,8 @@ impl LazyIndex {
         let page_count = manifest.page_count as u32;
         let mut source = LazySource {
             url,
+            sync_timeout_ms,
+            fetch_timeout_ms,
             size: manifest.size,
             page_size: manifest.page_size,
             page_count,
@@ -489,7 +499,7 @@ impl LazyIndex {
     pub async fn fetch_pages(&self, pages: &[u32]) -> Result<()> {
         const GAP_PAGES: u32 = 3;
         const MAX_PARALLEL: usize = 24;
-        let (url, size, page_size, mut missing) = {
+        let (url, size, page_size, timeout, mut missing) = {
             let s = lock(&self.source);
             let mut m: Vec<u32> = pages
                 .iter()
@@ -498,7 +508,7 @@ impl LazyIndex {
                 .collect();
             m.sort_unstable();
             m.dedup();
-            (s.url.clone(), s.size, s.page_size, m)
+            (s.url.clone(), s.size, s.page_size, s.fetch_timeout_ms, m)
         };
         if missing.is_empty() {
             return Ok(());
@@ -528,7 +538,7 @@ impl LazyIndex {
             .map(|r| ((u64::from(r.1) + 1) * page_size - 1) as f64)
             .collect();
         let t = host::now_ms();
-        let answers = host::range_fetch_all(&url, starts, ends, size as f64, FILL_TIMEOUT_MS)
+        let answers = host::range_fetch_all(&url, starts, ends, size as f64, timeout)
             .await
             .map_err(|e| js_error(&e, "network.failed", "prefetching index pages"))?;
         let answers: js_sys::Array = answers.into();
@@ -569,20 +579,21 @@ impl LazyIndex {
     /// Fetches the next run of missing pages (one request) into the fill
     /// file; `Ok(false)` once every page is stored (or there is no fill).
     pub async fn fill_step(&self) -> Result<bool> {
-        let (url, size, page_size, run) = {
+        let (url, size, page_size, timeout, run) = {
             let s = lock(&self.source);
             if s.fill.is_none() {
                 return Ok(false);
             }
             let max = (FILL_CHUNK_BYTES / s.page_size).max(1) as u32;
-            (s.url.clone(), s.size, s.page_size, s.next_missing(max))
+            let run = s.next_missing(max);
+            (s.url.clone(), s.size, s.page_size, s.fetch_timeout_ms, run)
         };
         let Some((first, count)) = run else {
             return Ok(false);
         };
         let start = u64::from(first) * page_size;
         let end = u64::from(first + count) * page_size - 1;
-        let bytes = host::range_fetch(&url, start as f64, end as f64, size as f64, FILL_TIMEOUT_MS)
+        let bytes = host::range_fetch(&url, start as f64, end as f64, size as f64, timeout)
             .await
             .map_err(|e| js_error(&e, "network.failed", "filling the index copy"))?;
         let bytes = Uint8Array::new(&bytes).to_vec();
