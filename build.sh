@@ -123,6 +123,14 @@ build_wasm() {
   fi
   local tmp=target/pkg.tmp
   rm -rf "$tmp"
+  # C symbols nothing defines (SQLite compiled with an option the wasm libc
+  # shim or rusqlite do not match) end up as imports from "env" and the
+  # module would fail to instantiate in the browser: refuse them here.
+  node -e '
+    const m = new WebAssembly.Module(require("fs").readFileSync(process.argv[1]));
+    const env = WebAssembly.Module.imports(m).filter((i) => i.module === "env").map((i) => i.name);
+    if (env.length) { console.error("unresolved C symbols in the wasm module: " + env.join(" ")); process.exit(1); }
+  ' "$WASM_OUT" || die "the wasm module has unresolved imports (see SQLITE_WASM_RS_FLAGS in .cargo/config.toml)"
   wasm-bindgen --target web --out-dir "$tmp" --out-name gitsense_search "$WASM_OUT"
   log "optimizing with wasm-opt -Oz"
   node_modules/.bin/wasm-opt -Oz "$tmp/gitsense_search_bg.wasm" -o "$tmp/gitsense_search_bg.opt.wasm"

@@ -131,6 +131,9 @@ async function main() {
         printed = text.length;
       }
       if (text.includes('test result: ')) break;
+      // The harness prints this when the test worker fails to start (a
+      // module that does not instantiate): no test will run.
+      if (/\nWorker error: /.test(text)) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     if (text.includes('test result: ok')) return 0;
