@@ -245,9 +245,15 @@ async fn a_lazy_open_with_a_range_probe_failure_reads_the_whole_index_instead() 
         probed: true,
         hot: None,
     };
-    let s = Session::open(&manifest_url(SITE), StoragePref::Lazy, None, None, prefetched)
-        .await
-        .unwrap();
+    let s = Session::open(
+        &manifest_url(SITE),
+        StoragePref::Lazy,
+        None,
+        None,
+        prefetched,
+    )
+    .await
+    .unwrap();
     let info = s.info().unwrap();
     assert_eq!(info.source, Source::Downloaded);
     assert!(
