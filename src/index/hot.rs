@@ -174,18 +174,32 @@ fn take(file: &Mutex<TracedFile>) -> Vec<u32> {
     reads.into_iter().filter(|p| seen.insert(*p)).collect()
 }
 
-/// The table or index every page belongs to (SQLite's `dbstat`).
-pub fn page_owners(conn: &Connection) -> Result<BTreeMap<u32, String>> {
+/// Every page with the table or index it belongs to and its b-tree page
+/// type (`internal`, `leaf`, `overflow`), from one pass over SQLite's
+/// `dbstat`.
+fn page_kinds(conn: &Connection) -> Result<Vec<(u32, String, String)>> {
     let mut s = conn
-        .prepare("SELECT pageno, name FROM dbstat")
+        .prepare("SELECT pageno, name, pagetype FROM dbstat")
         .ctx("reading page owners")?;
     let rows = s
         .query_map([], |r| {
-            Ok((r.get::<_, i64>(0)? as u32, r.get::<_, String>(1)?))
+            Ok((
+                r.get::<_, i64>(0)? as u32,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
         })
         .ctx("reading page owners")?;
     rows.collect::<std::result::Result<_, _>>()
         .ctx("reading page owners")
+}
+
+/// The table or index every page belongs to (SQLite's `dbstat`).
+pub fn page_owners(conn: &Connection) -> Result<BTreeMap<u32, String>> {
+    Ok(page_kinds(conn)?
+        .into_iter()
+        .map(|(page, name, _)| (page, name))
+        .collect())
 }
 
 /// What [`hot_pages`] found.
@@ -250,31 +264,15 @@ const SMALL_WHOLE_PAGES: i64 = 16;
 /// whole (ranking joins it for the chats of matched rows, which are only
 /// known once those rows are read). With them in hand, the browser finds
 /// the leaves a query needs from pages it already has.
-fn structural_pages(path: &Path) -> Result<BTreeSet<u32>> {
-    let t = Traced::open(path)?;
-    // One pass over dbstat (a correlated count per row made this quadratic
-    // in the page count: minutes for a 270 MB index).
-    let mut s = t
-        .conn
-        .prepare("SELECT pageno, name, pagetype FROM dbstat")
-        .ctx("reading page owners")?;
-    let rows: Vec<(u32, String, String)> = s
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)? as u32,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })
-        .ctx("reading page owners")?
-        .collect::<std::result::Result<_, _>>()
-        .ctx("reading page owners")?;
+fn structural_pages(kinds: &[(u32, String, String)]) -> BTreeSet<u32> {
+    // Pages per table counted once (a correlated count per page made this
+    // quadratic in the page count: minutes for a 270 MB index).
     let mut table_pages: BTreeMap<&str, i64> = BTreeMap::new();
-    for (_, name, _) in &rows {
+    for (_, name, _) in kinds {
         *table_pages.entry(name.as_str()).or_default() += 1;
     }
     let mut out = BTreeSet::new();
-    for (page, name, kind) in &rows {
+    for (page, name, kind) in kinds {
         let pages_of_table = table_pages[name.as_str()];
         // Every inner page: lookups pass them, and there are few.
         let inner = kind == "internal" && name != "sqlite_stat4";
@@ -287,13 +285,17 @@ fn structural_pages(path: &Path) -> Result<BTreeSet<u32>> {
             out.insert(*page);
         }
     }
-    Ok(out)
+    out
 }
 
 /// The pages nearly every query reads (see the module docs).
 pub fn hot_pages(path: &Path) -> Result<HotPages> {
     let probe = Traced::open(path)?;
-    let owners = page_owners(&probe.conn)?;
+    let kinds = page_kinds(&probe.conn)?;
+    let owners: BTreeMap<u32, &str> = kinds
+        .iter()
+        .map(|(page, name, _)| (*page, name.as_str()))
+        .collect();
     let probes = probe_terms(&probe.conn, PROBES)?;
     drop(probe);
     let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
@@ -320,12 +322,10 @@ pub fn hot_pages(path: &Path) -> Result<HotPages> {
     // browser's SQLite: not worth prefetching.
     let mut pages: BTreeSet<u32> = counts
         .into_iter()
-        .filter(|(p, n)| {
-            *n >= need.max(1) && owners.get(p).map(String::as_str) != Some("sqlite_stat4")
-        })
+        .filter(|(p, n)| *n >= need.max(1) && owners.get(p) != Some(&"sqlite_stat4"))
         .map(|(p, _)| p)
         .collect();
-    pages.extend(structural_pages(path)?);
+    pages.extend(structural_pages(&kinds));
     Ok(HotPages {
         pages: pages.into_iter().collect(),
         probes,
