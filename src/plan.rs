@@ -965,7 +965,7 @@ mod tests {
 
     #[test]
     fn exact_names_boost_plain_word_queries_only() {
-        let page_sql = |q: &str| {
+        let messages_sql = |q: &str| {
             let q = parse(q, &profiles::exists).unwrap();
             let p = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
             p.target_plans
@@ -973,19 +973,10 @@ mod tests {
                 .find(|t| t.target == Target::Messages)
                 .and_then(|t| t.sql)
                 .unwrap()
-                .page_sql
         };
+        let page_sql = |q: &str| messages_sql(q).page_sql;
+        let rank_params = |q: &str| messages_sql(q).rank_params;
         let key = name_key("os path join").unwrap();
-        let rank_params = |q: &str| {
-            let q = parse(q, &profiles::exists).unwrap();
-            let p = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
-            p.target_plans
-                .into_iter()
-                .find(|t| t.target == Target::Messages)
-                .and_then(|t| t.sql)
-                .unwrap()
-                .rank_params
-        };
         for q in ["os.path.join", "os path join"] {
             assert!(page_sql(q).contains("WHERE key = :name_key)"));
             assert!(rank_params(q).contains(&SqlValue::Integer(key)));

@@ -182,7 +182,7 @@ export async function prefetch(manifestUrl, timeoutMs) {
     const m = JSON.parse(text);
     if (!m || typeof m.rawFile !== 'string' || !Number.isInteger(m.size)) return { manifest: text, hot: null, probe: null };
     const raw = new URL(m.rawFile, res.url || manifestUrl).href;
-    const probe = rangeFetch(raw, 0, 0, m.size, Number.isInteger(timeoutMs) && timeoutMs > 0 ? timeoutMs : 10000).then(
+    const probe = rangeFetch(raw, 0, 0, m.size, timeoutMs ?? 10000).then(
       () => null,
       (e) => probeError(e),
     );

@@ -114,8 +114,7 @@ function update() {
 
 const ops = {
   async open({ manifestUrl, storage, lazyFill, requestTimeoutMs }) {
-    const options = requestTimeoutMs === undefined ? { manifestUrl, storage } : { manifestUrl, storage, requestTimeoutMs };
-    const info = await sessionOpen(options, progress, await prefetched);
+    const info = await sessionOpen({ manifestUrl, storage, requestTimeoutMs }, progress, await prefetched);
     prefetched = null;
     if (lazyFill !== false && info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') scheduleFill();
     if (info.source === 'stored') {
