@@ -5,6 +5,7 @@
 //
 //   node bench/browser.mjs [--latency MS] [--bandwidth BYTES_PER_S] [--runs N]
 //   node bench/browser.mjs --lazy [--runs N] [--corpus sample|python-docs]   cold visits, lazy mode
+//        [--sites DIR,DIR] [--throttled-only] [--lazy-only]                  (prepared sites compared side by side)
 //
 // Latency is added to every response by the test server (www/serve.mjs);
 // bandwidth caps each response. Results print as Markdown and are merged
@@ -54,7 +55,7 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 export async function coldVisit({ siteRoot = SITE, manifestPath = '/data/manifest.json', query = 'payment', storage = 'auto', latencyMs = 0, bandwidth = 0 } = {}) {
   const blank = path.join(siteRoot, 'cold.html');
   fs.writeFileSync(blank, '<!doctype html><meta charset="utf-8"><title>cold</title>');
-  const server = await startServer({ root: siteRoot, port: 0, latencyMs, bandwidth });
+  const server = await startServer({ root: siteRoot, port: 0, latencyMs, bandwidth, brotli: true, precompress: true });
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-cold-'));
   const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
   try {
@@ -147,7 +148,7 @@ async function main() {
   }
   if (args.includes('--lazy')) return lazyMain();
   fs.writeFileSync(path.join(SITE, 'bench.html'), '<!doctype html><meta charset="utf-8"><title>bench</title>');
-  const server = await startServer({ root: SITE, port: 0, latencyMs, bandwidth });
+  const server = await startServer({ root: SITE, port: 0, latencyMs, bandwidth, brotli: true, precompress: true });
   const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
   const first = [];
   const repeat = [];
@@ -247,21 +248,27 @@ function pythonSite() {
 
 async function lazyMain() {
   const only = args.includes('--corpus') ? args[args.indexOf('--corpus') + 1] : null;
-  const corpora = [
-    { name: 'sample', siteRoot: () => SITE, queries: ['payment', 'stripe lang:js', 'token OR session'] },
-    { name: 'python-docs', siteRoot: pythonSite, queries: ['json dumps', 'asyncio queue', 'os.path.join', 'subprocess'] },
-  ]
-    .filter((c) => !only || c.name === only)
-    .map((c) => ({ ...c, siteRoot: c.siteRoot() }));
+  const pythonQueries = ['json dumps', 'asyncio queue', 'os.path.join', 'subprocess'];
+  // --sites DIR[,DIR...]: sites already made (pkg/ and data/ of a published
+  // Python-docs index), e.g. two builds compared in one run.
+  const sites = args.includes('--sites') ? args[args.indexOf('--sites') + 1].split(',') : null;
+  const corpora = sites
+    ? sites.map((d) => ({ name: path.basename(d), siteRoot: path.resolve(d), queries: pythonQueries }))
+    : [
+        { name: 'sample', siteRoot: () => SITE, queries: ['payment', 'stripe lang:js', 'token OR session'] },
+        { name: 'python-docs', siteRoot: pythonSite, queries: pythonQueries },
+      ]
+        .filter((c) => !only || c.name === only)
+        .map((c) => ({ ...c, siteRoot: c.siteRoot() }));
   const networks = [
     { name: 'local', latencyMs: 0, bandwidth: 0 },
     { name: '50ms_20mbit', latencyMs: 50, bandwidth: 2_500_000 },
-  ];
+  ].filter((n) => !args.includes('--throttled-only') || n.latencyMs);
   const rows = [];
   for (const c of corpora) {
     const manifest = JSON.parse(fs.readFileSync(path.join(c.siteRoot, 'data/manifest.json'), 'utf8'));
     for (const n of networks) {
-      for (const storage of ['auto', 'opfs']) {
+      for (const storage of args.includes('--lazy-only') ? ['auto'] : ['auto', 'opfs']) {
         const visits = [];
         for (let i = 0; i < runs; i++) {
           for (const query of c.queries) {
@@ -293,6 +300,7 @@ async function lazyMain() {
         };
         rows.push(row);
         console.error(`${c.name} ${n.name} ${mode}: ${row.firstResultMs.median.toFixed(0)} ms, ${(row.bytes / 1024).toFixed(0)} KiB, ${row.requests} requests (index ${(row.indexBytes / 1024).toFixed(0)} KiB in ${row.indexRequests})`);
+        for (const [q, v] of Object.entries(row.perQuery)) console.error(`  ${q}: ${v.firstResultMs.toFixed(0)} ms, index ${(v.indexBytes / 1024).toFixed(0)} KiB in ${v.indexRequests}`);
       }
     }
   }
@@ -304,11 +312,14 @@ async function lazyMain() {
     sizes: sizes(),
     rows,
   };
-  const file = path.join(ROOT, 'bench/results.json');
-  const all = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
-  all.lazy = result;
-  const sorted = Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]]));
-  fs.writeFileSync(file, JSON.stringify(sorted, null, 2) + '\n');
+  // A comparison of prepared sites is not the recorded benchmark.
+  if (!sites) {
+    const file = path.join(ROOT, 'bench/results.json');
+    const all = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+    all.lazy = result;
+    const sorted = Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]]));
+    fs.writeFileSync(file, JSON.stringify(sorted, null, 2) + '\n');
+  }
   const kb = (n) => `${(n / 1024).toFixed(0)} KiB`;
   console.log('| index | network | mode | first result (median / p90) | bytes on the wire (all) | requests (all) | index bytes | index requests | sync / batched rounds |');
   console.log('|---|---|---|---|---|---|---|---|---|');

@@ -90,6 +90,12 @@ pub struct TargetSql {
     pub rank_params: Vec<SqlValue>,
     /// The FTS5 expression, for snippets of the returned rows.
     pub fts: Option<String>,
+    /// The tables `page_sql` joins besides the FTS table, e.g.
+    /// `["message_rank"]` for plain words (the lazy warm-up fetches their
+    /// rows of every match).
+    pub tables: Vec<&'static str>,
+    /// The `message_names` key ranking looks up (exact-name boost).
+    pub name_key: Option<i64>,
 }
 
 impl TargetSql {
@@ -493,15 +499,32 @@ fn exact_name_key(e: &Expr) -> Option<i64> {
 /// the message's names is exactly the query. The key is a number the
 /// planner computed, never user text.
 ///
-/// Weights, boost and key are bound parameters (named, so they number
-/// before the WHERE clause's `?`s): the SQL text is the same for every
-/// query of a shape, so prepared statements are reused.
+/// A column's length norm `1 / (1 + k1·(1 − b + b·len/avg))` comes from
+/// `message_rank` (alias `n`, one narrow row per message) and `rank_stats`
+/// (one row, read once per statement); a message without the column has
+/// norm 1.
+///
+/// Weights, BM25 parameters, boost and key are bound parameters (named,
+/// so they number before the WHERE clause's `?`s): the SQL text is the same
+/// for every query of a shape, so prepared statements are reused.
 fn message_rank(exact: Option<i64>) -> (String, Vec<SqlValue>) {
     let w = MESSAGE_COLUMN_WEIGHTS;
-    let columns = "(min(bm25(fts_messages, 1e6, 0.0, 0.0) * m.title_norm * :w_title, \
-         bm25(fts_messages, 0.0, 0.0, 1e6) * m.keywords_norm * :w_keywords) \
-         + bm25(fts_messages, 0.0, :w_body, 0.0))";
+    let norm = |len: &str| {
+        format!(
+            "(CASE WHEN n.{len} > 0 THEN 1.0 / (1.0 + :k1 * (1.0 - :b + :b * n.{len} / \
+             (SELECT avg_{len} FROM rank_stats))) ELSE 1.0 END)"
+        )
+    };
+    let columns = format!(
+        "(min(bm25(fts_messages, 1e6, 0.0, 0.0) * {} * :w_title, \
+         bm25(fts_messages, 0.0, 0.0, 1e6) * {} * :w_keywords) \
+         + bm25(fts_messages, 0.0, :w_body, 0.0))",
+        norm("title_len"),
+        norm("keywords_len")
+    );
     let mut params = vec![
+        SqlValue::Real(crate::index::BM25_K1),
+        SqlValue::Real(crate::index::BM25_B),
         SqlValue::Real(w.title),
         SqlValue::Real(w.keywords),
         SqlValue::Real(w.body),
@@ -512,13 +535,110 @@ fn message_rank(exact: Option<i64>) -> (String, Vec<SqlValue>) {
             params.push(SqlValue::Real(EXACT_NAME_BOOST));
             (
                 format!(
-                    "({columns} * (CASE WHEN m.id IN (SELECT message_id FROM message_names WHERE key = :name_key) THEN :boost ELSE 1.0 END))"
+                    "({columns} * (CASE WHEN fts_messages.rowid IN (SELECT message_id FROM message_names WHERE key = :name_key) THEN :boost ELSE 1.0 END))"
                 ),
                 params,
             )
         }
-        None => (columns.to_string(), params),
+        None => (columns, params),
     }
+}
+
+/// Whether generated SQL refers to table alias `alias` (`m.id`, not
+/// `fts_messages.rowid`). Only planner-written SQL is scanned; user text
+/// is always a bound parameter.
+fn uses_alias(sql: &str, alias: char) -> bool {
+    let b = sql.as_bytes();
+    (0..b.len().saturating_sub(1)).any(|i| {
+        b[i] == alias as u8
+            && b[i + 1] == b'.'
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+    })
+}
+
+/// The FROM clause of a target, joining only the tables `sql` (everything
+/// the statement says besides FROM) refers to, and the tables it joins.
+/// Every message has its chat and every code block its message (the
+/// builder drops rows that do not), so leaving out a join changes no
+/// result; a query without filters then ranks from FTS5's own tables.
+fn from_clause(target: Target, fts: bool, sql: &str) -> (String, Vec<&'static str>) {
+    let (c, m, b, n) = (
+        uses_alias(sql, 'c'),
+        uses_alias(sql, 'm'),
+        uses_alias(sql, 'b'),
+        uses_alias(sql, 'n'),
+    );
+    let mut from = String::new();
+    let mut tables = Vec::new();
+    let mut join = |from: &mut String, table: &'static str, clause: &str| {
+        from.push_str(clause);
+        tables.push(table);
+    };
+    match target {
+        Target::Chats => {
+            if !fts {
+                join(&mut from, "chats", "chats c");
+            } else {
+                from.push_str("fts_chats");
+                if c {
+                    join(
+                        &mut from,
+                        "chats",
+                        " JOIN chats c ON c.id = fts_chats.rowid",
+                    );
+                }
+            }
+        }
+        Target::Messages => {
+            if !fts {
+                join(&mut from, "messages", "messages m");
+            } else {
+                from.push_str("fts_messages");
+                if n {
+                    join(
+                        &mut from,
+                        "message_rank",
+                        " JOIN message_rank n ON n.id = fts_messages.rowid",
+                    );
+                }
+                if m || c {
+                    join(
+                        &mut from,
+                        "messages",
+                        " JOIN messages m ON m.id = fts_messages.rowid",
+                    );
+                }
+            }
+            if c {
+                join(&mut from, "chats", " JOIN chats c ON c.id = m.chat_id");
+            }
+        }
+        Target::CodeBlocks => {
+            if !fts {
+                join(&mut from, "code_blocks", "code_blocks b");
+            } else {
+                from.push_str("fts_code_blocks");
+                if b || m || c {
+                    join(
+                        &mut from,
+                        "code_blocks",
+                        " JOIN code_blocks b ON b.id = fts_code_blocks.rowid",
+                    );
+                }
+            }
+            if m {
+                join(
+                    &mut from,
+                    "messages",
+                    " JOIN messages m ON m.id = b.message_id",
+                );
+            }
+            if c {
+                join(&mut from, "chats", " JOIN chats c ON c.id = b.chat_id");
+            }
+        }
+    }
+    (from, tables)
 }
 
 /// Accumulates WHERE conditions and their parameters, in order.
@@ -721,33 +841,21 @@ fn plan_target(
         skipped: Some(why),
     };
     let c = cols(target);
-    let (fts_table, (rank_expr, rank_expr_params), from_fts, from_plain, kind) = match target {
+    let (fts_table, (rank_expr, rank_expr_params), kind) = match target {
         Target::Chats => (
             "fts_chats",
             ("bm25(fts_chats)".to_string(), vec![]),
-            "fts_chats JOIN chats c ON c.id = fts_chats.rowid",
-            "chats c",
             TokenizerKind::Words,
         ),
-        Target::Messages => (
-            "fts_messages",
-            message_rank(exact),
-            "fts_messages JOIN messages m ON m.id = fts_messages.rowid JOIN chats c ON c.id = m.chat_id",
-            "messages m JOIN chats c ON c.id = m.chat_id",
-            TokenizerKind::Words,
-        ),
+        Target::Messages => ("fts_messages", message_rank(exact), TokenizerKind::Words),
         Target::CodeBlocks => (
             "fts_code_blocks",
             ("bm25(fts_code_blocks)".to_string(), vec![]),
-            "fts_code_blocks JOIN code_blocks b ON b.id = fts_code_blocks.rowid JOIN messages m ON m.id = b.message_id JOIN chats c ON c.id = b.chat_id",
-            "code_blocks b JOIN messages m ON m.id = b.message_id JOIN chats c ON c.id = b.chat_id",
             TokenizerKind::Trigram,
         ),
     };
-
     let mut conds = Conds::default();
     let mut fts = None;
-    let mut from = from_plain;
     let mut rank = "0.0".to_string();
     let mut rank_params: Vec<SqlValue> = Vec::new();
     if let Some(e) = expr {
@@ -786,7 +894,6 @@ fn plan_target(
                 };
                 conds.push(format!("{fts_table} MATCH ?"), vec![text(&expr)]);
                 fts = Some(expr);
-                from = from_fts;
                 rank = rank_expr;
                 rank_params = rank_expr_params;
             }
@@ -851,6 +958,12 @@ fn plan_target(
     } else {
         format!(" WHERE {}", conds.sql.join(" AND "))
     };
+    // With FTS the row id is the FTS rowid: no table needs joining for it.
+    let own_id = if fts.is_some() {
+        format!("{fts_table}.rowid")
+    } else {
+        c.own_id.to_string()
+    };
     let mut order: Vec<String> = sort
         .iter()
         .map(|k| {
@@ -859,7 +972,7 @@ fn plan_target(
                 SortField::CreatedAt => c.created.to_string(),
                 SortField::UpdatedAt => c.updated.to_string(),
                 SortField::Name => "c.name COLLATE NOCASE".to_string(),
-                SortField::Id => c.own_id.to_string(),
+                SortField::Id => own_id.clone(),
                 SortField::Size => c.size.to_string(),
                 SortField::Path => c.path.to_string(),
             };
@@ -867,19 +980,26 @@ fn plan_target(
         })
         .collect();
     order.push("r".into());
-    order.push(c.own_id.into());
+    order.push(own_id.clone());
+    let order = order.join(", ");
+    let (count_from, _) = from_clause(target, fts.is_some(), &where_sql);
+    let (page_from, tables) = from_clause(
+        target,
+        fts.is_some(),
+        &format!("{own_id} {rank} {where_sql} {order}"),
+    );
     Ok(TargetPlan {
         target,
         sql: Some(TargetSql {
-            count_sql: format!("SELECT count(*) FROM {from}{where_sql}"),
+            count_sql: format!("SELECT count(*) FROM {count_from}{where_sql}"),
             page_sql: format!(
-                "SELECT {} AS id, {rank} AS r FROM {from}{where_sql} ORDER BY {} LIMIT ? OFFSET ?",
-                c.own_id,
-                order.join(", ")
+                "SELECT {own_id} AS id, {rank} AS r FROM {page_from}{where_sql} ORDER BY {order} LIMIT ? OFFSET ?"
             ),
             params: conds.params,
             rank_params,
+            name_key: if target == Target::Messages && fts.is_some() { exact } else { None },
             fts,
+            tables,
         }),
         skipped: None,
     })
@@ -986,6 +1106,62 @@ mod tests {
         for q in ["a OR b", "join*", "join -str"] {
             assert!(!page_sql(q).contains("message_names"), "{q}");
         }
+    }
+
+    #[test]
+    fn only_the_tables_a_query_needs_are_joined() {
+        let sql_of = |q: &str, target: Target| {
+            let q = parse(q, &profiles::exists).unwrap();
+            let p = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
+            p.target_plans
+                .into_iter()
+                .find(|t| t.target == target)
+                .and_then(|t| t.sql)
+                .unwrap()
+        };
+        // Plain words: ranking reads FTS5's tables and, for messages, the
+        // column lengths; counting reads FTS5's tables only.
+        let m = sql_of("payment", Target::Messages);
+        assert_eq!(m.tables, vec!["message_rank"]);
+        assert_eq!(
+            m.count_sql,
+            "SELECT count(*) FROM fts_messages WHERE fts_messages MATCH ?"
+        );
+        assert!(
+            m.page_sql.starts_with("SELECT fts_messages.rowid AS id"),
+            "{}",
+            m.page_sql
+        );
+        for t in [Target::Chats, Target::CodeBlocks] {
+            let s = sql_of("payment", t);
+            assert!(s.tables.is_empty(), "{t:?}: {:?}", s.tables);
+            assert!(!s.page_sql.contains(" JOIN "), "{}", s.page_sql);
+        }
+        // Filters bring in the tables they read, and what links to them.
+        let m = sql_of("payment chat-type:regular", Target::Messages);
+        assert_eq!(m.tables, vec!["message_rank", "messages", "chats"]);
+        assert!(
+            m.count_sql.contains("JOIN chats c ON c.id = m.chat_id"),
+            "{}",
+            m.count_sql
+        );
+        let b = sql_of("payment role:user", Target::CodeBlocks);
+        assert_eq!(b.tables, vec!["code_blocks", "messages"]);
+        let b = sql_of("payment lang:js", Target::CodeBlocks);
+        assert_eq!(b.tables, vec!["code_blocks"]);
+        // Without words: the rows themselves, as before.
+        let m = sql_of("role:user", Target::Messages);
+        assert!(
+            m.count_sql
+                .starts_with("SELECT count(*) FROM messages m WHERE"),
+            "{}",
+            m.count_sql
+        );
+        // A table name ending in a letter that is also an alias is no use
+        // of that alias.
+        assert!(!uses_alias("fts_messages.rowid", 's'));
+        assert!(uses_alias("(m.id = 1)", 'm'));
+        assert!(!uses_alias("bm25(fts_code_blocks)", 'b'));
     }
 
     #[test]

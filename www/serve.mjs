@@ -3,12 +3,14 @@
 //
 //   node www/serve.mjs [--root DIR] [--port 8080] [--host 127.0.0.1]
 //                      [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth]
-//                      [--no-range] [--no-compress] [--gzip-ranges] [--no-content-length]
+//                      [--no-range] [--no-compress] [--no-brotli] [--gzip-ranges] [--no-content-length]
 //
-// Like a static host it answers revalidations with 304 (ETag) and gzips
-// HTML, CSS, JS, JSON and wasm for clients that accept it (never the index
-// files: the .gz is already compressed and the raw index is read by
-// range). Besides, it can add latency to every response, cap the
+// Like a static host it answers revalidations with 304 (ETag) and
+// compresses HTML, CSS, JS, JSON and wasm for clients that accept it:
+// brotli at quality 11 (as hosts serve precompressed assets; the command
+// line's default, --no-brotli turns it off, in-process servers opt in),
+// else gzip. Never the index files: the .gz is already compressed and the
+// raw index is read by range. Besides, it can add latency to every response, cap the
 // bandwidth (per response, or for all responses together as one link
 // does), ignore Range headers, gzip range answers or leave out
 // Content-Length (servers lazy loading must detect), refuse paths (the
@@ -46,11 +48,77 @@ const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.wasm', 
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// Compressed bodies, shared by every server of the process (brotli at
+// quality 11 takes seconds for the wasm; a benchmark starting a server
+// per visit pays it once): 'br /path' / 'gzip /path' → { etag, body }.
+const compressedCache = new Map();
+
+function compress(encoding, file, etag, body) {
+  const key = `${encoding} ${file}`;
+  let cached = compressedCache.get(key);
+  if (!cached || cached.etag !== etag) {
+    const packed =
+      encoding === 'br'
+        ? zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
+        : zlib.gzipSync(body, { level: 9 });
+    cached = { etag, body: packed };
+    compressedCache.set(key, cached);
+  }
+  return cached.body;
+}
+
+const etagOf = (stat) => `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+
+/**
+ * Compresses every compressible file under `root` ahead of the first
+ * request (what a host's precompressed assets are), so no timed request
+ * waits for the compressor.
+ */
+export function precompress(root) {
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (COMPRESSIBLE.has(path.extname(p))) {
+        const stat = fs.statSync(p);
+        if (stat.size > 50_000_000) continue;
+        const body = fs.readFileSync(p);
+        for (const enc of ['br', 'gzip']) compress(enc, p, etagOf(stat), body);
+      }
+    }
+  };
+  walk(path.resolve(root));
+}
+
+/**
+ * `bytes=start-end` of a file of `size` bytes, read from disk: { partial,
+ * start, end, size, bytes }, or the whole file when the range is not
+ * satisfiable (the caller then answers 416 as for any other range).
+ */
+async function readRange(file, size, header) {
+  const [, a, b] = /^bytes=(\d+)-(\d+)$/.exec(header);
+  const start = Number(a);
+  const end = Math.min(Number(b), size - 1);
+  if (start > end) return fs.promises.readFile(file);
+  const fh = await fs.promises.open(file, 'r');
+  try {
+    const bytes = Buffer.alloc(end - start + 1);
+    await fh.read(bytes, 0, bytes.length, start);
+    return { partial: true, start, end, size, bytes };
+  } finally {
+    await fh.close();
+  }
+}
+
 /**
  * Starts the server. Options: root, port (0 = any), host, latencyMs,
  * bandwidth (bytes/s, 0 = unlimited), sharedBandwidth (the cap is for all
  * responses together, as on one link; default: per response), range
- * (default true), compress (gzip text and wasm, default true), gzipRanges
+ * (default true), compress (brotli or gzip for text and wasm, default
+ * true), brotli (prefer brotli where accepted, default false: quality 11
+ * takes seconds for the wasm; the command line and the benchmarks turn it
+ * on and precompress), precompress (compress every file of root before
+ * listening, default false), gzipRanges
  * (gzip 206 bodies too, default false), contentLength (default true), block (an
  * array of RegExp or strings matched against the path: such requests are
  * dropped), dropFirst ({ match, count }: the next `count` requests whose
@@ -72,6 +140,7 @@ export async function startServer(opts = {}) {
     sharedBandwidth: opts.sharedBandwidth || false,
     range: opts.range !== false,
     compress: opts.compress !== false,
+    brotli: opts.brotli === true,
     gzipRanges: opts.gzipRanges === true,
     contentLength: opts.contentLength !== false,
     block: opts.block || [],
@@ -83,7 +152,6 @@ export async function startServer(opts = {}) {
   };
   const zero = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {}, ranges: 0 });
   let counters = zero();
-  const gzipCache = new Map(); // file → { etag, body }
   const bodyCache = new Map(); // file → { version, body }
   let linkFreeAt = 0; // with sharedBandwidth: when the link has sent what it was given
 
@@ -103,6 +171,7 @@ export async function startServer(opts = {}) {
     // Bandwidth cap: 20 slices per second (100 on a shared link, so that
     // responses take turns in small steps).
     const slice = Math.max(1, Math.floor(options.bandwidth / (options.sharedBandwidth ? 100 : 20)));
+    const firstAt = performance.now();
     for (let at = start; at < end; at += slice) {
       if (res.destroyed) return;
       const piece = body.subarray(at, Math.min(end, at + slice));
@@ -114,9 +183,11 @@ export async function startServer(opts = {}) {
         count(piece.length);
         res.write(piece);
       } else {
+        // This response's own link: the piece's last byte leaves when
+        // the bytes so far take at the cap since the first one did.
         count(piece.length);
         res.write(piece);
-        await sleep(50);
+        await sleep(firstAt + ((at + piece.length - start) * 1000) / options.bandwidth - performance.now());
       }
     }
     res.end();
@@ -160,8 +231,14 @@ export async function startServer(opts = {}) {
       stat = fs.statSync(file, { bigint: true });
       const version = `${stat.size}-${stat.mtimeNs}-${stat.ino}`;
       const cached = bodyCache.get(file);
+      const ranged = options.range && req.method !== 'HEAD' && req.headers.range && !options.gzipRanges;
       if (cached && cached.version === version) body = cached.body;
-      else {
+      else if (ranged && stat.size > 1_000_000n && /^bytes=\d+-\d+$/.test(req.headers.range)) {
+        // A range of a big file is read on its own, as a static host
+        // does (loading 30 MB first would delay the first range request
+        // by a few hundred ms, a cost no real server has).
+        body = await readRange(file, Number(stat.size), req.headers.range);
+      } else {
         body = await fs.promises.readFile(file);
         bodyCache.set(file, { version, body });
       }
@@ -170,7 +247,7 @@ export async function startServer(opts = {}) {
       return send(res, 404, { 'content-type': 'text/plain' }, Buffer.from(`not found: ${pathname}`));
     }
     const ext = path.extname(file);
-    const etag = `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+    const etag = etagOf(stat);
     // Revalidation answers 304, as static hosts do, so a repeat visit does
     // not download the module again.
     if (req.headers['if-none-match'] === etag) {
@@ -188,6 +265,12 @@ export async function startServer(opts = {}) {
     if (req.method === 'HEAD') {
       headers['content-length'] = body.length;
       return send(res, 200, headers);
+    }
+    if (body.partial) {
+      counters.ranges++;
+      headers['content-range'] = `bytes ${body.start}-${body.end}/${body.size}`;
+      headers['content-length'] = body.bytes.length;
+      return send(res, 206, headers, body.bytes);
     }
     const range = options.range && req.headers.range && /^bytes=(\d*)-(\d*)$/.exec(req.headers.range);
     if (range) {
@@ -209,20 +292,18 @@ export async function startServer(opts = {}) {
       headers['content-length'] = end - start + 1;
       return send(res, 206, headers, body, start, end + 1);
     }
-    if (options.compress && COMPRESSIBLE.has(ext) && /\bgzip\b/.test(req.headers['accept-encoding'] || '')) {
-      let cached = gzipCache.get(file);
-      if (!cached || cached.etag !== etag) {
-        cached = { etag, body: zlib.gzipSync(body, { level: 9 }) };
-        gzipCache.set(file, cached);
-      }
-      body = cached.body;
-      headers['content-encoding'] = 'gzip';
+    const accepts = req.headers['accept-encoding'] || '';
+    const encoding = !options.compress || !COMPRESSIBLE.has(ext) ? null : options.brotli && /\bbr\b/.test(accepts) ? 'br' : /\bgzip\b/.test(accepts) ? 'gzip' : null;
+    if (encoding) {
+      body = compress(encoding, file, etag, body);
+      headers['content-encoding'] = encoding;
       headers.vary = 'accept-encoding';
     }
     headers['content-length'] = body.length;
     return send(res, 200, headers, body);
   });
 
+  if (opts.precompress) precompress(options.root);
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, resolve);
@@ -245,7 +326,7 @@ export async function startServer(opts = {}) {
 }
 
 function parseArgs(argv) {
-  const o = { root: 'www/dist', port: 8080, quiet: false };
+  const o = { root: 'www/dist', port: 8080, quiet: false, brotli: true, precompress: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -260,11 +341,12 @@ function parseArgs(argv) {
     else if (a === '--shared-bandwidth') o.sharedBandwidth = true;
     else if (a === '--no-range') o.range = false;
     else if (a === '--no-compress') o.compress = false;
+    else if (a === '--no-brotli') o.brotli = false;
     else if (a === '--gzip-ranges') o.gzipRanges = true;
     else if (a === '--no-content-length') o.contentLength = false;
     else if (a === '--quiet') o.quiet = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-compress] [--gzip-ranges] [--no-content-length] [--quiet]');
+      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-compress] [--no-brotli] [--gzip-ranges] [--no-content-length] [--quiet]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }

@@ -62,6 +62,8 @@ export function serve(site, engines, network) {
     latencyMs: network.latencyMs,
     bandwidth: network.bandwidth,
     sharedBandwidth: true,
+    brotli: true,
+    precompress: true,
     headers: ISOLATION,
     immutable: [/\/index-[0-9a-f]{16}\.[^/]*$/, ...engines.flatMap((e) => e.immutable || [])],
   });

@@ -110,7 +110,7 @@ export function markdown(r) {
     out.push('');
     out.push(
       `${d.pages} pages (the pages our importer indexes: \`bench-native pages\`), the same page for every engine (\`bench/lib/page.mjs\`: the engine opens at page load and shows its first result for \`${d.firstQuery}\`), ` +
-        `headless Chromium ${r.versions.chromium}, served by \`www/serve.mjs\` (gzip for JS, JSON and wasm, ETag revalidation, hashed index files cacheable for a year, one shared bandwidth cap, latency added to every response). ` +
+        `headless Chromium ${r.versions.chromium}, served by \`www/serve.mjs\` (brotli, quality 11, for JS, JSON and wasm, ETag revalidation, hashed index files cacheable for a year, one shared bandwidth cap, latency added to every response). ` +
         `Medians of ${d.runs} runs with a fresh browser profile each; queries: ${d.warmQueries} from the quality set. In parentheses: the peer's figure divided by ours.`,
     );
     out.push('');

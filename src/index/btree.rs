@@ -5,9 +5,11 @@
 //!
 //! In: pages (as bytes) of a table b-tree and sorted rowids. Out: the child
 //! page each key descends to ([`descend`]), and for a leaf the overflow
-//! chains of the rows it holds ([`leaf_overflows`]). Anything unexpected
-//! (an index page, a bad offset) yields `None`: a prefetch plan is only an
-//! optimisation, SQLite reads what it needs regardless.
+//! chains of the rows it holds ([`leaf_overflows`]); for an index b-tree
+//! whose first column is an integer, the children a lookup of that column
+//! reads ([`descend_index`]). Anything unexpected (a bad offset, a text
+//! key) yields `None`: a prefetch plan is only an optimisation, SQLite
+//! reads what it needs regardless.
 
 /// A page's b-tree kind (the first byte of its header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +101,75 @@ pub fn descend(page: &[u8], page_no: u32, keys: &[i64]) -> Option<Vec<(u32, Vec<
         match out.last_mut() {
             Some((c, ks)) if *c == child => ks.push(key),
             _ => out.push((child, vec![key])),
+        }
+    }
+    Some(out)
+}
+
+/// The first column of an index record at `at` when it is an integer.
+fn first_int(b: &[u8], at: usize) -> Option<i64> {
+    let (header_len, h) = varint(b, at)?;
+    if (header_len as usize) <= h {
+        return None;
+    }
+    let (serial, _) = varint(b, at + h)?;
+    let body = at + header_len as usize;
+    let width = match serial {
+        8 => return Some(0),
+        9 => return Some(1),
+        1..=4 => serial as usize,
+        5 => 6,
+        6 => 8,
+        _ => return None,
+    };
+    let bytes = b.get(body..body + width)?;
+    let mut v: i64 = if bytes[0] & 0x80 != 0 { -1 } else { 0 };
+    for &x in bytes {
+        v = (v << 8) | i64::from(x);
+    }
+    Some(v)
+}
+
+/// For an interior index page of a b-tree whose first column is an
+/// integer: the children a lookup of each of `keys` (ascending values of
+/// that column) reads, deduplicated, in page order of first use. Entries
+/// equal to a key can sit on both sides of a cell holding that key, so
+/// every child whose range touches the key is taken.
+pub fn descend_index(page: &[u8], page_no: u32, keys: &[i64]) -> Option<Vec<(u32, Vec<i64>)>> {
+    let (k, offsets) = cells(page, page_no)?;
+    if k != PageKind::InteriorIndex {
+        return None;
+    }
+    let h = header_at(page_no);
+    let right = u32_at(page, h + 8)?;
+    // (first column of the cell, left child), ascending.
+    let bounds = offsets
+        .iter()
+        .map(|&o| {
+            let (_, n) = varint(page, o + 4)?;
+            Some((first_int(page, o + 4 + n)?, u32_at(page, o)?))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let mut out: Vec<(u32, Vec<i64>)> = Vec::new();
+    for &key in keys {
+        // The left child of the first cell >= key, and every later child
+        // while the cells still equal the key.
+        let mut i = bounds.partition_point(|(v, _)| *v < key);
+        loop {
+            let child = bounds.get(i).map(|(_, c)| *c).unwrap_or(right);
+            match out.iter_mut().find(|(c, _)| *c == child) {
+                Some((_, ks)) => {
+                    if ks.last() != Some(&key) {
+                        ks.push(key)
+                    }
+                }
+                None => out.push((child, vec![key])),
+            }
+            if bounds.get(i).is_some_and(|(v, _)| *v == key) {
+                i += 1;
+            } else {
+                break;
+            }
         }
     }
     Some(out)

@@ -253,17 +253,17 @@ fn probe_terms(conn: &Connection, n: usize) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Tables ranking joins for every matched row (hot whole when small).
-const RANKING_TABLES: &[&str] = &["chats"];
+/// Tables ranking joins for every matched row (hot whole when small):
+/// for plain words only `message_rank` (see `plan::from_clause`).
+const RANKING_TABLES: &[&str] = &["message_rank"];
 /// An FTS `_idx` table (every term is looked up in it before its doclist
 /// can be fetched) or a ranking table this small is hot whole.
 const SMALL_WHOLE_PAGES: i64 = 16;
 
 /// Pages a lookup needs before it knows which leaves to read: every inner
-/// b-tree page, small FTS `_idx` tables whole, and a small `chats` table
-/// whole (ranking joins it for the chats of matched rows, which are only
-/// known once those rows are read). With them in hand, the browser finds
-/// the leaves a query needs from pages it already has.
+/// b-tree page, small FTS `_idx` tables whole, and a small `message_rank`
+/// whole (ranking reads it for every matched message). With them in hand,
+/// the browser finds the leaves a query needs from pages it already has.
 fn structural_pages(kinds: &[(u32, String, String)]) -> BTreeSet<u32> {
     // Pages per table counted once (a correlated count per page made this
     // quadratic in the page count: minutes for a 270 MB index).
@@ -279,9 +279,9 @@ fn structural_pages(kinds: &[(u32, String, String)]) -> BTreeSet<u32> {
         let small_idx = name.starts_with("fts_")
             && name.ends_with("_idx")
             && pages_of_table <= SMALL_WHOLE_PAGES;
-        let small_chats =
+        let small_ranking =
             RANKING_TABLES.contains(&name.as_str()) && pages_of_table <= SMALL_WHOLE_PAGES;
-        if inner || small_idx || small_chats {
+        if inner || small_idx || small_ranking {
             out.insert(*page);
         }
     }

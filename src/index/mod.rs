@@ -2,11 +2,16 @@
 //! object need, and nothing else.
 //!
 //! Layout (format version [`FORMAT_VERSION`]):
-//! - small "filter" tables (`chats`, `messages`, `code_blocks`) that ranking
-//!   and counting touch, kept apart from the bulky "payload" tables
+//! - small "filter" tables (`chats`, `messages`, `code_blocks`) that
+//!   filters and sorts touch, kept apart from the bulky "payload" tables
 //!   (`chat_details`, `message_text`, `code_text`) that are read only for the
 //!   page of results being returned. This keeps the pages a query reads few,
 //!   which matters when the file is read lazily over HTTP.
+//! - `message_rank` (chat and title/keyword lengths of every message, about
+//!   10 bytes a row) and `rank_stats` (their averages): all that ranking a
+//!   message reads besides FTS5's own tables. A query without filters joins
+//!   no filter table at all (`plan`), so ranking reads the doclists, FTS5's
+//!   document sizes and, for messages, `message_rank`.
 //! - FTS5 tables over the payload: `fts_chats(name)` and
 //!   `fts_messages(title, body, keywords)` with unicode61 + diacritics removal,
 //!   `fts_code_blocks(content)` with the trigram tokenizer.
@@ -27,7 +32,7 @@ use std::path::Path;
 pub use writer::{BuildStats, IndexWriter, SourceInfo};
 
 /// Version of the file layout; an index of another version is refused.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Page size of built indexes (small pages keep lazy range reads cheap).
 pub const PAGE_SIZE: u32 = 4096;
@@ -165,9 +170,17 @@ CREATE TABLE messages(
   file_path TEXT,
   language TEXT,
   created_at TEXT,
-  updated_at TEXT,
-  title_norm REAL NOT NULL DEFAULT 1.0,
-  keywords_norm REAL NOT NULL DEFAULT 1.0
+  updated_at TEXT
+);
+CREATE TABLE message_rank(
+  id INTEGER PRIMARY KEY,
+  chat_id INTEGER NOT NULL,
+  title_len INTEGER NOT NULL,
+  keywords_len INTEGER NOT NULL
+);
+CREATE TABLE rank_stats(
+  avg_title_len REAL,
+  avg_keywords_len REAL
 );
 CREATE TABLE message_text(
   id INTEGER PRIMARY KEY,

@@ -326,8 +326,103 @@ impl PageCache {
     }
 }
 
+/// Gaps (in pages) always fetched to join two runs.
+pub const ALWAYS_JOIN_PAGES: u32 = 1;
+/// Requests a browser runs at once per host over HTTP/1.1.
+pub const WAVE: usize = 6;
+/// What another wave of requests costs, in pages: a round trip of 50 ms
+/// moves ~30 pages at 20 Mbit/s.
+pub const PAGES_PER_WAVE: u64 = 30;
+
+/// Sorted pages → runs `[first, last]` to request, at most `max_runs`.
+/// Runs are joined across gaps of [`ALWAYS_JOIN_PAGES`]; then across the
+/// smallest gaps as long as that pays: a browser opens [`WAVE`]
+/// connections per host over HTTP/1.1, so every [`WAVE`] more requests
+/// queue for another round trip, which costs about what [`PAGES_PER_WAVE`]
+/// pages of gap do. Of the joins in order of gap size, the prefix with the
+/// least cost (waves × [`PAGES_PER_WAVE`] + gap pages fetched) is taken;
+/// then, above `max_runs`, across any gap. The browser's lazy mode
+/// fetches its batches of pages this way.
+pub fn coalesce_runs(pages: impl Iterator<Item = u32>, max_runs: usize) -> Vec<(u32, u32)> {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for p in pages {
+        match runs.last_mut() {
+            Some((_, last)) if p <= *last + 1 + ALWAYS_JOIN_PAGES => *last = p,
+            _ => runs.push((p, p)),
+        }
+    }
+    let waves = |n: usize| n.div_ceil(WAVE) as u64;
+    // Gaps between neighbours, smallest first: joining them in this order
+    // is what the cost is weighed over.
+    let mut gaps: Vec<(u32, usize)> = (1..runs.len())
+        .map(|i| (runs[i].0 - runs[i - 1].1 - 1, i))
+        .collect();
+    gaps.sort_unstable();
+    let (mut best, mut best_cost, mut extra) = (0, waves(runs.len()) * PAGES_PER_WAVE, 0u64);
+    for (k, (gap, _)) in gaps.iter().enumerate() {
+        extra += u64::from(*gap);
+        let cost = waves(runs.len() - k - 1) * PAGES_PER_WAVE + extra;
+        if cost < best_cost {
+            (best, best_cost) = (k + 1, cost);
+        }
+    }
+    // Joins needed to fit max_runs come on top, smallest gaps first.
+    let joins = best.max(runs.len().saturating_sub(max_runs));
+    let mut joined: Vec<bool> = vec![false; runs.len()];
+    for (_, i) in &gaps[..joins.min(gaps.len())] {
+        joined[*i] = true;
+    }
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for (i, r) in runs.into_iter().enumerate() {
+        match out.last_mut() {
+            Some(last) if joined[i] => last.1 = r.1,
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    use super::{coalesce_runs, WAVE};
+
+    #[test]
+    fn runs_join_where_a_wave_of_requests_costs_more_than_the_gap() {
+        // Adjacent and one-page gaps join; few runs stay apart.
+        assert_eq!(
+            coalesce_runs([1, 2, 4, 10].into_iter(), 24),
+            vec![(1, 4), (10, 10)]
+        );
+        // Seven runs, gaps of 5 pages and one of 400: joining one small gap
+        // saves a wave (30 pages) for 5 pages; the big gap stays.
+        let pages = [0u32, 6, 12, 18, 24, 30, 431];
+        let runs = coalesce_runs(pages.into_iter(), 24);
+        assert!(runs.len() <= WAVE, "{runs:?}");
+        assert!(runs.iter().any(|r| *r == (431, 431)), "{runs:?}");
+        let fetched: u32 = runs.iter().map(|(a, b)| b - a + 1).sum();
+        assert!(fetched <= 7 + 5, "{fetched} pages: {runs:?}");
+        // Thirteen runs 20 pages apart: three waves; one join (20 pages)
+        // saves the third wave, more joins would not pay.
+        let spread: Vec<u32> = (0..13).map(|i| i * 21).collect();
+        let runs = coalesce_runs(spread.iter().copied(), 24);
+        assert_eq!(runs.len(), 2 * WAVE, "{runs:?}");
+        // Far apart: nothing joins (up to max_runs); then joins to fit.
+        let far: Vec<u32> = (0..10).map(|i| i * 1000).collect();
+        assert_eq!(coalesce_runs(far.iter().copied(), 24).len(), 10);
+        assert_eq!(coalesce_runs(far.iter().copied(), 4).len(), 4);
+        // Every page stays covered.
+        for (pages, max) in [(&far, 4), (&spread, 24)] {
+            let runs = coalesce_runs(pages.iter().copied(), max);
+            for p in pages.iter() {
+                assert!(
+                    runs.iter().any(|(a, b)| a <= p && p <= b),
+                    "{p} in {runs:?}"
+                );
+            }
+        }
+        assert!(coalesce_runs(std::iter::empty(), 24).is_empty());
+    }
+
     use super::PageCache;
 
     #[test]

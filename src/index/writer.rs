@@ -368,6 +368,19 @@ struct ChatNode {
 /// Fills chat paths, lineages, roots, branch names, repos, message stats
 /// and message file paths / languages inherited from their chats.
 fn derive(conn: &Connection) -> Result<()> {
+    // Rows that belong to nothing: a message of a chat that is not there,
+    // a code block of such a message. Search would never show them (it
+    // used to join every message to its chat); dropping them here lets a
+    // query without filters rank from the FTS tables alone.
+    conn.execute_batch(
+        "DELETE FROM messages WHERE chat_id NOT IN (SELECT id FROM chats);
+         DELETE FROM message_text WHERE id NOT IN (SELECT id FROM messages);
+         DELETE FROM temp.message_tokens WHERE id NOT IN (SELECT id FROM messages);
+         DELETE FROM message_names WHERE message_id NOT IN (SELECT id FROM messages);
+         DELETE FROM code_blocks WHERE message_id NOT IN (SELECT id FROM messages);
+         DELETE FROM code_text WHERE id NOT IN (SELECT id FROM code_blocks);",
+    )
+    .ctx("dropping rows of missing chats")?;
     let groups: HashMap<i64, String> = {
         let mut s = conn
             .prepare("SELECT id, name FROM groups")
@@ -477,19 +490,19 @@ fn derive(conn: &Connection) -> Result<()> {
          UPDATE code_blocks SET chat_id = coalesce((SELECT m.chat_id FROM messages m WHERE m.id = code_blocks.message_id), 0);",
     )
     .ctx("deriving stats")?;
-    for column in ["title", "keywords"] {
-        // Average over the messages that have the column at all.
-        conn.execute(
-            &format!(
-                "UPDATE messages SET {column}_norm = coalesce((
-                   SELECT 1.0 / (1.0 + ?1 * (1.0 - ?2 + ?2 * t.{column} /
-                     (SELECT avg({column}) FROM temp.message_tokens WHERE {column} > 0)))
-                   FROM temp.message_tokens t WHERE t.id = messages.id AND t.{column} > 0), 1.0)"
-            ),
-            params![super::BM25_K1, super::BM25_B],
-        )
-        .ctx("deriving column norms")?;
-    }
+    // The column lengths ranking normalises titles and keywords by (see
+    // `BM25_K1`), apart from the messages table so that ranking reads
+    // ~10 bytes per matched message. Averages over the messages that have
+    // the column at all.
+    conn.execute_batch(
+        "INSERT INTO message_rank(id, chat_id, title_len, keywords_len)
+           SELECT m.id, m.chat_id, coalesce(t.title, 0), coalesce(t.keywords, 0)
+           FROM messages m LEFT JOIN temp.message_tokens t ON t.id = m.id;
+         INSERT INTO rank_stats(avg_title_len, avg_keywords_len) VALUES (
+           (SELECT avg(title) FROM temp.message_tokens WHERE title > 0),
+           (SELECT avg(keywords) FROM temp.message_tokens WHERE keywords > 0));",
+    )
+    .ctx("deriving column lengths")?;
     Ok(())
 }
 

@@ -40,6 +40,24 @@ function compileModule() {
   return WebAssembly.compileStreaming(fetch(url, { credentials: 'same-origin' })).catch(() => null);
 }
 
+/**
+ * Lazy mode's first requests, started by the page the moment open() is
+ * called, while the worker's own scripts load (two to three round trips):
+ * the manifest, then the hot pages and the range probe at once. Nothing is
+ * fetched when this index is already stored (a repeat visit sends no index
+ * bytes) or when the storage mode never reads lazily. Resolves what
+ * lazy.js prefetch() resolves, or null (the worker then fetches itself).
+ */
+function prefetchIndex(url, storage, requestTimeoutMs) {
+  if (storage !== 'auto' && storage !== 'lazy') return Promise.resolve(null);
+  return import('./lazy.js')
+    .then(async ({ prefetch, isMarkedStored, scopeOf }) => {
+      if (await isMarkedStored(await scopeOf(url))) return null;
+      return prefetch(url, requestTimeoutMs);
+    })
+    .catch(() => null);
+}
+
 function startWorker() {
   return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'gitsense-search' });
 }
@@ -162,9 +180,17 @@ export class GitSenseSearch extends EventTarget {
     const url = new URL(manifestUrl, base).href;
     const worker = startWorker();
     const module = compileModule();
+    const prefetched = prefetchIndex(url, storage, requestTimeoutMs);
     engine.#channel = new Channel(worker, (m) => engine.#event(m));
     try {
-      const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, requestTimeoutMs, pageCompiles: true });
+      const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, requestTimeoutMs, pageCompiles: true, pagePrefetches: true });
+      prefetched.then((value) => {
+        try {
+          worker.postMessage({ type: 'prefetched', value }, value && value.hot ? [value.hot.buffer] : []);
+        } catch {
+          worker.postMessage({ type: 'prefetched', value: null });
+        }
+      });
       module.then(
         (m) => {
           try {

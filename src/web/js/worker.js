@@ -6,10 +6,12 @@
 // (a background update check finished), 'updateerror', 'fill' (lazy mode:
 // the copy in OPFS is complete and in use), 'fillerror', 'crash'.
 //
-// Lazy mode starts here, before the wasm module is ready: on 'open' the
-// worker fetches the manifest, the index's hot pages and a range probe
-// while the module downloads and compiles (not when this site's index is
-// already stored: a repeat visit fetches no index bytes).
+// Lazy mode starts before the wasm module is ready: the manifest, the
+// index's hot pages and a range probe are fetched while the module
+// downloads and compiles (not when this site's index is already stored: a
+// repeat visit fetches no index bytes). index.js does it on the page the
+// moment open() is called ('open' with pagePrefetches, then { type:
+// 'prefetched', value }); otherwise this worker does on 'open'.
 //
 // An assisted search is a run of requests: 'assistStart' → { session, step,
 // reports } (JSON text), then, while step.kind is 'ask', the page awaits its
@@ -80,8 +82,16 @@ const FILL_DELAY_MS = 1000;
 let startFill = null;
 let prefetched = null;
 
-function startPrefetch({ manifestUrl, storage, requestTimeoutMs }) {
+let prefetchedFromPage = null;
+
+function startPrefetch({ manifestUrl, storage, requestTimeoutMs, pagePrefetches }) {
   if (storage !== 'auto' && storage !== 'lazy') return null;
+  // The page fetches (index.js prefetchIndex) and posts { type: 'prefetched' }.
+  if (pagePrefetches) {
+    return new Promise((resolve) => {
+      prefetchedFromPage = resolve;
+    });
+  }
   return (async () => {
     if (await isMarkedStored(await scopeOf(manifestUrl))) return null;
     return prefetch(manifestUrl, requestTimeoutMs);
@@ -157,6 +167,11 @@ const ops = {
 self.onmessage = async ({ data }) => {
   if (data && data.type === 'module') {
     if (moduleFromPage) moduleFromPage(data.module);
+    return;
+  }
+  if (data && data.type === 'prefetched') {
+    if (prefetchedFromPage) prefetchedFromPage(data.value);
+    prefetchedFromPage = null;
     return;
   }
   const { id, op, args } = data || {};

@@ -496,8 +496,9 @@ impl LazyIndex {
 
     /// Fetches the pages (1-based) not here yet, coalesced into at most
     /// `MAX_PARALLEL` ranges requested at once.
+    ///
+    /// Runs are joined as [`crate::index::pagevfs::coalesce_runs`] says.
     pub async fn fetch_pages(&self, pages: &[u32]) -> Result<()> {
-        const GAP_PAGES: u32 = 3;
         const MAX_PARALLEL: usize = 24;
         let (url, size, page_size, timeout, mut missing) = {
             let s = lock(&self.source);
@@ -513,22 +514,7 @@ impl LazyIndex {
         if missing.is_empty() {
             return Ok(());
         }
-        // Runs [first, last], joined across small gaps.
-        let mut runs: Vec<(u32, u32)> = Vec::new();
-        for p in missing.drain(..) {
-            match runs.last_mut() {
-                Some((_, last)) if p <= *last + 1 + GAP_PAGES => *last = p,
-                _ => runs.push((p, p)),
-            }
-        }
-        while runs.len() > MAX_PARALLEL {
-            // Join the two runs with the smallest gap.
-            let i = (0..runs.len() - 1)
-                .min_by_key(|&i| runs[i + 1].0 - runs[i].1)
-                .unwrap_or(0);
-            runs[i].1 = runs[i + 1].1;
-            runs.remove(i + 1);
-        }
+        let runs = crate::index::pagevfs::coalesce_runs(missing.drain(..), MAX_PARALLEL);
         let starts: Vec<f64> = runs
             .iter()
             .map(|r| (u64::from(r.0) * page_size) as f64)

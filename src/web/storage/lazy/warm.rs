@@ -7,10 +7,16 @@
 //! 1. the doclist leaves of each target's FTS expression (located through
 //!    the FTS index, `index::doclists`), then the rowids it matches
 //!    (`SELECT rowid ... MATCH`, now from pages in place),
-//! 2. the leaves of the filter tables and FTS document sizes those rows are
-//!    looked up in (then the chats and messages they point to),
+//! 2. the leaves of the FTS document sizes and of the tables ranking joins
+//!    (`TargetSql::tables`: `message_rank` for plain words, filter tables
+//!    when filters need them) that those rows are looked up in, then the
+//!    chats and messages they point to (only for filters),
+//!    Code blocks' own rows come too when few, for round 3,
 //! 3. ranking (as the engine will run it; pages are in place now), then the
-//!    leaves and overflow pages of the payload rows of the returned page.
+//!    rows and payload of the returned page with their chats (and, for code
+//!    blocks, messages; when their rows did not come in round 2, those
+//!    follow in a round of their own),
+//! 4. the overflow pages of those rows.
 //!
 //! Everything here is an optimisation: any failure ends the warm-up and
 //! the query reads what it still needs page by page.
@@ -28,6 +34,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Rows looked up per table at most (a bigger match set reads most of the
 /// table anyway; the walk's cost stays bounded).
 const MAX_KEYS: usize = 50_000;
+/// Matched code blocks whose rows come with the document sizes (about
+/// 40 rows a page).
+const FEW_CODE_BLOCKS: usize = 200;
 /// Deepest b-tree walked.
 const MAX_LEVELS: usize = 6;
 
@@ -82,8 +91,14 @@ fn ints_in(conn: &Connection, select: &str, ids: &BTreeSet<i64>) -> Vec<i64> {
 }
 
 /// Follows `keys` from each table's root down to its leaves, fetching each
-/// level's missing pages in one batch; returns the leaves with their keys.
-async fn walk(lazy: &LazyIndex, conn: &Connection, keys: &Keys) -> Result<Vec<(u32, Vec<i64>)>> {
+/// level's missing pages in one batch (the first with `extra` pages, known
+/// beforehand); returns the leaves with their keys.
+async fn walk(
+    lazy: &LazyIndex,
+    conn: &Connection,
+    keys: &Keys,
+    extra: &[u32],
+) -> Result<Vec<(u32, Vec<i64>)>> {
     let mut frontier: Vec<(u32, Vec<i64>)> = Vec::new();
     for (table, ks) in keys {
         if ks.is_empty() {
@@ -100,35 +115,50 @@ async fn walk(lazy: &LazyIndex, conn: &Connection, keys: &Keys) -> Result<Vec<(u
             frontier.push((root as u32, ks.iter().copied().take(MAX_KEYS).collect()));
         }
     }
+    // Pages in hand are descended at once, so every table reaches its
+    // leaves in the same batch whatever its depth; one batch per level
+    // that has missing pages.
     let mut leaves = Vec::new();
-    for _ in 0..MAX_LEVELS {
-        if frontier.is_empty() {
+    let mut extra = extra.to_vec();
+    let mut fetches = 0;
+    loop {
+        let mut missing = Vec::new();
+        let mut steps = 0;
+        while !frontier.is_empty() && steps < 4 * MAX_LEVELS {
+            steps += 1;
+            let mut next = Vec::new();
+            for (page_no, ks) in std::mem::take(&mut frontier) {
+                let Some(page) = lazy.peek(page_no) else {
+                    missing.push((page_no, ks));
+                    continue;
+                };
+                let children = match btree::kind(&page, page_no) {
+                    Some(PageKind::InteriorTable) => btree::descend(&page, page_no, &ks),
+                    Some(PageKind::InteriorIndex) => btree::descend_index(&page, page_no, &ks),
+                    Some(PageKind::LeafTable) | Some(PageKind::LeafIndex) => {
+                        leaves.push((page_no, ks));
+                        None
+                    }
+                    None => None,
+                };
+                next.extend(children.unwrap_or_default());
+            }
+            frontier = next;
+        }
+        if (missing.is_empty() && extra.is_empty()) || fetches == MAX_LEVELS {
             break;
         }
-        let pages: Vec<u32> = frontier.iter().map(|(p, _)| *p).collect();
+        fetches += 1;
+        let mut pages: Vec<u32> = missing.iter().map(|(p, _)| *p).collect();
+        pages.append(&mut extra);
         lazy.fetch_pages(&pages).await?;
-        let mut next = Vec::new();
-        for (page_no, ks) in frontier {
-            let Some(page) = lazy.peek(page_no) else {
-                continue;
-            };
-            match btree::kind(&page, page_no) {
-                Some(PageKind::InteriorTable) => {
-                    if let Some(children) = btree::descend(&page, page_no, &ks) {
-                        next.extend(children);
-                    }
-                }
-                Some(PageKind::LeafTable) => leaves.push((page_no, ks)),
-                _ => {}
-            }
-        }
-        frontier = next;
+        frontier = missing;
     }
     Ok(leaves)
 }
 
-/// Fetches the overflow pages of the rows `leaves` hold for their keys.
-async fn overflows(lazy: &LazyIndex, leaves: &[(u32, Vec<i64>)]) -> Result<()> {
+/// The overflow pages of the rows `leaves` hold for their keys.
+fn overflow_pages(lazy: &LazyIndex, leaves: &[(u32, Vec<i64>)]) -> Vec<u32> {
     let mut pages = Vec::new();
     for (page_no, ks) in leaves {
         let Some(page) = lazy.peek(*page_no) else {
@@ -140,7 +170,18 @@ async fn overflows(lazy: &LazyIndex, leaves: &[(u32, Vec<i64>)]) -> Result<()> {
             pages.extend(first..first.saturating_add(n));
         }
     }
-    lazy.fetch_pages(&pages).await
+    pages
+}
+
+/// Adds the messages of code blocks `ids` (rows in place) to `keys`;
+/// returns their chats.
+fn code_links(conn: &Connection, keys: &mut Keys, ids: &BTreeSet<i64>) -> Vec<i64> {
+    keys.entry("messages").or_default().extend(ints_in(
+        conn,
+        "SELECT message_id FROM code_blocks WHERE id IN",
+        ids,
+    ));
+    ints_in(conn, "SELECT chat_id FROM code_blocks WHERE id IN", ids)
 }
 
 /// See the module docs. `options_json` holds [`SearchOptions`].
@@ -174,7 +215,7 @@ pub async fn warm(
         let rowids = doclists::doclist_rowids(conn, fts_table(*t), expr).unwrap_or_default();
         keys.entry(data).or_default().extend(rowids);
     }
-    walk(lazy, conn, &keys).await?;
+    walk(lazy, conn, &keys, &[]).await?;
     let mut matched: Vec<(Target, BTreeSet<i64>)> = Vec::new();
     for (target, expr) in exprs {
         let fts = fts_table(target);
@@ -190,34 +231,76 @@ pub async fn warm(
         return Ok(());
     }
 
-    // Round 2: filter rows and document sizes, then what they point to.
+    // Round 2: document sizes and the rows of the tables ranking joins
+    // (for plain words only `message_rank`), then what those point to.
+    let joined = |t: Target| -> Vec<&'static str> {
+        p.target_plans
+            .iter()
+            .find(|tp| tp.target == t)
+            .and_then(|tp| tp.sql.as_ref())
+            .map(|sql| sql.tables.clone())
+            .unwrap_or_default()
+    };
     let mut keys = Keys::new();
+    let mut code_rows_here = false;
     for (t, ids) in &matched {
-        keys.entry(rows_table(*t)).or_default().extend(ids);
         keys.entry(docsize_table(*t)).or_default().extend(ids);
-    }
-    walk(lazy, conn, &keys).await?;
-    let mut keys = Keys::new();
-    for (t, ids) in &matched {
-        let chats = match t {
-            Target::Chats => continue,
-            Target::Messages => "SELECT DISTINCT chat_id FROM messages WHERE id IN",
-            Target::CodeBlocks => "SELECT DISTINCT chat_id FROM code_blocks WHERE id IN",
-        };
-        keys.entry("chats")
-            .or_default()
-            .extend(ints_in(conn, chats, ids));
-        if *t == Target::CodeBlocks {
-            let messages = "SELECT DISTINCT message_id FROM code_blocks WHERE id IN";
-            keys.entry("messages")
-                .or_default()
-                .extend(ints_in(conn, messages, ids));
+        let name_key = p
+            .target_plans
+            .iter()
+            .find(|tp| tp.target == *t)
+            .and_then(|tp| tp.sql.as_ref()?.name_key);
+        if let Some(k) = name_key {
+            keys.entry("message_names").or_default().insert(k);
+        }
+        for table in joined(*t) {
+            // Tables keyed by the matched rowid itself.
+            if table == rows_table(*t) || table == "message_rank" {
+                keys.entry(table).or_default().extend(ids);
+            }
+        }
+        // Code blocks' own rows even when ranking does not join them, when
+        // they are few: the returned page's messages and chats are then
+        // known a round trip sooner.
+        if *t == Target::CodeBlocks && ids.len() <= FEW_CODE_BLOCKS {
+            code_rows_here = true;
+            keys.entry(rows_table(*t)).or_default().extend(ids);
         }
     }
-    walk(lazy, conn, &keys).await?;
-
-    // Round 3: ranking, then the payload of the returned page.
+    walk(lazy, conn, &keys, &[]).await?;
     let mut keys = Keys::new();
+    for (t, ids) in &matched {
+        let tables = joined(*t);
+        let via: &[(&'static str, &str)] = match t {
+            Target::Chats => &[],
+            Target::Messages => &[("chats", "SELECT DISTINCT chat_id FROM messages WHERE id IN")],
+            Target::CodeBlocks => &[
+                (
+                    "chats",
+                    "SELECT DISTINCT chat_id FROM code_blocks WHERE id IN",
+                ),
+                (
+                    "messages",
+                    "SELECT DISTINCT message_id FROM code_blocks WHERE id IN",
+                ),
+            ],
+        };
+        for (table, select) in via {
+            if tables.contains(table) {
+                keys.entry(*table)
+                    .or_default()
+                    .extend(ints_in(conn, select, ids));
+            }
+        }
+    }
+    walk(lazy, conn, &keys, &[]).await?;
+
+    // Round 3: ranking (as the engine will run it; pages are in place
+    // now), then the rows of the returned page: their own rows, payload,
+    // chats (known from `message_rank` and `code_blocks`) and the messages
+    // of code blocks. Round 4: the overflow pages of those rows.
+    let mut keys = Keys::new();
+    let mut code_later = BTreeSet::new();
     let offset = (p.page.saturating_sub(1)) * p.per_page;
     for tp in &p.target_plans {
         let Some(sql) = &tp.sql else { continue };
@@ -229,16 +312,35 @@ pub async fn warm(
         if ids.is_empty() {
             continue;
         }
-        let (payload, chats) = match tp.target {
-            Target::Chats => ("chat_details", "SELECT id FROM chats WHERE id IN"),
-            Target::Messages => ("message_text", "SELECT chat_id FROM messages WHERE id IN"),
-            Target::CodeBlocks => ("code_text", "SELECT chat_id FROM code_blocks WHERE id IN"),
+        let payload = match tp.target {
+            Target::Chats => "chat_details",
+            Target::Messages => "message_text",
+            Target::CodeBlocks => "code_text",
         };
         keys.entry(payload).or_default().extend(&ids);
-        keys.entry("chat_details")
-            .or_default()
-            .extend(ints_in(conn, chats, &ids));
+        keys.entry(rows_table(tp.target)).or_default().extend(&ids);
+        let chats = match tp.target {
+            Target::Chats => ids.iter().copied().collect(),
+            Target::Messages => ints_in(conn, "SELECT chat_id FROM message_rank WHERE id IN", &ids),
+            Target::CodeBlocks if code_rows_here => code_links(conn, &mut keys, &ids),
+            Target::CodeBlocks => {
+                // Their rows arrive with this round; what they point to
+                // comes with the next.
+                code_later = ids.clone();
+                Vec::new()
+            }
+        };
+        keys.entry("chats").or_default().extend(&chats);
+        keys.entry("chat_details").or_default().extend(&chats);
     }
-    let leaves = walk(lazy, conn, &keys).await?;
-    overflows(lazy, &leaves).await
+    let mut leaves = walk(lazy, conn, &keys, &[]).await?;
+    if !code_later.is_empty() {
+        let mut keys = Keys::new();
+        let chats = code_links(conn, &mut keys, &code_later);
+        keys.entry("chats").or_default().extend(&chats);
+        keys.entry("chat_details").or_default().extend(&chats);
+        let extra = overflow_pages(lazy, &leaves);
+        leaves = walk(lazy, conn, &keys, &extra).await?;
+    }
+    lazy.fetch_pages(&overflow_pages(lazy, &leaves)).await
 }
