@@ -8,7 +8,7 @@
 //! boolean structure comes only from the parsed [`Expr`].
 
 use crate::error::{Error, Result};
-use crate::index::{name_key, EXACT_NAME_BOOST, MESSAGE_COLUMN_WEIGHTS, TRIGRAM_MIN_CHARS};
+use crate::index::{name_key, EXACT_NAME_BOOST, TRIGRAM_MIN_CHARS};
 use crate::profiles::{self, Profile};
 use crate::query::ast::*;
 use crate::query::syntax::{canonical_language, STOP_WORDS};
@@ -495,52 +495,28 @@ fn exact_name_key(e: &Expr) -> Option<i64> {
 }
 
 /// The rank of a message: per-column BM25 (see [`crate::index::BM25_K1`]
-/// for why not one `bm25()` call), times [`EXACT_NAME_BOOST`] when one of
-/// the message's names is exactly the query. The key is a number the
-/// planner computed, never user text.
+/// and [`crate::index::rank`]: one auxiliary function over the doclists,
+/// with the lengths of `message_rank`, alias `n`), times
+/// [`EXACT_NAME_BOOST`] when one of the message's names is exactly the
+/// query. The key is a number the planner computed, never user text.
 ///
-/// A column's length norm `1 / (1 + k1·(1 − b + b·len/avg))` comes from
-/// `message_rank` (alias `n`, one narrow row per message) and `rank_stats`
-/// (one row, read once per statement); a message without the column has
-/// norm 1.
-///
-/// Weights, BM25 parameters, boost and key are bound parameters (named,
-/// so they number before the WHERE clause's `?`s): the SQL text is the same
-/// for every query of a shape, so prepared statements are reused.
+/// Boost and key are bound parameters (named, so they number before the
+/// WHERE clause's `?`s): the SQL text is the same for every query of a
+/// shape, so prepared statements are reused.
 fn message_rank(exact: Option<i64>) -> (String, Vec<SqlValue>) {
-    let w = MESSAGE_COLUMN_WEIGHTS;
-    let norm = |len: &str| {
-        format!(
-            "(CASE WHEN n.{len} > 0 THEN 1.0 / (1.0 + :k1 * (1.0 - :b + :b * n.{len} / \
-             (SELECT avg_{len} FROM rank_stats))) ELSE 1.0 END)"
-        )
-    };
     let columns = format!(
-        "(min(bm25(fts_messages, 1e6, 0.0, 0.0) * {} * :w_title, \
-         bm25(fts_messages, 0.0, 0.0, 1e6) * {} * :w_keywords) \
-         + bm25(fts_messages, 0.0, :w_body, 0.0))",
-        norm("title_len"),
-        norm("keywords_len")
+        "{}(fts_messages, n.title_len, n.body_len, n.keywords_len, \
+         (SELECT avg_title_len FROM rank_stats), (SELECT avg_keywords_len FROM rank_stats))",
+        crate::index::rank::MESSAGE_RANK
     );
-    let mut params = vec![
-        SqlValue::Real(crate::index::BM25_K1),
-        SqlValue::Real(crate::index::BM25_B),
-        SqlValue::Real(w.title),
-        SqlValue::Real(w.keywords),
-        SqlValue::Real(w.body),
-    ];
     match exact {
-        Some(k) => {
-            params.push(SqlValue::Integer(k));
-            params.push(SqlValue::Real(EXACT_NAME_BOOST));
-            (
-                format!(
-                    "({columns} * (CASE WHEN fts_messages.rowid IN (SELECT message_id FROM message_names WHERE key = :name_key) THEN :boost ELSE 1.0 END))"
-                ),
-                params,
-            )
-        }
-        None => (columns, params),
+        Some(k) => (
+            format!(
+                "({columns} * (CASE WHEN fts_messages.rowid IN (SELECT message_id FROM message_names WHERE key = :name_key) THEN :boost ELSE 1.0 END))"
+            ),
+            vec![SqlValue::Integer(k), SqlValue::Real(EXACT_NAME_BOOST)],
+        ),
+        None => (columns, Vec::new()),
     }
 }
 

@@ -59,9 +59,10 @@ impl Engine {
     }
 
     /// Wraps an already open connection (the browser opens it on its own
-    /// VFS); checks the format version.
+    /// VFS); checks the format version and registers the ranking function.
     pub fn from_connection(conn: Connection) -> Result<Engine> {
         let info = index::verify(&conn)?;
+        index::rank::register(&conn)?;
         // Many small statements run per search; keep them prepared.
         conn.set_prepared_statement_cache_capacity(64);
         Ok(Engine {

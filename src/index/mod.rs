@@ -7,11 +7,12 @@
 //!   (`chat_details`, `message_text`, `code_text`) that are read only for the
 //!   page of results being returned. This keeps the pages a query reads few,
 //!   which matters when the file is read lazily over HTTP.
-//! - `message_rank` (chat and title/keyword lengths of every message, about
-//!   10 bytes a row) and `rank_stats` (their averages): all that ranking a
-//!   message reads besides FTS5's own tables. A query without filters joins
-//!   no filter table at all (`plan`), so ranking reads the doclists, FTS5's
-//!   document sizes and, for messages, `message_rank`.
+//! - `message_rank` (the chat and FTS5's token counts of title, body and
+//!   keywords of every message, about 12 bytes a row) and `rank_stats`
+//!   (average title and keyword lengths): all that ranking a message reads
+//!   besides its doclists (`rank`: one FTS5 auxiliary function instead of
+//!   `bm25()`, which would read FTS5's `_docsize` too). A query without
+//!   filters joins no filter table at all (`plan`).
 //! - FTS5 tables over the payload: `fts_chats(name)` and
 //!   `fts_messages(title, body, keywords)` with unicode61 + diacritics removal,
 //!   `fts_code_blocks(content)` with the trigram tokenizer.
@@ -23,6 +24,7 @@ pub mod doclists;
 #[cfg(feature = "native")]
 pub mod hot;
 pub mod pagevfs;
+pub mod rank;
 pub mod writer;
 
 use crate::error::{DbContext, Error, Result};
@@ -69,11 +71,13 @@ pub const MESSAGE_COLUMN_WEIGHTS: MessageColumnWeights = MessageColumnWeights {
 /// therefore scored per column: `bm25()` with one column weighted 1e6 and
 /// the others 0 gives that column's saturated score (Σ idf·(k1+1) over the
 /// query phrases the column contains); multiplied by the column's own
-/// length norm `1 / (1 + k1·(1 − b + b·len/avg_len))`, stored per message
-/// at build time (`messages.title_norm`, `keywords_norm`), it is BM25 of
+/// length norm `1 / (1 + k1·(1 − b + b·len/avg_len))` (lengths from
+/// `message_rank`, averages from `rank_stats`), it is BM25 of
 /// that column alone for the usual tf = 1 of titles. The body keeps plain
-/// `bm25()`. Score = max(title, keywords) + body, each times its
-/// [`MESSAGE_COLUMN_WEIGHTS`] weight. A GitSense database has no titles or
+/// BM25. Score = max(title, keywords) + body, each times its
+/// [`MESSAGE_COLUMN_WEIGHTS`] weight. All of it is one auxiliary function,
+/// `rank::MESSAGE_RANK`, doing `bm25()`'s arithmetic with the row lengths
+/// of `message_rank`. A GitSense database has no titles or
 /// keywords, so its ranking is plain FTS5 bm25 over the message text, as
 /// in GitSense itself.
 pub const BM25_K1: f64 = 1.2;
@@ -127,14 +131,6 @@ pub fn name_key(text: &str) -> Option<i64> {
     Some(i64::from_le_bytes(b))
 }
 
-/// Token count as the `unicode61` tokenizer splits text: runs of letters
-/// and digits.
-pub fn token_count(text: &str) -> usize {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .count()
-}
-
 pub(crate) const SCHEMA: &str = r#"
 CREATE TABLE index_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE groups(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
@@ -176,6 +172,7 @@ CREATE TABLE message_rank(
   id INTEGER PRIMARY KEY,
   chat_id INTEGER NOT NULL,
   title_len INTEGER NOT NULL,
+  body_len INTEGER NOT NULL,
   keywords_len INTEGER NOT NULL
 );
 CREATE TABLE rank_stats(
@@ -361,11 +358,5 @@ mod tests {
         assert!(!names.contains(&name_key("path").unwrap()));
         assert_eq!(name_key("JSON.Dumps"), name_key("json dumps"));
         assert_eq!(name_key("--"), None);
-    }
-
-    #[test]
-    fn tokens_are_counted_as_unicode61_splits_them() {
-        assert_eq!(token_count("os.path.join(a, b_c)"), 6);
-        assert_eq!(token_count(""), 0);
     }
 }

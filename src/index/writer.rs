@@ -81,11 +81,6 @@ impl IndexWriter {
         ))
         .ctx("configuring new index")?;
         conn.execute_batch(SCHEMA).ctx("creating index schema")?;
-        // Build-time only: column lengths for the per-column BM25 norms.
-        conn.execute_batch(
-            "CREATE TEMP TABLE message_tokens(id INTEGER PRIMARY KEY, title INTEGER NOT NULL, keywords INTEGER NOT NULL)",
-        )
-        .ctx("creating index schema")?;
         conn.execute_batch("BEGIN")
             .ctx("starting build transaction")?;
         Ok(IndexWriter {
@@ -181,15 +176,6 @@ impl IndexWriter {
             ])
         })
         .ctx("inserting message text")?;
-        conn.prepare_cached("INSERT INTO message_tokens(id, title, keywords) VALUES (?1, ?2, ?3)")
-            .and_then(|mut s| {
-                s.execute(params![
-                    m.id,
-                    super::token_count(&m.title) as i64,
-                    super::token_count(&m.keywords) as i64
-                ])
-            })
-            .ctx("inserting message text")?;
         for key in super::message_names(&m.title, &m.keywords) {
             conn.prepare_cached("INSERT INTO message_names(key, message_id) VALUES (?1, ?2)")
                 .and_then(|mut s| s.execute(params![key, m.id]))
@@ -283,6 +269,7 @@ impl IndexWriter {
             ))
             .ctx("building full-text index")?;
         }
+        rank_lengths(&conn)?;
         conn.execute_batch("COMMIT; ANALYZE;")
             .ctx("committing build")?;
         conn.execute_batch("PRAGMA journal_mode=DELETE; VACUUM;")
@@ -375,7 +362,6 @@ fn derive(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "DELETE FROM messages WHERE chat_id NOT IN (SELECT id FROM chats);
          DELETE FROM message_text WHERE id NOT IN (SELECT id FROM messages);
-         DELETE FROM temp.message_tokens WHERE id NOT IN (SELECT id FROM messages);
          DELETE FROM message_names WHERE message_id NOT IN (SELECT id FROM messages);
          DELETE FROM code_blocks WHERE message_id NOT IN (SELECT id FROM messages);
          DELETE FROM code_text WHERE id NOT IN (SELECT id FROM code_blocks);",
@@ -490,20 +476,42 @@ fn derive(conn: &Connection) -> Result<()> {
          UPDATE code_blocks SET chat_id = coalesce((SELECT m.chat_id FROM messages m WHERE m.id = code_blocks.message_id), 0);",
     )
     .ctx("deriving stats")?;
-    // The column lengths ranking normalises titles and keywords by (see
-    // `BM25_K1`), apart from the messages table so that ranking reads
-    // ~10 bytes per matched message. Averages over the messages that have
-    // the column at all.
-    conn.execute_batch(
-        "INSERT INTO message_rank(id, chat_id, title_len, keywords_len)
-           SELECT m.id, m.chat_id, coalesce(t.title, 0), coalesce(t.keywords, 0)
-           FROM messages m LEFT JOIN temp.message_tokens t ON t.id = m.id;
-         INSERT INTO rank_stats(avg_title_len, avg_keywords_len) VALUES (
-           (SELECT avg(title) FROM temp.message_tokens WHERE title > 0),
-           (SELECT avg(keywords) FROM temp.message_tokens WHERE keywords > 0));",
-    )
-    .ctx("deriving column lengths")?;
     Ok(())
+}
+
+/// `message_rank` and `rank_stats` from FTS5's own token counts (its
+/// `_docsize` table): what ranking a message reads (see `index::rank`).
+/// Averages are over the messages that have the column at all.
+fn rank_lengths(conn: &Connection) -> Result<()> {
+    let mut read = conn
+        .prepare(
+            "SELECT m.id, m.chat_id, d.sz FROM messages m
+             LEFT JOIN fts_messages_docsize d ON d.id = m.id ORDER BY m.id",
+        )
+        .ctx("reading column lengths")?;
+    let mut insert = conn
+        .prepare(
+            "INSERT INTO message_rank(id, chat_id, title_len, body_len, keywords_len)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .ctx("writing column lengths")?;
+    let mut rows = read.query([]).ctx("reading column lengths")?;
+    while let Some(r) = rows.next().ctx("reading column lengths")? {
+        let id: i64 = r.get(0).ctx("reading column lengths")?;
+        let chat: i64 = r.get(1).ctx("reading column lengths")?;
+        let sz: Option<Vec<u8>> = r.get(2).ctx("reading column lengths")?;
+        let cols = super::rank::docsize_columns(sz.as_deref().unwrap_or_default());
+        let col = |i: usize| cols.get(i).copied().unwrap_or(0);
+        insert
+            .execute(params![id, chat, col(0), col(1), col(2)])
+            .ctx("writing column lengths")?;
+    }
+    conn.execute_batch(
+        "INSERT INTO rank_stats(avg_title_len, avg_keywords_len) VALUES (
+           (SELECT avg(title_len) FROM message_rank WHERE title_len > 0),
+           (SELECT avg(keywords_len) FROM message_rank WHERE keywords_len > 0));",
+    )
+    .ctx("writing column lengths")
 }
 
 /// SHA-256 over every row of every content table, in id order.

@@ -670,7 +670,11 @@ impl LazyIndex {
     pub fn take_connection(&self) -> Result<rusqlite::Connection> {
         match self.spare.borrow_mut().take() {
             Some(c) => Ok(c),
-            None => files()?.open(&self.name, VFS_NAME),
+            None => {
+                let conn = files()?.open(&self.name, VFS_NAME)?;
+                crate::index::rank::register(&conn)?;
+                Ok(conn)
+            }
         }
     }
 

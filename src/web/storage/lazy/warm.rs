@@ -7,9 +7,10 @@
 //! 1. the doclist leaves of each target's FTS expression (located through
 //!    the FTS index, `index::doclists`), then the rowids it matches
 //!    (`SELECT rowid ... MATCH`, now from pages in place),
-//! 2. the leaves of the FTS document sizes and of the tables ranking joins
-//!    (`TargetSql::tables`: `message_rank` for plain words, filter tables
-//!    when filters need them) that those rows are looked up in, then the
+//! 2. the leaves of the FTS document sizes (chats and code blocks) and of
+//!    the tables ranking joins (`TargetSql::tables`: `message_rank` for
+//!    plain words, filter tables when filters need them) that those rows
+//!    are looked up in, then the
 //!    chats and messages they point to (only for filters),
 //!    Code blocks' own rows come too when few, for round 3,
 //! 3. ranking (as the engine will run it; pages are in place now), then the
@@ -59,11 +60,13 @@ fn rows_table(t: Target) -> &'static str {
     }
 }
 
-fn docsize_table(t: Target) -> &'static str {
+/// The FTS5 document sizes ranking reads: messages rank from
+/// `message_rank` alone (`index::rank`).
+fn docsize_table(t: Target) -> Option<&'static str> {
     match t {
-        Target::Chats => "fts_chats_docsize",
-        Target::Messages => "fts_messages_docsize",
-        Target::CodeBlocks => "fts_code_blocks_docsize",
+        Target::Chats => Some("fts_chats_docsize"),
+        Target::Messages => None,
+        Target::CodeBlocks => Some("fts_code_blocks_docsize"),
     }
 }
 
@@ -244,7 +247,9 @@ pub async fn warm(
     let mut keys = Keys::new();
     let mut code_rows_here = false;
     for (t, ids) in &matched {
-        keys.entry(docsize_table(*t)).or_default().extend(ids);
+        if let Some(table) = docsize_table(*t) {
+            keys.entry(table).or_default().extend(ids);
+        }
         let name_key = p
             .target_plans
             .iter()
@@ -319,6 +324,10 @@ pub async fn warm(
         };
         keys.entry(payload).or_default().extend(&ids);
         keys.entry(rows_table(tp.target)).or_default().extend(&ids);
+        if tp.target == Target::Messages {
+            // Snippets read the document sizes of the returned rows.
+            keys.entry("fts_messages_docsize").or_default().extend(&ids);
+        }
         let chats = match tp.target {
             Target::Chats => ids.iter().copied().collect(),
             Target::Messages => ints_in(conn, "SELECT chat_id FROM message_rank WHERE id IN", &ids),
