@@ -105,17 +105,21 @@ async fn fresh() {
 }
 
 async fn open(site: &str, pref: StoragePref) -> Session {
-    Session::open(&manifest_url(site), pref, None, None, Prefetched::default())
-        .await
-        .unwrap()
+    Session::open(&manifest_url(site), pref, None, None, async {
+        Prefetched::default()
+    })
+    .await
+    .unwrap()
 }
 
 /// The error opening fails with.
 async fn open_err(site: &str, pref: StoragePref) -> gitsense_search::Error {
-    Session::open(&manifest_url(site), pref, None, None, Prefetched::default())
-        .await
-        .err()
-        .expect("open should fail")
+    Session::open(&manifest_url(site), pref, None, None, async {
+        Prefetched::default()
+    })
+    .await
+    .err()
+    .expect("open should fail")
 }
 
 fn revision_of(s: &Session) -> String {
@@ -245,13 +249,9 @@ async fn a_lazy_open_with_a_range_probe_failure_reads_the_whole_index_instead() 
         probed: true,
         hot: None,
     };
-    let s = Session::open(
-        &manifest_url(SITE),
-        StoragePref::Lazy,
-        None,
-        None,
-        prefetched,
-    )
+    let s = Session::open(&manifest_url(SITE), StoragePref::Lazy, None, None, async {
+        prefetched
+    })
     .await
     .unwrap();
     let info = s.info().unwrap();
@@ -278,6 +278,13 @@ async fn swaps_in_a_changed_index(pref: StoragePref) {
 
     let (new, _) = publish(SITE, HOSTILE).await;
     assert_ne!(new.revision, old.revision);
+    // With the manifest text the page has just fetched, the check makes no
+    // request of its own (that text still names the stored index).
+    let before = requested().len();
+    let fresh_text = serde_json::to_string(&old).unwrap();
+    let status = s.update_with(None, Some(&fresh_text)).await.unwrap();
+    assert_eq!(status.status, "current");
+    assert_eq!(requested().len(), before, "{:?}", requested());
     let status = s.update(None).await.unwrap();
     assert_eq!(status.status, "updated");
     assert_eq!(status.revision, new.revision);
@@ -588,7 +595,7 @@ async fn the_worker_runs_assisted_searches_by_id_and_drops_them_when_they_end() 
     // An update that swaps the index ends the searches started before it.
     let d = parse(wa::assist_start("Where are payments?", "{}").unwrap());
     publish(SITE, HOSTILE).await;
-    api::session_update(None).await.unwrap();
+    api::session_update(None, None).await.unwrap();
     let e = wa::assist_advance(id(&d), "payment").unwrap_err();
     assert_eq!(js_code(&e), "assist.index_changed");
     assert_eq!(wa::assist_running(), 0);

@@ -77,12 +77,26 @@ fn prefetched(v: &JsValue) -> Prefetched {
         hot: get("hot").dyn_into::<Uint8Array>().ok().map(|b| b.to_vec()),
         probe: (!probe.is_null() && !probe.is_undefined())
             .then(|| js_error(&probe, "network.failed", "probing range requests")),
-        probed: true,
+        // The page found the index stored and only fetched the manifest.
+        probed: !get("stored").is_truthy(),
+    }
+}
+
+/// What the page (or worker) is prefetching: a Promise of `prefetch()`'s
+/// result, or that result itself.
+async fn prefetched_later(v: JsValue) -> Prefetched {
+    match v.dyn_into::<js_sys::Promise>() {
+        Ok(p) => match wasm_bindgen_futures::JsFuture::from(p).await {
+            Ok(v) => prefetched(&v),
+            Err(_) => Prefetched::default(),
+        },
+        Err(v) => prefetched(&v),
     }
 }
 
 /// Opens the index (see [`Session::open`]); resolves with `info()`.
-/// `prefetched`: what the worker fetched while the module compiled.
+/// `prefetched`: what was fetched while the module compiled, or a Promise
+/// of it (storage is opened meanwhile).
 #[wasm_bindgen(js_name = sessionOpen)]
 pub async fn session_open(
     options: JsValue,
@@ -114,7 +128,7 @@ pub async fn session_open(
         opts.storage,
         opts.request_timeout_ms,
         on_progress.as_ref(),
-        prefetched(&prefetched_value),
+        prefetched_later(prefetched_value),
     )
     .await
     .map_err(js)?;
@@ -137,11 +151,18 @@ pub fn session_info() -> Result<JsValue, JsValue> {
     Ok(to_js(&session()?.info().map_err(js)?))
 }
 
-/// Checks the manifest and swaps in a changed index.
+/// Checks the manifest (`manifest`: its text when the page has just
+/// fetched it) and swaps in a changed index.
 #[wasm_bindgen(js_name = sessionUpdate)]
-pub async fn session_update(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
+pub async fn session_update(
+    on_progress: Option<Function>,
+    manifest: Option<String>,
+) -> Result<JsValue, JsValue> {
     let s = session()?;
-    let status = s.update(on_progress.as_ref()).await.map_err(js)?;
+    let status = s
+        .update_with(on_progress.as_ref(), manifest.as_deref())
+        .await
+        .map_err(js)?;
     Ok(to_js(&status))
 }
 

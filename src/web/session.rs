@@ -199,7 +199,7 @@ impl Session {
         pref: StoragePref,
         request_timeout_ms: Option<u32>,
         on_progress: Option<&Function>,
-        prefetched: Prefetched,
+        prefetched: impl std::future::Future<Output = Prefetched>,
     ) -> Result<Session> {
         let t0 = now_ms();
         let (storage, storage_reason) = Storage::select(pref, manifest_url).await?;
@@ -261,6 +261,8 @@ impl Session {
                         "the browser is offline and no index is stored yet",
                     ));
                 }
+                // What the page fetched meanwhile (storage is ready now).
+                let prefetched = prefetched.await;
                 let t = now_ms();
                 let manifest = match prefetched.manifest.as_deref() {
                     Some(text) => Manifest::parse(text)?,
@@ -527,13 +529,24 @@ impl Session {
     /// Checks the manifest and swaps in a changed index (see the module
     /// docs). Errors leave the current index answering.
     pub async fn update(&self, on_progress: Option<&Function>) -> Result<UpdateStatus> {
+        self.update_with(on_progress, None).await
+    }
+
+    /// [`Session::update`] with the manifest's text when the page has just
+    /// fetched it (the check after opening a stored index then makes no
+    /// request of its own).
+    pub async fn update_with(
+        &self,
+        on_progress: Option<&Function>,
+        manifest: Option<&str>,
+    ) -> Result<UpdateStatus> {
         if self.updating.replace(true) {
             return Err(Error::new(
                 "engine.busy",
                 "an update is already in progress",
             ));
         }
-        let result = self.update_inner(on_progress).await;
+        let result = self.update_inner(on_progress, manifest).await;
         self.updating.set(false);
         if let Ok(status) = &result {
             *self.last_update.borrow_mut() = Some(status.clone());
@@ -541,7 +554,11 @@ impl Session {
         result
     }
 
-    async fn update_inner(&self, on_progress: Option<&Function>) -> Result<UpdateStatus> {
+    async fn update_inner(
+        &self,
+        on_progress: Option<&Function>,
+        fresh: Option<&str>,
+    ) -> Result<UpdateStatus> {
         let (sha, revision) =
             self.with_current(|c| (c.sha256().to_string(), c.engine.info().revision.clone()))?;
         let offline = |reason: String| UpdateStatus {
@@ -553,7 +570,11 @@ impl Session {
             return Ok(offline("the browser is offline".into()));
         }
         let t = now_ms();
-        let manifest = match fetch_manifest(&self.manifest_url).await {
+        let fetched = match fresh {
+            Some(text) => Manifest::parse(text),
+            None => fetch_manifest(&self.manifest_url).await,
+        };
+        let manifest = match fetched {
             Ok(m) => m,
             Err(e) if e.code == "network.failed" => return Ok(offline(e.message)),
             Err(e) => return Err(e),

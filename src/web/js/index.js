@@ -43,17 +43,26 @@ function compileModule() {
 /**
  * Lazy mode's first requests, started by the page the moment open() is
  * called, while the worker's own scripts load (two to three round trips):
- * the manifest, then the hot pages and the range probe at once. Nothing is
- * fetched when this index is already stored (a repeat visit sends no index
- * bytes) or when the storage mode never reads lazily. Resolves what
- * lazy.js prefetch() resolves, or null (the worker then fetches itself).
+ * the manifest, then the hot pages and the range probe at once. No index
+ * byte is fetched when this index is already stored (a repeat visit) or
+ * when the storage mode never reads lazily. Resolves what
+ * lazy.js prefetch() resolves (for a stored index only the manifest text,
+ * which the worker's update check then uses), or null (the worker then
+ * fetches itself).
  */
 function prefetchIndex(url, storage, requestTimeoutMs) {
   if (storage !== 'auto' && storage !== 'lazy') return Promise.resolve(null);
+  // The manifest at once, while lazy.js loads and the stored-index check
+  // runs (a repeat visit fetches it anyway, to look for a newer index).
+  const manifest = fetch(url, { cache: 'no-cache', credentials: 'same-origin' }).catch(() => null);
   return import('./lazy.js')
     .then(async ({ prefetch, isMarkedStored, scopeOf }) => {
-      if (await isMarkedStored(await scopeOf(url))) return null;
-      return prefetch(url, requestTimeoutMs);
+      if (await isMarkedStored(await scopeOf(url))) {
+        // Stored: no index bytes; the manifest serves the update check.
+        const res = await manifest;
+        return { manifest: res && res.ok ? await res.text() : null, hot: null, probe: null, stored: true };
+      }
+      return prefetch(url, requestTimeoutMs, manifest);
     })
     .catch(() => null);
 }

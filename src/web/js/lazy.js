@@ -168,16 +168,17 @@ async function gunzip(res) {
 }
 
 /**
- * What the worker fetches before the wasm module is ready (worker.js):
- * the manifest, then at once the hot pages and a 1-byte range probe of the
+ * What is fetched before the wasm module is ready (by index.js, else by
+ * worker.js): the manifest (or `manifestResponse`, a fetch of it already
+ * under way), then at once the hot pages and a 1-byte range probe of the
  * raw index, in parallel. Resolves { manifest: text, hot: Uint8Array |
  * null, probe: null | { code, message } }, or null when nothing could be
  * fetched (the session then does it itself and reports the error).
  */
-export async function prefetch(manifestUrl, timeoutMs) {
+export async function prefetch(manifestUrl, timeoutMs, manifestResponse) {
   try {
-    const res = await fetch(manifestUrl, { cache: 'no-cache', credentials: 'same-origin' });
-    if (!res.ok) return null;
+    const res = await (manifestResponse || fetch(manifestUrl, { cache: 'no-cache', credentials: 'same-origin' }));
+    if (!res || !res.ok) return null;
     const text = await res.text();
     const m = JSON.parse(text);
     if (!m || typeof m.rawFile !== 'string' || !Number.isInteger(m.size)) return { manifest: text, hot: null, probe: null };

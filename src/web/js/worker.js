@@ -113,9 +113,9 @@ function scheduleFill() {
   setTimeout(go, FILL_DELAY_MS);
 }
 
-function update() {
+function update(manifestText) {
   if (!updating) {
-    updating = sessionUpdate(progress).finally(() => {
+    updating = sessionUpdate(progress, manifestText).finally(() => {
       updating = null;
     });
   }
@@ -124,15 +124,20 @@ function update() {
 
 const ops = {
   async open({ manifestUrl, storage, lazyFill, requestTimeoutMs }) {
-    const info = await sessionOpen({ manifestUrl, storage, requestTimeoutMs }, progress, await prefetched);
+    // The prefetch goes in as a Promise: storage opens while it finishes.
+    const pre = prefetched;
+    const info = await sessionOpen({ manifestUrl, storage, requestTimeoutMs }, progress, pre);
     prefetched = null;
     if (lazyFill !== false && info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') scheduleFill();
     if (info.source === 'stored') {
-      // Answer from storage now; look for a newer index in the background.
-      update().then(
-        (detail) => self.postMessage({ type: 'update', detail }),
-        (e) => self.postMessage({ type: 'updateerror', error: toError(e) }),
-      );
+      // Answer from storage now; look for a newer index in the background
+      // (with the manifest the page fetched, if it did).
+      Promise.resolve(pre)
+        .then((p) => update(p && typeof p.manifest === 'string' ? p.manifest : undefined))
+        .then(
+          (detail) => self.postMessage({ type: 'update', detail }),
+          (e) => self.postMessage({ type: 'updateerror', error: toError(e) }),
+        );
     }
     return info;
   },
