@@ -536,7 +536,8 @@ fn uses_alias(sql: &str, alias: char) -> bool {
 /// the statement says besides FROM) refers to, and the tables it joins.
 /// Every message has its chat and every code block its message (the
 /// builder drops rows that do not), so leaving out a join changes no
-/// result; a query without filters then ranks from FTS5's own tables.
+/// result; a query without filters then ranks from the doclists (and
+/// `message_rank`).
 fn from_clause(target: Target, fts: bool, sql: &str) -> (String, Vec<&'static str>) {
     let (c, m, b, n) = (
         uses_alias(sql, 'c'),
@@ -544,74 +545,56 @@ fn from_clause(target: Target, fts: bool, sql: &str) -> (String, Vec<&'static st
         uses_alias(sql, 'b'),
         uses_alias(sql, 'n'),
     );
-    let mut from = String::new();
-    let mut tables = Vec::new();
-    let mut join = |from: &mut String, table: &'static str, clause: &str| {
-        from.push_str(clause);
-        tables.push(table);
-    };
-    match target {
-        Target::Chats => {
-            if !fts {
-                join(&mut from, "chats", "chats c");
-            } else {
-                from.push_str("fts_chats");
-                if c {
-                    join(
-                        &mut from,
-                        "chats",
-                        " JOIN chats c ON c.id = fts_chats.rowid",
-                    );
-                }
-            }
-        }
-        Target::Messages => {
-            if !fts {
-                join(&mut from, "messages", "messages m");
-            } else {
-                from.push_str("fts_messages");
-                if n {
-                    join(
-                        &mut from,
-                        "message_rank",
-                        " JOIN message_rank n ON n.id = fts_messages.rowid",
-                    );
-                }
-                if m || c {
-                    join(
-                        &mut from,
-                        "messages",
-                        " JOIN messages m ON m.id = fts_messages.rowid",
-                    );
-                }
-            }
-            if c {
-                join(&mut from, "chats", " JOIN chats c ON c.id = m.chat_id");
-            }
-        }
-        Target::CodeBlocks => {
-            if !fts {
-                join(&mut from, "code_blocks", "code_blocks b");
-            } else {
-                from.push_str("fts_code_blocks");
-                if b || m || c {
-                    join(
-                        &mut from,
-                        "code_blocks",
-                        " JOIN code_blocks b ON b.id = fts_code_blocks.rowid",
-                    );
-                }
-            }
-            if m {
-                join(
-                    &mut from,
+    // (base table without FTS, FTS table, then joins in order: table,
+    // clause, whether this statement needs it).
+    type Join = (&'static str, &'static str, bool);
+    let (plain, fts_table, joins): (&'static str, &str, Vec<Join>) = match target {
+        Target::Chats => (
+            "chats",
+            "fts_chats",
+            vec![("chats", " JOIN chats c ON c.id = fts_chats.rowid", fts && c)],
+        ),
+        Target::Messages => (
+            "messages",
+            "fts_messages",
+            vec![
+                (
+                    "message_rank",
+                    " JOIN message_rank n ON n.id = fts_messages.rowid",
+                    fts && n,
+                ),
+                (
                     "messages",
-                    " JOIN messages m ON m.id = b.message_id",
-                );
-            }
-            if c {
-                join(&mut from, "chats", " JOIN chats c ON c.id = b.chat_id");
-            }
+                    " JOIN messages m ON m.id = fts_messages.rowid",
+                    fts && (m || c),
+                ),
+                ("chats", " JOIN chats c ON c.id = m.chat_id", c),
+            ],
+        ),
+        Target::CodeBlocks => (
+            "code_blocks",
+            "fts_code_blocks",
+            vec![
+                (
+                    "code_blocks",
+                    " JOIN code_blocks b ON b.id = fts_code_blocks.rowid",
+                    fts && (b || m || c),
+                ),
+                ("messages", " JOIN messages m ON m.id = b.message_id", m),
+                ("chats", " JOIN chats c ON c.id = b.chat_id", c),
+            ],
+        ),
+    };
+    let (mut from, mut tables) = if fts {
+        (fts_table.to_string(), Vec::new())
+    } else {
+        let alias = &cols(target).own_id[..1];
+        (format!("{plain} {alias}"), vec![plain])
+    };
+    for (table, clause, wanted) in joins {
+        if wanted {
+            from.push_str(clause);
+            tables.push(table);
         }
     }
     (from, tables)
@@ -986,14 +969,18 @@ mod tests {
     use super::*;
     use crate::query::parse;
 
-    fn fts_of(q: &str, target: Target) -> Option<String> {
+    /// The SQL planned for one target of a query (default options).
+    fn sql_of(q: &str, target: Target) -> Option<TargetSql> {
         let q = parse(q, &profiles::exists).unwrap();
         let p = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
         p.target_plans
             .into_iter()
             .find(|t| t.target == target)
             .and_then(|t| t.sql)
-            .and_then(|s| s.fts)
+    }
+
+    fn fts_of(q: &str, target: Target) -> Option<String> {
+        sql_of(q, target).and_then(|s| s.fts)
     }
 
     #[test]
@@ -1061,15 +1048,7 @@ mod tests {
 
     #[test]
     fn exact_names_boost_plain_word_queries_only() {
-        let messages_sql = |q: &str| {
-            let q = parse(q, &profiles::exists).unwrap();
-            let p = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
-            p.target_plans
-                .into_iter()
-                .find(|t| t.target == Target::Messages)
-                .and_then(|t| t.sql)
-                .unwrap()
-        };
+        let messages_sql = |q: &str| sql_of(q, Target::Messages).unwrap();
         let page_sql = |q: &str| messages_sql(q).page_sql;
         let rank_params = |q: &str| messages_sql(q).rank_params;
         let key = name_key("os path join").unwrap();
@@ -1086,15 +1065,7 @@ mod tests {
 
     #[test]
     fn only_the_tables_a_query_needs_are_joined() {
-        let sql_of = |q: &str, target: Target| {
-            let q = parse(q, &profiles::exists).unwrap();
-            let p = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
-            p.target_plans
-                .into_iter()
-                .find(|t| t.target == target)
-                .and_then(|t| t.sql)
-                .unwrap()
-        };
+        let sql_of = |q: &str, target: Target| sql_of(q, target).unwrap();
         // Plain words: ranking reads FTS5's tables and, for messages, the
         // column lengths; counting reads FTS5's tables only.
         let m = sql_of("payment", Target::Messages);
