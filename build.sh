@@ -135,7 +135,7 @@ build_wasm() {
   log "optimizing with wasm-opt -Oz"
   node_modules/.bin/wasm-opt -Oz "$tmp/gitsense_search_bg.wasm" -o "$tmp/gitsense_search_bg.opt.wasm"
   mv "$tmp/gitsense_search_bg.opt.wasm" "$tmp/gitsense_search_bg.wasm"
-  # lazy.js is also a wasm-bindgen snippet; worker.js imports this copy to
+  # lazy.js is also a wasm-bindgen snippet; index.js imports this copy to
   # prefetch hot pages before the module is ready.
   cp src/web/js/index.js src/web/js/worker.js src/web/js/lazy.js src/web/js/index.d.ts src/web/js/results.d.ts "$tmp/"
   local version

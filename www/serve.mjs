@@ -67,7 +67,8 @@ function compress(encoding, file, etag, body) {
   return cached.body;
 }
 
-const etagOf = (stat) => `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+// Of a plain or a bigint fs.Stats alike.
+const etagOf = (stat) => `"${Number(stat.size).toString(16)}-${Math.floor(Number(stat.mtimeMs)).toString(16)}"`;
 
 /**
  * Compresses every compressible file under `root` ahead of the first
@@ -88,26 +89,6 @@ export function precompress(root) {
     }
   };
   walk(path.resolve(root));
-}
-
-/**
- * `bytes=start-end` of a file of `size` bytes, read from disk: { partial,
- * start, end, size, bytes }, or the whole file when the range is not
- * satisfiable (the caller then answers 416 as for any other range).
- */
-async function readRange(file, size, header) {
-  const [, a, b] = /^bytes=(\d+)-(\d+)$/.exec(header);
-  const start = Number(a);
-  const end = Math.min(Number(b), size - 1);
-  if (start > end) return fs.promises.readFile(file);
-  const fh = await fs.promises.open(file, 'r');
-  try {
-    const bytes = Buffer.alloc(end - start + 1);
-    await fh.read(bytes, 0, bytes.length, start);
-    return { partial: true, start, end, size, bytes };
-  } finally {
-    await fh.close();
-  }
 }
 
 /**
@@ -223,29 +204,37 @@ export async function startServer(opts = {}) {
     } catch {
       // handled below
     }
-    let body;
     let stat;
     try {
-      // Files are kept in memory until they change (range requests would
-      // otherwise read a whole index per page).
       stat = fs.statSync(file, { bigint: true });
-      const version = `${stat.size}-${stat.mtimeNs}-${stat.ino}`;
-      const cached = bodyCache.get(file);
-      const ranged = options.range && req.method !== 'HEAD' && req.headers.range && !options.gzipRanges;
-      if (cached && cached.version === version) body = cached.body;
-      else if (ranged && stat.size > 1_000_000n && /^bytes=\d+-\d+$/.test(req.headers.range)) {
-        // A range of a big file is read on its own, as a static host
-        // does (loading 30 MB first would delay the first range request
-        // by a few hundred ms, a cost no real server has).
-        body = await readRange(file, Number(stat.size), req.headers.range);
-      } else {
-        body = await fs.promises.readFile(file);
-        bodyCache.set(file, { version, body });
-      }
-      stat = fs.statSync(file);
     } catch {
       return send(res, 404, { 'content-type': 'text/plain' }, Buffer.from(`not found: ${pathname}`));
     }
+    const size = Number(stat.size);
+    // Files are kept in memory until they change (range requests would
+    // otherwise read a whole index per page); a range of a big file not in
+    // memory is read from disk on its own, as a static host does (loading
+    // 30 MB first would delay the first range request by a few hundred ms).
+    const version = `${stat.size}-${stat.mtimeNs}-${stat.ino}`;
+    const cached = bodyCache.get(file);
+    const inMemory = cached && cached.version === version;
+    const load = async () => {
+      if (inMemory) return cached.body;
+      const whole = await fs.promises.readFile(file);
+      bodyCache.set(file, { version, body: whole });
+      return whole;
+    };
+    const slice = async (start, end) => {
+      if (inMemory || size <= 1_000_000) return (await load()).subarray(start, end + 1);
+      const fh = await fs.promises.open(file, 'r');
+      try {
+        const bytes = Buffer.alloc(end - start + 1);
+        await fh.read(bytes, 0, bytes.length, start);
+        return bytes;
+      } finally {
+        await fh.close();
+      }
+    };
     const ext = path.extname(file);
     const etag = etagOf(stat);
     // Revalidation answers 304, as static hosts do, so a repeat visit does
@@ -263,35 +252,31 @@ export async function startServer(opts = {}) {
     };
     if (options.range) headers['accept-ranges'] = 'bytes';
     if (req.method === 'HEAD') {
-      headers['content-length'] = body.length;
+      headers['content-length'] = size;
       return send(res, 200, headers);
-    }
-    if (body.partial) {
-      counters.ranges++;
-      headers['content-range'] = `bytes ${body.start}-${body.end}/${body.size}`;
-      headers['content-length'] = body.bytes.length;
-      return send(res, 206, headers, body.bytes);
     }
     const range = options.range && req.headers.range && /^bytes=(\d*)-(\d*)$/.exec(req.headers.range);
     if (range) {
-      let start = range[1] === '' ? body.length - Number(range[2]) : Number(range[1]);
-      let end = range[1] === '' || range[2] === '' ? body.length - 1 : Number(range[2]);
-      end = Math.min(end, body.length - 1);
+      let start = range[1] === '' ? size - Number(range[2]) : Number(range[1]);
+      let end = range[1] === '' || range[2] === '' ? size - 1 : Number(range[2]);
+      end = Math.min(end, size - 1);
       if (start < 0) start = 0;
-      if (start > end || start >= body.length) {
-        return send(res, 416, { 'content-range': `bytes */${body.length}` });
+      if (start > end || start >= size) {
+        return send(res, 416, { 'content-range': `bytes */${size}` });
       }
       counters.ranges++;
-      headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
+      headers['content-range'] = `bytes ${start}-${end}/${size}`;
+      const bytes = await slice(start, end);
       if (options.gzipRanges) {
-        const gz = zlib.gzipSync(body.subarray(start, end + 1));
+        const gz = zlib.gzipSync(bytes);
         headers['content-encoding'] = 'gzip';
         headers['content-length'] = gz.length;
         return send(res, 206, headers, gz);
       }
-      headers['content-length'] = end - start + 1;
-      return send(res, 206, headers, body, start, end + 1);
+      headers['content-length'] = bytes.length;
+      return send(res, 206, headers, bytes);
     }
+    let body = await load();
     const accepts = req.headers['accept-encoding'] || '';
     const encoding = !options.compress || !COMPRESSIBLE.has(ext) ? null : options.brotli && /\bbr\b/.test(accepts) ? 'br' : /\bgzip\b/.test(accepts) ? 'gzip' : null;
     if (encoding) {

@@ -65,7 +65,7 @@ struct OpenOptions {
     request_timeout_ms: Option<u32>,
 }
 
-/// What `prefetch()` (js/lazy.js) resolved with, if the worker ran it.
+/// What the page's prefetch (js/index.js `prefetchIndex`) resolved with.
 fn prefetched(v: &JsValue) -> Prefetched {
     if v.is_null() || v.is_undefined() {
         return Prefetched::default();

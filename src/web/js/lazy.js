@@ -168,9 +168,8 @@ async function gunzip(res) {
 }
 
 /**
- * What is fetched before the wasm module is ready (by index.js, else by
- * worker.js): the manifest (or `manifestResponse`, a fetch of it already
- * under way), then at once the hot pages and a 1-byte range probe of the
+ * What the page fetches before the wasm module is ready (index.js): the
+ * manifest (or `manifestResponse`, a fetch of it already under way), then at once the hot pages and a 1-byte range probe of the
  * raw index, in parallel. Resolves { manifest: text, hot: Uint8Array |
  * null, probe: null | { code, message } }, or null when nothing could be
  * fetched (the session then does it itself and reports the error).

@@ -6,12 +6,12 @@
 // (a background update check finished), 'updateerror', 'fill' (lazy mode:
 // the copy in OPFS is complete and in use), 'fillerror', 'crash'.
 //
-// Lazy mode starts before the wasm module is ready: the manifest, the
-// index's hot pages and a range probe are fetched while the module
-// downloads and compiles (not when this site's index is already stored: a
-// repeat visit fetches no index bytes). index.js does it on the page the
-// moment open() is called ('open' with pagePrefetches, then { type:
-// 'prefetched', value }); otherwise this worker does on 'open'.
+// Lazy mode starts before the wasm module is ready: the page (index.js)
+// fetches the manifest, the index's hot pages and a range probe the
+// moment open() is called, while the module downloads and compiles (not
+// when this site's index is already stored: a repeat visit fetches no
+// index bytes), and posts them ('open' with pagePrefetches, then { type:
+// 'prefetched', value }).
 //
 // An assisted search is a run of requests: 'assistStart' → { session, step,
 // reports } (JSON text), then, while step.kind is 'ask', the page awaits its
@@ -38,7 +38,6 @@ import init, {
   formatResults,
   formatOutcome,
 } from './gitsense_search.js';
-import { prefetch, isMarkedStored, scopeOf } from './lazy.js';
 
 // The module: compiled by the page when it says so ('open' with
 // pageCompiles: the page starts compiling while this worker's scripts
@@ -80,22 +79,17 @@ const progress = (detail) => self.postMessage({ type: 'progress', detail });
 // FILL_DELAY_MS), so it does not compete with the first answer.
 const FILL_DELAY_MS = 1000;
 let startFill = null;
+// Lazy mode's first requests, made by the page (index.js prefetchIndex):
+// on 'open' with pagePrefetches, a Promise of what it posts as { type:
+// 'prefetched', value }; else null (the session fetches for itself).
 let prefetched = null;
-
 let prefetchedFromPage = null;
 
-function startPrefetch({ manifestUrl, storage, requestTimeoutMs, pagePrefetches }) {
-  if (storage !== 'auto' && storage !== 'lazy') return null;
-  // The page fetches (index.js prefetchIndex) and posts { type: 'prefetched' }.
-  if (pagePrefetches) {
-    return new Promise((resolve) => {
-      prefetchedFromPage = resolve;
-    });
-  }
-  return (async () => {
-    if (await isMarkedStored(await scopeOf(manifestUrl))) return null;
-    return prefetch(manifestUrl, requestTimeoutMs);
-  })().catch(() => null);
+function awaitPagePrefetch({ pagePrefetches }) {
+  if (!pagePrefetches) return null;
+  return new Promise((resolve) => {
+    prefetchedFromPage = resolve;
+  });
 }
 
 function scheduleFill() {
@@ -181,7 +175,7 @@ self.onmessage = async ({ data }) => {
   }
   const { id, op, args } = data || {};
   // Before waiting for the module: the prefetch overlaps its compilation.
-  if (op === 'open' && args) prefetched = startPrefetch(args);
+  if (op === 'open' && args) prefetched = awaitPagePrefetch(args);
   loadModule(op === 'open' && args && args.pageCompiles);
   try {
     await ready.catch((e) => {

@@ -187,6 +187,13 @@ fn code_links(conn: &Connection, keys: &mut Keys, ids: &BTreeSet<i64>) -> Vec<i6
     ints_in(conn, "SELECT chat_id FROM code_blocks WHERE id IN", ids)
 }
 
+/// Adds chats `ids` and their details to `keys` (a returned row's chat
+/// fields come from both).
+fn add_chats(keys: &mut Keys, ids: &[i64]) {
+    keys.entry("chats").or_default().extend(ids);
+    keys.entry("chat_details").or_default().extend(ids);
+}
+
 /// See the module docs. `options_json` holds [`SearchOptions`].
 pub async fn warm(
     lazy: &LazyIndex,
@@ -236,26 +243,20 @@ pub async fn warm(
 
     // Round 2: document sizes and the rows of the tables ranking joins
     // (for plain words only `message_rank`), then what those point to.
-    let joined = |t: Target| -> Vec<&'static str> {
+    let sql_of = |t: Target| {
         p.target_plans
             .iter()
             .find(|tp| tp.target == t)
             .and_then(|tp| tp.sql.as_ref())
-            .map(|sql| sql.tables.clone())
-            .unwrap_or_default()
     };
+    let joined = |t: Target| sql_of(t).map(|sql| sql.tables.clone()).unwrap_or_default();
     let mut keys = Keys::new();
     let mut code_rows_here = false;
     for (t, ids) in &matched {
         if let Some(table) = docsize_table(*t) {
             keys.entry(table).or_default().extend(ids);
         }
-        let name_key = p
-            .target_plans
-            .iter()
-            .find(|tp| tp.target == *t)
-            .and_then(|tp| tp.sql.as_ref()?.name_key);
-        if let Some(k) = name_key {
+        if let Some(k) = sql_of(*t).and_then(|sql| sql.name_key) {
             keys.entry("message_names").or_default().insert(k);
         }
         for table in joined(*t) {
@@ -339,15 +340,13 @@ pub async fn warm(
                 Vec::new()
             }
         };
-        keys.entry("chats").or_default().extend(&chats);
-        keys.entry("chat_details").or_default().extend(&chats);
+        add_chats(&mut keys, &chats);
     }
     let mut leaves = walk(lazy, conn, &keys, &[]).await?;
     if !code_later.is_empty() {
         let mut keys = Keys::new();
         let chats = code_links(conn, &mut keys, &code_later);
-        keys.entry("chats").or_default().extend(&chats);
-        keys.entry("chat_details").or_default().extend(&chats);
+        add_chats(&mut keys, &chats);
         let extra = overflow_pages(lazy, &leaves);
         leaves = walk(lazy, conn, &keys, &extra).await?;
     }
