@@ -138,6 +138,10 @@ build_wasm() {
   # lazy.js is also a wasm-bindgen snippet; index.js imports this copy to
   # prefetch hot pages before the module is ready.
   cp src/web/js/index.js src/web/js/worker.js src/web/js/lazy.js src/web/js/index.d.ts src/web/js/results.d.ts "$tmp/"
+  # The worker, the bindings and the snippets as one file: a cold worker
+  # starts after one request, not three dependent round trips.
+  node src/web/js/bundle-worker.mjs "$tmp" >/dev/null || die "bundling the worker failed"
+  rm -rf "$tmp/gitsense_search.js" "$tmp/gitsense_search.d.ts" "$tmp/gitsense_search_bg.wasm.d.ts" "$tmp/snippets"
   local version
   version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
   sed "s/@VERSION@/$version/" src/web/js/package.json > "$tmp/package.json"

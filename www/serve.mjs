@@ -3,7 +3,7 @@
 //
 //   node www/serve.mjs [--root DIR] [--port 8080] [--host 127.0.0.1]
 //                      [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth]
-//                      [--no-range] [--no-compress] [--no-brotli] [--gzip-ranges] [--no-content-length]
+//                      [--no-range] [--no-multi-range] [--no-compress] [--no-brotli] [--gzip-ranges] [--no-content-length]
 //
 // Like a static host it answers revalidations with 304 (ETag) and
 // compresses HTML, CSS, JS, JSON and wasm for clients that accept it:
@@ -16,10 +16,12 @@
 // Content-Length (servers lazy loading must detect), refuse paths (the
 // socket is destroyed, as when the network is down), and count requests:
 //   GET  /__server/stats   → { total, byPath: { "/path": n }, bytes,
-//                              bytesByPath: { "/path": n }, ranges: n }
+//                              bytesByPath: { "/path": n }, ranges: n,
+//                              multipart: n (multipart/byteranges answers) }
 //   POST /__server/reset   → zero the counters
 // Range requests get 206 partial content (the lazy-loading work reads the
-// raw index this way). Imported as a module, startServer() gives tests
+// raw index this way), several ranges in one request a multipart/byteranges
+// answer (--no-multi-range: the whole file, as hosts that do not support them). Imported as a module, startServer() gives tests
 // the same server in-process.
 
 import http from 'node:http';
@@ -95,7 +97,10 @@ export function precompress(root) {
  * Starts the server. Options: root, port (0 = any), host, latencyMs,
  * bandwidth (bytes/s, 0 = unlimited), sharedBandwidth (the cap is for all
  * responses together, as on one link; default: per response), range
- * (default true), compress (brotli or gzip for text and wasm, default
+ * (default true), multiRange (several ranges in one request get one
+ * multipart/byteranges answer; default true; 'merge': one part from the
+ * first byte asked for to the last; false: the whole file),
+ * compress (brotli or gzip for text and wasm, default
  * true), brotli (prefer brotli where accepted, default false: quality 11
  * takes seconds for the wasm; the command line and the benchmarks turn it
  * on and precompress), precompress (compress every file of root before
@@ -120,6 +125,7 @@ export async function startServer(opts = {}) {
     bandwidth: opts.bandwidth || 0,
     sharedBandwidth: opts.sharedBandwidth || false,
     range: opts.range !== false,
+    multiRange: opts.multiRange !== false,
     compress: opts.compress !== false,
     brotli: opts.brotli === true,
     gzipRanges: opts.gzipRanges === true,
@@ -131,7 +137,7 @@ export async function startServer(opts = {}) {
     headers: opts.headers || {},
     quiet: opts.quiet ?? true,
   };
-  const zero = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {}, ranges: 0 });
+  const zero = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {}, ranges: 0, multipart: 0 });
   let counters = zero();
   const bodyCache = new Map(); // file → { version, body }
   let linkFreeAt = 0; // with sharedBandwidth: when the link has sent what it was given
@@ -255,6 +261,49 @@ export async function startServer(opts = {}) {
       headers['content-length'] = size;
       return send(res, 200, headers);
     }
+    // Several ranges (bytes=a-b,c-d): one multipart/byteranges answer, as
+    // nginx, Apache and Go's file server give; with multiRange off the
+    // header is ignored and the whole file sent, as Varnish or S3 do.
+    const spec = options.range && req.headers.range && /^bytes=\d*-\d*(,\s*\d*-\d*)+$/.test(req.headers.range) ? req.headers.range : null;
+    if (spec && options.multiRange) {
+      const parts = [];
+      for (const r of spec.slice(6).split(',')) {
+        const [, a, b] = /^\s*(\d*)-(\d*)$/.exec(r);
+        if (a === '' && b === '') continue;
+        let start = a === '' ? size - Number(b) : Number(a);
+        const end = Math.min(a === '' || b === '' ? size - 1 : Number(b), size - 1);
+        if (start < 0) start = 0;
+        if (start <= end && start < size) parts.push([start, end]);
+      }
+      if (!parts.length) return send(res, 416, { 'content-range': `bytes */${size}` });
+      counters.ranges++;
+      if (options.multiRange === 'merge') {
+        // One part from the first byte asked for to the last (RFC 9110
+        // lets a server merge ranges).
+        const start = Math.min(...parts.map((p) => p[0]));
+        const end = Math.max(...parts.map((p) => p[1]));
+        headers['content-range'] = `bytes ${start}-${end}/${size}`;
+        const bytes = await slice(start, end);
+        headers['content-length'] = bytes.length;
+        return send(res, 206, headers, bytes);
+      }
+      counters.multipart++;
+      const boundary = `gitsense${Math.random().toString(16).slice(2)}`;
+      const pieces = [];
+      for (const [start, end] of parts) {
+        pieces.push(Buffer.from(`\r\n--${boundary}\r\ncontent-type: ${headers['content-type']}\r\ncontent-range: bytes ${start}-${end}/${size}\r\n\r\n`));
+        pieces.push(await slice(start, end));
+      }
+      pieces.push(Buffer.from(`\r\n--${boundary}--\r\n`));
+      let body = Buffer.concat(pieces);
+      headers['content-type'] = `multipart/byteranges; boundary=${boundary}`;
+      if (options.gzipRanges) {
+        body = zlib.gzipSync(body);
+        headers['content-encoding'] = 'gzip';
+      }
+      headers['content-length'] = body.length;
+      return send(res, 206, headers, body);
+    }
     const range = options.range && req.headers.range && /^bytes=(\d*)-(\d*)$/.exec(req.headers.range);
     if (range) {
       let start = range[1] === '' ? size - Number(range[2]) : Number(range[1]);
@@ -325,13 +374,14 @@ function parseArgs(argv) {
     else if (a === '--bandwidth') o.bandwidth = Number(next());
     else if (a === '--shared-bandwidth') o.sharedBandwidth = true;
     else if (a === '--no-range') o.range = false;
+    else if (a === '--no-multi-range') o.multiRange = false;
     else if (a === '--no-compress') o.compress = false;
     else if (a === '--no-brotli') o.brotli = false;
     else if (a === '--gzip-ranges') o.gzipRanges = true;
     else if (a === '--no-content-length') o.contentLength = false;
     else if (a === '--quiet') o.quiet = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-compress] [--no-brotli] [--gzip-ranges] [--no-content-length] [--quiet]');
+      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-multi-range] [--no-compress] [--no-brotli] [--gzip-ranges] [--no-content-length] [--quiet]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }

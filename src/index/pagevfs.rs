@@ -334,6 +334,19 @@ pub const WAVE: usize = 6;
 /// moves ~30 pages at 20 Mbit/s.
 pub const PAGES_PER_WAVE: u64 = 30;
 
+/// Runs of adjacent pages (ascending input), nothing joined across a
+/// gap: what one request of several ranges asks for.
+pub fn adjacent_runs(pages: impl Iterator<Item = u32>) -> Vec<(u32, u32)> {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for p in pages {
+        match runs.last_mut() {
+            Some((_, last)) if p <= *last + 1 => *last = p,
+            _ => runs.push((p, p)),
+        }
+    }
+    runs
+}
+
 /// Sorted pages → runs `[first, last]` to request, at most `max_runs`.
 /// Runs are joined across gaps of [`ALWAYS_JOIN_PAGES`]; then across the
 /// smallest gaps as long as that pays: a browser opens [`WAVE`]
@@ -384,7 +397,17 @@ pub fn coalesce_runs(pages: impl Iterator<Item = u32>, max_runs: usize) -> Vec<(
 
 #[cfg(test)]
 mod tests {
-    use super::{coalesce_runs, WAVE};
+    use super::{adjacent_runs, coalesce_runs, WAVE};
+
+    #[test]
+    fn adjacent_runs_join_neighbours_only() {
+        assert_eq!(
+            adjacent_runs([1, 2, 3, 5, 9, 10].into_iter()),
+            vec![(1, 3), (5, 5), (9, 10)]
+        );
+        assert_eq!(adjacent_runs([7].into_iter()), vec![(7, 7)]);
+        assert!(adjacent_runs(std::iter::empty()).is_empty());
+    }
 
     #[test]
     fn runs_join_where_a_wave_of_requests_costs_more_than_the_gap() {
@@ -398,7 +421,7 @@ mod tests {
         let pages = [0u32, 6, 12, 18, 24, 30, 431];
         let runs = coalesce_runs(pages.into_iter(), 24);
         assert!(runs.len() <= WAVE, "{runs:?}");
-        assert!(runs.iter().any(|r| *r == (431, 431)), "{runs:?}");
+        assert!(runs.contains(&(431, 431)), "{runs:?}");
         let fetched: u32 = runs.iter().map(|(a, b)| b - a + 1).sum();
         assert!(fetched <= 7 + 5, "{fetched} pages: {runs:?}");
         // Thirteen runs 20 pages apart: three waves; one join (20 pages)

@@ -115,7 +115,7 @@ fn bm25(data: &QueryData, freq: &[f64], d: f64) -> f64 {
     for (idf, f) in data.idf.iter().zip(freq) {
         score += idf * ((f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * d / data.avgdl)));
     }
-    -1.0 * score
+    -score
 }
 
 /// A column's length norm `1 / (1 + k1·(1 − b + b·len/avg))`; 1 for a

@@ -79,6 +79,7 @@ fn prefetched(v: &JsValue) -> Prefetched {
             .then(|| js_error(&probe, "network.failed", "probing range requests")),
         // The page found the index stored and only fetched the manifest.
         probed: !get("stored").is_truthy(),
+        multi_range: get("multi").is_truthy(),
     }
 }
 

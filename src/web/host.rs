@@ -77,8 +77,17 @@ extern "C" {
         size: f64,
         timeout_ms: u32,
     ) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = probeError)]
-    pub fn probe_error(e: &JsValue) -> JsValue;
+    #[wasm_bindgen(catch, js_name = rangeFetchMulti)]
+    pub async fn range_fetch_multi(
+        url: &str,
+        starts: Vec<f64>,
+        ends: Vec<f64>,
+        size: f64,
+        timeout_ms: u32,
+        per_request: u32,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = probeRanges)]
+    pub async fn probe_ranges(url: &str, size: f64, timeout_ms: u32) -> JsValue;
     #[wasm_bindgen(catch, js_name = fillOpen)]
     pub async fn fill_open(base: &str, page_count: f64, page_size: f64)
         -> Result<JsValue, JsValue>;

@@ -84,6 +84,9 @@ export interface LazyInfo {
   prefetchBytes: number;
   prefetchRounds: number;
   prefetchWaitMs: number;
+  /** The host answers several ranges per request (multipart/byteranges):
+   * each warm-up round is one request. */
+  multiRange: boolean;
   /** Background fill requests and bytes. */
   fillRequests: number;
   fillBytes: number;

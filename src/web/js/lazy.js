@@ -150,6 +150,188 @@ export function rangeFetchAll(url, starts, ends, size, timeoutMs) {
   return Promise.all(Array.from(starts, (start, i) => rangeFetch(url, start, ends[i], size, timeoutMs)));
 }
 
+const CRLF2 = [13, 10, 13, 10];
+
+function indexOfBytes(bytes, pattern, from) {
+  const first = pattern[0];
+  for (let i = bytes.indexOf(first, from); i !== -1 && i + pattern.length <= bytes.length; i = bytes.indexOf(first, i + 1)) {
+    let k = 1;
+    while (k < pattern.length && bytes[i + k] === pattern[k]) k++;
+    if (k === pattern.length) return i;
+  }
+  return -1;
+}
+
+const latin1 = (bytes) => String.fromCharCode.apply(null, bytes);
+
+/**
+ * The parts of a multipart/byteranges body: [{ start, end, total, bytes }].
+ * Each part's length comes from its Content-Range, so part bytes that
+ * happen to hold the boundary cannot cut a part short. Throws
+ * lazy.range_unsupported on anything malformed.
+ */
+export function parseByteranges(body, boundary, url) {
+  const bad = (why) => fail('lazy.range_unsupported', `the server's multipart answer for ${url} is malformed: ${why}`);
+  const delimiter = Array.from(`--${boundary}`, (c) => c.charCodeAt(0));
+  const parts = [];
+  let at = indexOfBytes(body, delimiter, 0);
+  if (at === -1) throw bad('no boundary');
+  for (;;) {
+    at += delimiter.length;
+    if (body[at] === 45 && body[at + 1] === 45) return parts; // the closing "--boundary--"
+    const headersEnd = indexOfBytes(body, CRLF2, at);
+    if (headersEnd === -1) throw bad('a part without a blank line after its headers');
+    const headers = latin1(body.subarray(at, headersEnd));
+    const range = /^content-range:[ \t]*bytes (\d+)-(\d+)\/(\d+|\*)[ \t]*$/im.exec(headers);
+    if (!range) throw bad('a part without a Content-Range');
+    const start = Number(range[1]);
+    const end = Number(range[2]);
+    const from = headersEnd + 4;
+    if (end < start || from + (end - start + 1) > body.length) throw bad(`part ${start}-${end} is cut short`);
+    parts.push({ start, end, total: range[3], bytes: body.subarray(from, from + end - start + 1) });
+    at = indexOfBytes(body, delimiter, from + end - start + 1);
+    if (at === -1) throw bad('no closing boundary');
+  }
+}
+
+/**
+ * Several ranges of `url` in one request (`Range: bytes=a-b,c-d,...`): an
+ * array of Uint8Array, one per range. The answer is a multipart/byteranges
+ * body, or one part when the server merged the ranges; either way every
+ * range asked for must be inside a part whose Content-Range names the
+ * manifest's size. A 200 answer is aborted at its headers and fails with
+ * lazy.multi_range_unsupported (the caller asks range by range instead).
+ * Network failures are retried twice.
+ */
+export async function rangesFetch(url, starts, ends, size, timeoutMs) {
+  const header = `bytes=${Array.from(starts, (s, i) => `${s}-${ends[i]}`).join(',')}`;
+  const what = `${starts.length} ranges of ${url}`;
+  let last;
+  for (let attempt = 0; attempt <= RETRIES; attempt++) {
+    if (attempt) await sleep(250 * attempt);
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    try {
+      let res;
+      try {
+        res = await fetch(url, { headers: { Range: header }, signal: abort.signal, credentials: 'same-origin', cache: 'no-store' });
+      } catch (e) {
+        last = fail('network.failed', `reading ${what} failed: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
+        continue;
+      }
+      if (res.status >= 500) {
+        abort.abort();
+        last = fail('network.http_status', `${url} answered HTTP ${res.status} to a range request`);
+        continue;
+      }
+      if (res.status === 200) {
+        abort.abort();
+        throw fail('lazy.multi_range_unsupported', `the server answered 200 with the whole file to a request for ${what}`);
+      }
+      const type = res.headers.get('content-type') || '';
+      const multipart = /^multipart\/byteranges\s*;\s*boundary="?([^";]+)"?/i.exec(type);
+      if (!multipart) {
+        // One part: the server merged the ranges (or sent the first only).
+        const got = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') || '');
+        const start = got ? Number(got[1]) : Math.min(...starts);
+        const end = got ? Number(got[2]) : Math.max(...ends);
+        try {
+          checkRange(url, res.status, (h) => res.headers.get(h), start, end, size);
+        } catch (e) {
+          abort.abort();
+          throw e;
+        }
+      } else if (res.status !== 206) {
+        abort.abort();
+        throw fail('network.http_status', `${url} answered HTTP ${res.status} to a range request`);
+      } else {
+        const encoding = res.headers.get('content-encoding');
+        if (encoding && encoding !== 'identity') {
+          abort.abort();
+          throw fail('lazy.range_unsupported', `the server compressed ${what} (Content-Encoding: ${encoding}), so byte offsets cannot be trusted`);
+        }
+      }
+      let body;
+      try {
+        body = new Uint8Array(await res.arrayBuffer());
+      } catch (e) {
+        last = fail('network.failed', `reading ${what} was interrupted: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
+        continue;
+      }
+      let parts;
+      if (multipart) {
+        parts = parseByteranges(body, multipart[1], url);
+      } else {
+        const got = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(res.headers.get('content-range'));
+        if (body.length !== Number(got[2]) - Number(got[1]) + 1) {
+          throw fail('lazy.range_unsupported', `the server sent ${body.length} bytes for bytes ${got[1]}-${got[2]} of ${url}`);
+        }
+        parts = [{ start: Number(got[1]), end: Number(got[2]), total: got[3], bytes: body }];
+      }
+      for (const p of parts) {
+        if (Number(p.total) !== size) {
+          throw fail('lazy.version_mismatch', `${url} has ${p.total} bytes but the manifest announces ${size}: it is not the published index`);
+        }
+      }
+      return Array.from(starts, (start, i) => {
+        const p = parts.find((q) => q.start <= start && ends[i] <= q.end);
+        if (!p) throw fail('lazy.multi_range_unsupported', `the server's answer for ${what} left out bytes ${start}-${ends[i]}`);
+        return p.bytes.slice(start - p.start, ends[i] - p.start + 1);
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  throw last;
+}
+
+/**
+ * Ranges of `url` (an array of Uint8Array, one per range) in requests of
+ * at most `perRequest` ranges each, all at once: the warm-up's round on a
+ * server that serves several ranges per request. A request the server
+ * answers without them is asked again range by range.
+ */
+export async function rangeFetchMulti(url, starts, ends, size, timeoutMs, perRequest) {
+  const chunks = [];
+  for (let i = 0; i < starts.length; i += perRequest) chunks.push([i, Math.min(starts.length, i + perRequest)]);
+  const answers = await Promise.all(
+    chunks.map(([a, b]) => {
+      const s = Array.from(starts).slice(a, b);
+      const e = Array.from(ends).slice(a, b);
+      if (s.length === 1) return rangeFetch(url, s[0], e[0], size, timeoutMs).then((bytes) => [bytes]);
+      return rangesFetch(url, s, e, size, timeoutMs).catch((err) => {
+        if (err && err.code === 'lazy.multi_range_unsupported') return rangeFetchAll(url, s, e, size, timeoutMs);
+        throw err;
+      });
+    }),
+  );
+  return answers.flat();
+}
+
+/**
+ * How `url` (a file of `size` bytes) serves ranges, probed before any page
+ * is read: a 1-byte range and, for a same-origin index, two ranges in one
+ * request, in parallel. Resolves { error: null | { code, message } (no
+ * usable ranges: the session downloads the whole file), multi: whether
+ * several ranges per request work }.
+ */
+export async function probeRanges(url, size, timeoutMs) {
+  const sameOrigin = typeof location === 'undefined' || new URL(url, location.href).origin === location.origin;
+  const [error, multi] = await Promise.all([
+    rangeFetch(url, 0, 0, size, timeoutMs).then(
+      () => null,
+      (e) => probeError(e),
+    ),
+    size > 2 && sameOrigin
+      ? rangesFetch(url, [0, 2], [0, 2], size, timeoutMs).then(
+          () => true,
+          () => false,
+        )
+      : false,
+  ]);
+  return { error, multi: !error && multi };
+}
+
 /**
  * A failed range probe: the manifest just loaded from the same server, so
  * a request that fails outright (a range answer the browser rejects, such
@@ -169,9 +351,9 @@ async function gunzip(res) {
 
 /**
  * What the page fetches before the wasm module is ready (index.js): the
- * manifest (or `manifestResponse`, a fetch of it already under way), then at once the hot pages and a 1-byte range probe of the
+ * manifest (or `manifestResponse`, a fetch of it already under way), then at once the hot pages and the range probes (probeRanges) of the
  * raw index, in parallel. Resolves { manifest: text, hot: Uint8Array |
- * null, probe: null | { code, message } }, or null when nothing could be
+ * null, probe: null | { code, message }, multi (probeRanges) }, or null when nothing could be
  * fetched (the session then does it itself and reports the error).
  */
 export async function prefetch(manifestUrl, timeoutMs, manifestResponse) {
@@ -182,17 +364,15 @@ export async function prefetch(manifestUrl, timeoutMs, manifestResponse) {
     const m = JSON.parse(text);
     if (!m || typeof m.rawFile !== 'string' || !Number.isInteger(m.size)) return { manifest: text, hot: null, probe: null };
     const raw = new URL(m.rawFile, res.url || manifestUrl).href;
-    const probe = rangeFetch(raw, 0, 0, m.size, timeoutMs ?? 10000).then(
-      () => null,
-      (e) => probeError(e),
-    );
+    const probe = probeRanges(raw, m.size, timeoutMs ?? 10000);
     let hot = Promise.resolve(null);
     if (typeof m.hotFile === 'string' && typeof DecompressionStream !== 'undefined') {
       hot = fetch(new URL(m.hotFile, res.url || manifestUrl).href, { credentials: 'same-origin' })
         .then((r) => (r.ok ? gunzip(r) : null))
         .catch(() => null);
     }
-    return { manifest: text, hot: await hot, probe: await probe };
+    const { error, multi } = await probe;
+    return { manifest: text, hot: await hot, probe: error, multi };
   } catch {
     return null;
   }
