@@ -96,11 +96,13 @@ export function rangeSync(url, start, end, size, timeoutMs) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Bytes `start..=end` of `url` with fetch (the background fill). A 200
- * answer is aborted at its headers, so a server ignoring Range never sends
- * the whole file here. Retried twice with a pause.
+ * GET `url` with `Range: header` (`what` names the bytes in errors),
+ * retried twice with a pause after a network failure, a 5xx answer or a
+ * body cut off. `check(res)` vets the answer's headers; when it throws, the
+ * answer is aborted there (a server ignoring Range never sends the whole
+ * file). Resolves { res, body: Uint8Array }.
  */
-export async function rangeFetch(url, start, end, size, timeoutMs) {
+async function rangeRequest(url, header, what, timeoutMs, check) {
   let last;
   for (let attempt = 0; attempt <= RETRIES; attempt++) {
     if (attempt) await sleep(250 * attempt);
@@ -111,9 +113,9 @@ export async function rangeFetch(url, start, end, size, timeoutMs) {
       try {
         // no-store: the HTTP cache would serialise concurrent requests for one URL
         // (its cache lock); pages are kept in OPFS anyway.
-        res = await fetch(url, { headers: { Range: `bytes=${start}-${end}` }, signal: abort.signal, credentials: 'same-origin', cache: 'no-store' });
+        res = await fetch(url, { headers: { Range: header }, signal: abort.signal, credentials: 'same-origin', cache: 'no-store' });
       } catch (e) {
-        last = fail('network.failed', `reading bytes ${start}-${end} of ${url} failed: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
+        last = fail('network.failed', `reading ${what} failed: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
         continue;
       }
       if (res.status >= 500) {
@@ -122,27 +124,32 @@ export async function rangeFetch(url, start, end, size, timeoutMs) {
         continue;
       }
       try {
-        checkRange(url, res.status, (h) => res.headers.get(h), start, end, size);
+        check(res);
       } catch (e) {
         abort.abort();
         throw e;
       }
-      let bytes;
       try {
-        bytes = new Uint8Array(await res.arrayBuffer());
+        return { res, body: new Uint8Array(await res.arrayBuffer()) };
       } catch (e) {
-        last = fail('network.failed', `reading bytes ${start}-${end} of ${url} was interrupted: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
-        continue;
+        last = fail('network.failed', `reading ${what} was interrupted: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
       }
-      if (bytes.length !== end - start + 1) {
-        throw fail('lazy.range_unsupported', `the server sent ${bytes.length} bytes for ${end - start + 1} bytes of ${url}`);
-      }
-      return bytes;
     } finally {
       clearTimeout(timer);
     }
   }
   throw last;
+}
+
+/** Bytes `start..=end` of `url` with fetch (the background fill, probes). */
+export async function rangeFetch(url, start, end, size, timeoutMs) {
+  const { body } = await rangeRequest(url, `bytes=${start}-${end}`, `bytes ${start}-${end} of ${url}`, timeoutMs, (res) =>
+    checkRange(url, res.status, (h) => res.headers.get(h), start, end, size),
+  );
+  if (body.length !== end - start + 1) {
+    throw fail('lazy.range_unsupported', `the server sent ${body.length} bytes for ${end - start + 1} bytes of ${url}`);
+  }
+  return body;
 }
 
 /** Several ranges of `url` at once (the warm-up before a query): an array of Uint8Array. */
@@ -204,86 +211,47 @@ export function parseByteranges(body, boundary, url) {
  * Network failures are retried twice.
  */
 export async function rangesFetch(url, starts, ends, size, timeoutMs) {
-  const header = `bytes=${Array.from(starts, (s, i) => `${s}-${ends[i]}`).join(',')}`;
   const what = `${starts.length} ranges of ${url}`;
-  let last;
-  for (let attempt = 0; attempt <= RETRIES; attempt++) {
-    if (attempt) await sleep(250 * attempt);
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), timeoutMs);
-    try {
-      let res;
-      try {
-        res = await fetch(url, { headers: { Range: header }, signal: abort.signal, credentials: 'same-origin', cache: 'no-store' });
-      } catch (e) {
-        last = fail('network.failed', `reading ${what} failed: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
-        continue;
+  const { res, body } = await rangeRequest(url, `bytes=${Array.from(starts, (s, i) => `${s}-${ends[i]}`).join(',')}`, what, timeoutMs, (res) => {
+    if (res.status === 200) {
+      throw fail('lazy.multi_range_unsupported', `the server answered 200 with the whole file to a request for ${what}`);
+    }
+    if (boundaryOf(res)) {
+      if (res.status !== 206) throw fail('network.http_status', `${url} answered HTTP ${res.status} to a range request`);
+      const encoding = res.headers.get('content-encoding');
+      if (encoding && encoding !== 'identity') {
+        throw fail('lazy.range_unsupported', `the server compressed ${what} (Content-Encoding: ${encoding}), so byte offsets cannot be trusted`);
       }
-      if (res.status >= 500) {
-        abort.abort();
-        last = fail('network.http_status', `${url} answered HTTP ${res.status} to a range request`);
-        continue;
-      }
-      if (res.status === 200) {
-        abort.abort();
-        throw fail('lazy.multi_range_unsupported', `the server answered 200 with the whole file to a request for ${what}`);
-      }
-      const type = res.headers.get('content-type') || '';
-      const multipart = /^multipart\/byteranges\s*;\s*boundary="?([^";]+)"?/i.exec(type);
-      if (!multipart) {
-        // One part: the server merged the ranges (or sent the first only).
-        const got = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') || '');
-        const start = got ? Number(got[1]) : Math.min(...starts);
-        const end = got ? Number(got[2]) : Math.max(...ends);
-        try {
-          checkRange(url, res.status, (h) => res.headers.get(h), start, end, size);
-        } catch (e) {
-          abort.abort();
-          throw e;
-        }
-      } else if (res.status !== 206) {
-        abort.abort();
-        throw fail('network.http_status', `${url} answered HTTP ${res.status} to a range request`);
-      } else {
-        const encoding = res.headers.get('content-encoding');
-        if (encoding && encoding !== 'identity') {
-          abort.abort();
-          throw fail('lazy.range_unsupported', `the server compressed ${what} (Content-Encoding: ${encoding}), so byte offsets cannot be trusted`);
-        }
-      }
-      let body;
-      try {
-        body = new Uint8Array(await res.arrayBuffer());
-      } catch (e) {
-        last = fail('network.failed', `reading ${what} was interrupted: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
-        continue;
-      }
-      let parts;
-      if (multipart) {
-        parts = parseByteranges(body, multipart[1], url);
-      } else {
-        const got = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(res.headers.get('content-range'));
-        if (body.length !== Number(got[2]) - Number(got[1]) + 1) {
-          throw fail('lazy.range_unsupported', `the server sent ${body.length} bytes for bytes ${got[1]}-${got[2]} of ${url}`);
-        }
-        parts = [{ start: Number(got[1]), end: Number(got[2]), total: got[3], bytes: body }];
-      }
-      for (const p of parts) {
-        if (Number(p.total) !== size) {
-          throw fail('lazy.version_mismatch', `${url} has ${p.total} bytes but the manifest announces ${size}: it is not the published index`);
-        }
-      }
-      return Array.from(starts, (start, i) => {
-        const p = parts.find((q) => q.start <= start && ends[i] <= q.end);
-        if (!p) throw fail('lazy.multi_range_unsupported', `the server's answer for ${what} left out bytes ${start}-${ends[i]}`);
-        return p.bytes.slice(start - p.start, ends[i] - p.start + 1);
-      });
-    } finally {
-      clearTimeout(timer);
+    } else {
+      // One part: the server merged the ranges (or sent the first only).
+      const got = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') || '');
+      checkRange(url, res.status, (h) => res.headers.get(h), got ? Number(got[1]) : -1, got ? Number(got[2]) : -1, size);
+    }
+  });
+  const boundary = boundaryOf(res);
+  let parts;
+  if (boundary) {
+    parts = parseByteranges(body, boundary, url);
+  } else {
+    const got = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(res.headers.get('content-range'));
+    if (body.length !== Number(got[2]) - Number(got[1]) + 1) {
+      throw fail('lazy.range_unsupported', `the server sent ${body.length} bytes for bytes ${got[1]}-${got[2]} of ${url}`);
+    }
+    parts = [{ start: Number(got[1]), end: Number(got[2]), total: got[3], bytes: body }];
+  }
+  for (const p of parts) {
+    if (Number(p.total) !== size) {
+      throw fail('lazy.version_mismatch', `${url} has ${p.total} bytes but the manifest announces ${size}: it is not the published index`);
     }
   }
-  throw last;
+  return Array.from(starts, (start, i) => {
+    const p = parts.find((q) => q.start <= start && ends[i] <= q.end);
+    if (!p) throw fail('lazy.multi_range_unsupported', `the server's answer for ${what} left out bytes ${start}-${ends[i]}`);
+    return p.bytes.slice(start - p.start, ends[i] - p.start + 1);
+  });
 }
+
+const boundaryOf = (res) => (/^multipart\/byteranges\s*;\s*boundary="?([^";]+)"?/i.exec(res.headers.get('content-type') || '') || [])[1];
 
 /**
  * Ranges of `url` (an array of Uint8Array, one per range) in requests of
