@@ -152,6 +152,27 @@ for (const [multiRange, what] of [
   });
 }
 
+test('a server that stops serving several ranges per request mid-session: range by range from then on, answers unchanged', async () => {
+  const page = await freshPage();
+  const info = await openEngine(page, { lazyFill: false });
+  assert.equal(info.lazy.multiRange, true);
+  const [first, ...rest] = QUERIES;
+  const { value: json } = await call(page, 'searchJson', first[0], first[1]);
+  assert.equal(json, cliJson(first[0], first[1]));
+  // As when a CDN that sends the whole file for several ranges moves in front.
+  site.server.options.multiRange = false;
+  site.server.reset();
+  for (const [query, options] of rest) {
+    const { value, error } = await call(page, 'searchJson', query, options);
+    assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
+    assert.equal(value, cliJson(query, options), `${query} ${JSON.stringify(options)}`);
+  }
+  const { value: after } = await call(page, 'info');
+  assert.equal(after.lazy.multiRange, false, 'the engine noticed');
+  assert.equal(site.server.stats().multipart, 0);
+  await closePage(page);
+});
+
 test('the fill completes, the engine switches to OPFS, and the next visit reads no index bytes', async () => {
   const page = await freshPage();
   await openEngine(page);

@@ -257,23 +257,30 @@ const boundaryOf = (res) => (/^multipart\/byteranges\s*;\s*boundary="?([^";]+)"?
  * Ranges of `url` (an array of Uint8Array, one per range) in requests of
  * at most `perRequest` ranges each, all at once: the warm-up's round on a
  * server that serves several ranges per request. A request the server
- * answers without them is asked again range by range.
+ * answers without them is asked again range by range, and the array's
+ * `fellBack` is then true.
  */
 export async function rangeFetchMulti(url, starts, ends, size, timeoutMs, perRequest) {
   const chunks = [];
   for (let i = 0; i < starts.length; i += perRequest) chunks.push([i, Math.min(starts.length, i + perRequest)]);
+  let fellBack = false;
   const answers = await Promise.all(
     chunks.map(([a, b]) => {
       const s = Array.from(starts).slice(a, b);
       const e = Array.from(ends).slice(a, b);
       if (s.length === 1) return rangeFetch(url, s[0], e[0], size, timeoutMs).then((bytes) => [bytes]);
       return rangesFetch(url, s, e, size, timeoutMs).catch((err) => {
-        if (err && err.code === 'lazy.multi_range_unsupported') return rangeFetchAll(url, s, e, size, timeoutMs);
-        throw err;
+        if (!err || err.code !== 'lazy.multi_range_unsupported') throw err;
+        fellBack = true;
+        return rangeFetchAll(url, s, e, size, timeoutMs);
       });
     }),
   );
-  return answers.flat();
+  const out = answers.flat();
+  // The server stopped serving several ranges per request (a CDN in front
+  // changed, say): the caller asks range by range from now on.
+  out.fellBack = fellBack;
+  return out;
 }
 
 /**

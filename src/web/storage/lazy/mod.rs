@@ -562,11 +562,18 @@ impl LazyIndex {
             host::range_fetch_all(&url, starts, ends, size as f64, timeout).await
         }
         .map_err(|e| js_error(&e, "network.failed", "prefetching index pages"))?;
+        let fell_back = multi
+            && js_sys::Reflect::get(&answers, &JsValue::from_str("fellBack"))
+                .is_ok_and(|v| v.is_truthy());
         let answers: js_sys::Array = answers.into();
         let mut s = lock(&self.source);
+        if fell_back {
+            // Range by range from now on, joined as on any other host.
+            s.stats.multi_range = false;
+        }
         s.stats.prefetch_rounds += 1;
         s.stats.prefetch_wait_ms += host::now_ms() - t;
-        s.stats.prefetch_requests += if multi {
+        s.stats.prefetch_requests += if multi && !fell_back {
             runs.len().div_ceil(RANGES_PER_REQUEST) as u64
         } else {
             runs.len() as u64
