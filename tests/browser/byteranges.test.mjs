@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import http from 'node:http';
 import { startServer } from '../../www/serve.mjs';
 import { parseByteranges, rangesFetch, rangeFetchMulti, probeRanges } from '../../src/web/js/lazy.js';
 
@@ -107,4 +108,28 @@ test('probeRanges says why a server without ranges cannot be read lazily', async
   assert.equal(probe.multi, false);
   assert.equal(probe.error.code, 'lazy.range_unsupported');
   assert.match(probe.error.message, /ignored the Range header/);
+});
+
+test('a multipart answer the parser cannot read is asked again range by range', async () => {
+  // LF line endings instead of CRLF: no part can be found.
+  const bad = http.createServer((req, res) => {
+    const spec = req.headers.range || '';
+    if (spec.includes(',')) {
+      res.writeHead(206, { 'content-type': 'multipart/byteranges; boundary=B' });
+      return res.end('\n--B\ncontent-range: bytes 0-1/65536\n\nxx\n--B--\n');
+    }
+    const [, a, b] = /^bytes=(\d+)-(\d+)$/.exec(spec);
+    const bytes = file.subarray(Number(a), Number(b) + 1);
+    res.writeHead(206, { 'content-range': `bytes ${a}-${b}/${file.length}`, 'content-length': bytes.length });
+    res.end(bytes);
+  });
+  await new Promise((resolve) => bad.listen(0, '127.0.0.1', resolve));
+  try {
+    const where = `http://127.0.0.1:${bad.address().port}/index.gsx`;
+    const got = await rangeFetchMulti(where, STARTS, ENDS, file.length, 5000, 64);
+    assert.equal(got.fellBack, true);
+    got.forEach((bytes, i) => assert.ok(Buffer.from(bytes).equals(expected[i]), `range ${i}`));
+  } finally {
+    await new Promise((resolve) => bad.close(resolve));
+  }
 });

@@ -231,7 +231,12 @@ export async function rangesFetch(url, starts, ends, size, timeoutMs) {
   const boundary = boundaryOf(res);
   let parts;
   if (boundary) {
-    parts = parseByteranges(body, boundary, url);
+    try {
+      parts = parseByteranges(body, boundary, url);
+    } catch (e) {
+      // A multipart body this parser cannot read: range by range instead.
+      throw fail('lazy.multi_range_unsupported', e.message);
+    }
   } else {
     const got = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(res.headers.get('content-range'));
     if (body.length !== Number(got[2]) - Number(got[1]) + 1) {
