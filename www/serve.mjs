@@ -112,7 +112,9 @@ export function precompress(root) {
  * stall (like block, but the request is never answered: the client must
  * give up; closing the server ends it), immutable (RegExp list matched against the path: those files
  * are cached for a year; default: content-addressed index files),
- * headers (added to every response), quiet.
+ * headers (added to every response), types (extension → Content-Type,
+ * over the built-in ones: a host that serves the wasm as
+ * application/octet-stream), quiet.
  * Returns { url, port, options, stats(), reset(), close() };
  * `options` can be changed while running.
  */
@@ -135,6 +137,7 @@ export async function startServer(opts = {}) {
     stall: opts.stall || [],
     immutable: opts.immutable || [/\/index-[0-9a-f]{16}\.[^/]*$/],
     headers: opts.headers || {},
+    types: opts.types || {},
     quiet: opts.quiet ?? true,
   };
   const zero = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {}, ranges: 0, multipart: 0 });
@@ -249,7 +252,7 @@ export async function startServer(opts = {}) {
       return send(res, 304, { etag, 'cache-control': 'no-cache' });
     }
     const headers = {
-      'content-type': TYPES[ext] || 'application/octet-stream',
+      'content-type': options.types[ext] || TYPES[ext] || 'application/octet-stream',
       // Content-addressed files never change; everything else is
       // revalidated so a new build or manifest shows at once.
       'cache-control': options.immutable.some((re) => re.test(pathname)) ? 'public, max-age=31536000, immutable' : 'no-cache',

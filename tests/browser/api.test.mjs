@@ -73,6 +73,27 @@ test('the JS API returns the native CLI JSON byte for byte', async () => {
   await closePage(page);
 });
 
+test('a host that serves the wasm as application/octet-stream still works: the worker loads the module itself', async () => {
+  // A site of its own: a fresh profile, so no cached copy carries the
+  // right type.
+  const other = await setup();
+  try {
+    other.server.options.types = { '.wasm': 'application/octet-stream' };
+    const page = await other.blank();
+    const info = await openEngine(page, { storage: 'memory' });
+    assert.equal(info.storage, 'memory');
+    const [query, options] = QUERIES[0];
+    const { value: json } = await call(page, 'searchJson', query, options);
+    assert.equal(json, cli(...cliArgs(query, options)).replace(/\n$/, ''));
+    // The page's streaming compile refused the type; the worker (the
+    // one-file bundle, resolving the module next to itself) fetched it again.
+    assert.equal(other.server.stats().byPath['/pkg/gitsense_search_bg.wasm'], 2);
+    await closePage(page);
+  } finally {
+    await other.close();
+  }
+});
+
 test('every key of real results is declared in results.d.ts', async () => {
   const dts = fs.readFileSync(path.join(ROOT, 'src/web/js/results.d.ts'), 'utf8');
   const declared = new Set([...dts.matchAll(/^\s+([A-Za-z_]+)\??:/gm)].map((m) => m[1]));
