@@ -99,7 +99,8 @@ export function precompress(root) {
  * responses together, as on one link; default: per response), range
  * (default true), multiRange (several ranges in one request get one
  * multipart/byteranges answer; default true; 'merge': one part from the
- * first byte asked for to the last; false: the whole file),
+ * first byte asked for to the last; 'first': the first range only; false:
+ * the whole file),
  * compress (brotli or gzip for text and wasm, default
  * true), brotli (prefer brotli where accepted, default false: quality 11
  * takes seconds for the wasm; the command line and the benchmarks turn it
@@ -266,7 +267,8 @@ export async function startServer(opts = {}) {
     }
     // Several ranges (bytes=a-b,c-d): one multipart/byteranges answer, as
     // nginx, Apache and Go's file server give; with multiRange off the
-    // header is ignored and the whole file sent, as Varnish or S3 do.
+    // header is ignored and the whole file sent, as hosts without
+    // multipart support may.
     const spec = options.range && req.headers.range && /^bytes=\d*-\d*(,\s*\d*-\d*)+$/.test(req.headers.range) ? req.headers.range : null;
     if (spec && options.multiRange) {
       const parts = [];
@@ -280,11 +282,11 @@ export async function startServer(opts = {}) {
       }
       if (!parts.length) return send(res, 416, { 'content-range': `bytes */${size}` });
       counters.ranges++;
-      if (options.multiRange === 'merge') {
-        // One part from the first byte asked for to the last (RFC 9110
-        // lets a server merge ranges).
-        const start = Math.min(...parts.map((p) => p[0]));
-        const end = Math.max(...parts.map((p) => p[1]));
+      if (options.multiRange === 'merge' || options.multiRange === 'first') {
+        // One part: from the first byte asked for to the last (RFC 9110
+        // lets a server merge ranges), or the first range only.
+        const start = options.multiRange === 'merge' ? Math.min(...parts.map((p) => p[0])) : parts[0][0];
+        const end = options.multiRange === 'merge' ? Math.max(...parts.map((p) => p[1])) : parts[0][1];
         headers['content-range'] = `bytes ${start}-${end}/${size}`;
         const bytes = await slice(start, end);
         headers['content-length'] = bytes.length;

@@ -71,12 +71,13 @@ const STARTS = [0, 4096, 20000, 65000];
 const ENDS = [99, 8191, 20000, 65535];
 const expected = STARTS.map((s, i) => file.subarray(s, ENDS[i] + 1));
 
-for (const mode of [true, 'merge', false]) {
+for (const mode of [true, 'merge', 'first', false]) {
   test(`rangeFetchMulti returns each range's bytes (server multiRange: ${mode})`, async () => {
     Object.assign(server.options, { multiRange: mode, gzipRanges: false });
     server.reset();
     const probe = await probeRanges(url, file.length, 5000);
-    assert.deepEqual(probe, { error: null, multi: mode !== false });
+    const multi = mode === true || mode === 'merge';
+    assert.deepEqual(probe, { error: null, multi });
     server.reset();
     const got = await rangeFetchMulti(url, STARTS, ENDS, file.length, 5000, 3);
     assert.equal(got.length, STARTS.length);
@@ -84,7 +85,8 @@ for (const mode of [true, 'merge', false]) {
     const stats = server.stats();
     // Requests of at most 3 ranges: [3 ranges] + [1 range]; without
     // multi-range support the 3-range request is asked again one by one.
-    assert.equal(stats.total, mode === false ? 1 + 1 + 3 : 2, JSON.stringify(stats));
+    assert.equal(stats.total, multi ? 2 : 1 + 1 + 3, JSON.stringify(stats));
+    assert.equal(got.fellBack, !multi);
     assert.equal(stats.multipart, mode === true ? 1 : 0);
   });
 }
