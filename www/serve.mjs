@@ -265,70 +265,48 @@ export async function startServer(opts = {}) {
       headers['content-length'] = size;
       return send(res, 200, headers);
     }
-    // Several ranges (bytes=a-b,c-d): one multipart/byteranges answer, as
-    // nginx, Apache and Go's file server give; with multiRange off the
-    // header is ignored and the whole file sent, as hosts without
-    // multipart support may.
-    const spec = options.range && req.headers.range && /^bytes=\d*-\d*(,\s*\d*-\d*)+$/.test(req.headers.range) ? req.headers.range : null;
-    if (spec && options.multiRange) {
-      const parts = [];
+    // Range: one range gets a 206 with its bytes; several (bytes=a-b,c-d)
+    // one multipart/byteranges answer, as nginx, Apache and Go's file
+    // server give, or as multiRange says: one part from the first byte
+    // asked for to the last (RFC 9110 lets a server merge ranges), the
+    // first range only, or (false) the header ignored and the whole file
+    // sent, as hosts without multipart support may.
+    const spec = options.range && /^bytes=\d*-\d*(,\s*\d*-\d*)*$/.test(req.headers.range || '') ? req.headers.range : null;
+    if (spec && (!spec.includes(',') || options.multiRange)) {
+      let parts = [];
       for (const r of spec.slice(6).split(',')) {
         const [, a, b] = /^\s*(\d*)-(\d*)$/.exec(r);
-        if (a === '' && b === '') continue;
-        let start = a === '' ? size - Number(b) : Number(a);
+        const start = Math.max(0, a === '' ? size - Number(b) : Number(a));
         const end = Math.min(a === '' || b === '' ? size - 1 : Number(b), size - 1);
-        if (start < 0) start = 0;
-        if (start <= end && start < size) parts.push([start, end]);
+        if (start <= end) parts.push([start, end]);
       }
       if (!parts.length) return send(res, 416, { 'content-range': `bytes */${size}` });
       counters.ranges++;
-      if (options.multiRange === 'merge' || options.multiRange === 'first') {
-        // One part: from the first byte asked for to the last (RFC 9110
-        // lets a server merge ranges), or the first range only.
-        const start = options.multiRange === 'merge' ? Math.min(...parts.map((p) => p[0])) : parts[0][0];
-        const end = options.multiRange === 'merge' ? Math.max(...parts.map((p) => p[1])) : parts[0][1];
+      if (options.multiRange === 'merge') parts = [[Math.min(...parts.map((p) => p[0])), Math.max(...parts.map((p) => p[1]))]];
+      if (options.multiRange === 'first') parts = parts.slice(0, 1);
+      let body;
+      if (parts.length === 1) {
+        const [start, end] = parts[0];
         headers['content-range'] = `bytes ${start}-${end}/${size}`;
-        const bytes = await slice(start, end);
-        headers['content-length'] = bytes.length;
-        return send(res, 206, headers, bytes);
+        body = await slice(start, end);
+      } else {
+        counters.multipart++;
+        const boundary = `gitsense${Math.random().toString(16).slice(2)}`;
+        const pieces = [];
+        for (const [start, end] of parts) {
+          pieces.push(Buffer.from(`\r\n--${boundary}\r\ncontent-type: ${headers['content-type']}\r\ncontent-range: bytes ${start}-${end}/${size}\r\n\r\n`));
+          pieces.push(await slice(start, end));
+        }
+        pieces.push(Buffer.from(`\r\n--${boundary}--\r\n`));
+        body = Buffer.concat(pieces);
+        headers['content-type'] = `multipart/byteranges; boundary=${boundary}`;
       }
-      counters.multipart++;
-      const boundary = `gitsense${Math.random().toString(16).slice(2)}`;
-      const pieces = [];
-      for (const [start, end] of parts) {
-        pieces.push(Buffer.from(`\r\n--${boundary}\r\ncontent-type: ${headers['content-type']}\r\ncontent-range: bytes ${start}-${end}/${size}\r\n\r\n`));
-        pieces.push(await slice(start, end));
-      }
-      pieces.push(Buffer.from(`\r\n--${boundary}--\r\n`));
-      let body = Buffer.concat(pieces);
-      headers['content-type'] = `multipart/byteranges; boundary=${boundary}`;
       if (options.gzipRanges) {
         body = zlib.gzipSync(body);
         headers['content-encoding'] = 'gzip';
       }
       headers['content-length'] = body.length;
       return send(res, 206, headers, body);
-    }
-    const range = options.range && req.headers.range && /^bytes=(\d*)-(\d*)$/.exec(req.headers.range);
-    if (range) {
-      let start = range[1] === '' ? size - Number(range[2]) : Number(range[1]);
-      let end = range[1] === '' || range[2] === '' ? size - 1 : Number(range[2]);
-      end = Math.min(end, size - 1);
-      if (start < 0) start = 0;
-      if (start > end || start >= size) {
-        return send(res, 416, { 'content-range': `bytes */${size}` });
-      }
-      counters.ranges++;
-      headers['content-range'] = `bytes ${start}-${end}/${size}`;
-      const bytes = await slice(start, end);
-      if (options.gzipRanges) {
-        const gz = zlib.gzipSync(bytes);
-        headers['content-encoding'] = 'gzip';
-        headers['content-length'] = gz.length;
-        return send(res, 206, headers, gz);
-      }
-      headers['content-length'] = bytes.length;
-      return send(res, 206, headers, bytes);
     }
     let body = await load();
     const accepts = req.headers['accept-encoding'] || '';

@@ -6,9 +6,9 @@
 //! announced as a `gitsense-panic` event on the worker's global scope, so
 //! the worker can report a clean error instead of dying silently.
 
-use super::host::{error_to_js, js_error, to_js};
+use super::host::{error_to_js, to_js};
 use super::session::Session;
-use super::storage::lazy::Prefetched;
+use super::storage::lazy::{probe_result, Prefetched};
 use super::storage::StoragePref;
 use crate::error::Error;
 use js_sys::{Function, Reflect, Uint8Array};
@@ -71,15 +71,14 @@ fn prefetched(v: &JsValue) -> Prefetched {
         return Prefetched::default();
     }
     let get = |k: &str| Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
-    let probe = get("probe");
+    let (probe, multi_range) = probe_result(v);
     Prefetched {
         manifest: get("manifest").as_string(),
         hot: get("hot").dyn_into::<Uint8Array>().ok().map(|b| b.to_vec()),
-        probe: (!probe.is_null() && !probe.is_undefined())
-            .then(|| js_error(&probe, "network.failed", "probing range requests")),
+        probe,
         // The page found the index stored and only fetched the manifest.
         probed: !get("stored").is_truthy(),
-        multi_range: get("multi").is_truthy(),
+        multi_range,
     }
 }
 

@@ -77,7 +77,7 @@ for (const mode of [true, 'merge', 'first', false]) {
     server.reset();
     const probe = await probeRanges(url, file.length, 5000);
     const multi = mode === true || mode === 'merge';
-    assert.deepEqual(probe, { error: null, multi });
+    assert.deepEqual(probe, { probe: null, multi });
     server.reset();
     const got = await rangeFetchMulti(url, STARTS, ENDS, file.length, 5000, 3);
     assert.equal(got.length, STARTS.length);
@@ -108,8 +108,8 @@ test('probeRanges says why a server without ranges cannot be read lazily', async
   const probe = await probeRanges(url, file.length, 5000);
   server.options.range = true;
   assert.equal(probe.multi, false);
-  assert.equal(probe.error.code, 'lazy.range_unsupported');
-  assert.match(probe.error.message, /ignored the Range header/);
+  assert.equal(probe.probe.code, 'lazy.range_unsupported');
+  assert.match(probe.probe.message, /ignored the Range header/);
 });
 
 test('a multipart answer the parser cannot read is asked again range by range', async () => {

@@ -212,11 +212,16 @@ export function parseByteranges(body, boundary, url) {
  */
 export async function rangesFetch(url, starts, ends, size, timeoutMs) {
   const what = `${starts.length} ranges of ${url}`;
-  const { res, body } = await rangeRequest(url, `bytes=${Array.from(starts, (s, i) => `${s}-${ends[i]}`).join(',')}`, what, timeoutMs, (res) => {
+  // Read off the headers once: the multipart boundary, or the one part's
+  // first and last byte.
+  let boundary;
+  let single;
+  const { body } = await rangeRequest(url, `bytes=${Array.from(starts, (s, i) => `${s}-${ends[i]}`).join(',')}`, what, timeoutMs, (res) => {
     if (res.status === 200) {
       throw fail('lazy.multi_range_unsupported', `the server answered 200 with the whole file to a request for ${what}`);
     }
-    if (boundaryOf(res)) {
+    boundary = (/^multipart\/byteranges\s*;\s*boundary="?([^";]+)"?/i.exec(res.headers.get('content-type') || '') || [])[1];
+    if (boundary) {
       if (res.status !== 206) throw fail('network.http_status', `${url} answered HTTP ${res.status} to a range request`);
       const encoding = res.headers.get('content-encoding');
       if (encoding && encoding !== 'identity') {
@@ -224,11 +229,12 @@ export async function rangesFetch(url, starts, ends, size, timeoutMs) {
       }
     } else {
       // One part: the server merged the ranges (or sent the first only).
+      // checkRange vets it whole: status, encoding, size, Content-Length.
       const got = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') || '');
-      checkRange(url, res.status, (h) => res.headers.get(h), got ? Number(got[1]) : -1, got ? Number(got[2]) : -1, size);
+      single = got ? [Number(got[1]), Number(got[2])] : [-1, -1];
+      checkRange(url, res.status, (h) => res.headers.get(h), single[0], single[1], size);
     }
   });
-  const boundary = boundaryOf(res);
   let parts;
   if (boundary) {
     try {
@@ -237,17 +243,17 @@ export async function rangesFetch(url, starts, ends, size, timeoutMs) {
       // A multipart body this parser cannot read: range by range instead.
       throw fail('lazy.multi_range_unsupported', e.message);
     }
+    for (const p of parts) {
+      if (Number(p.total) !== size) {
+        throw fail('lazy.version_mismatch', `${url} has ${p.total} bytes but the manifest announces ${size}: it is not the published index`);
+      }
+    }
   } else {
-    const got = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(res.headers.get('content-range'));
-    if (body.length !== Number(got[2]) - Number(got[1]) + 1) {
-      throw fail('lazy.range_unsupported', `the server sent ${body.length} bytes for bytes ${got[1]}-${got[2]} of ${url}`);
+    const [start, end] = single;
+    if (body.length !== end - start + 1) {
+      throw fail('lazy.range_unsupported', `the server sent ${body.length} bytes for bytes ${start}-${end} of ${url}`);
     }
-    parts = [{ start: Number(got[1]), end: Number(got[2]), total: got[3], bytes: body }];
-  }
-  for (const p of parts) {
-    if (Number(p.total) !== size) {
-      throw fail('lazy.version_mismatch', `${url} has ${p.total} bytes but the manifest announces ${size}: it is not the published index`);
-    }
+    parts = [{ start, end, bytes: body }];
   }
   return Array.from(starts, (start, i) => {
     const p = parts.find((q) => q.start <= start && ends[i] <= q.end);
@@ -255,8 +261,6 @@ export async function rangesFetch(url, starts, ends, size, timeoutMs) {
     return p.bytes.slice(start - p.start, ends[i] - p.start + 1);
   });
 }
-
-const boundaryOf = (res) => (/^multipart\/byteranges\s*;\s*boundary="?([^";]+)"?/i.exec(res.headers.get('content-type') || '') || [])[1];
 
 /**
  * Ranges of `url` (an array of Uint8Array, one per range) in requests of
@@ -291,13 +295,13 @@ export async function rangeFetchMulti(url, starts, ends, size, timeoutMs, perReq
 /**
  * How `url` (a file of `size` bytes) serves ranges, probed before any page
  * is read: a 1-byte range and, for a same-origin index, two ranges in one
- * request, in parallel. Resolves { error: null | { code, message } (no
+ * request, in parallel. Resolves { probe: null | { code, message } (no
  * usable ranges: the session downloads the whole file), multi: whether
  * several ranges per request work }.
  */
 export async function probeRanges(url, size, timeoutMs) {
   const sameOrigin = typeof location === 'undefined' || new URL(url, location.href).origin === location.origin;
-  const [error, multi] = await Promise.all([
+  const [probe, multi] = await Promise.all([
     rangeFetch(url, 0, 0, size, timeoutMs).then(
       () => null,
       (e) => probeError(e),
@@ -309,7 +313,7 @@ export async function probeRanges(url, size, timeoutMs) {
         )
       : false,
   ]);
-  return { error, multi: !error && multi };
+  return { probe, multi: !probe && multi };
 }
 
 /**
@@ -351,8 +355,7 @@ export async function prefetch(manifestUrl, timeoutMs, manifestResponse) {
         .then((r) => (r.ok ? gunzip(r) : null))
         .catch(() => null);
     }
-    const { error, multi } = await probe;
-    return { manifest: text, hot: await hot, probe: error, multi };
+    return { manifest: text, hot: await hot, ...(await probe) };
   } catch {
     return null;
   }

@@ -77,6 +77,18 @@ pub struct Prefetched {
     pub multi_range: bool,
 }
 
+/// A range probe's result (`probeRanges()` in `js/lazy.js`, also spread
+/// into `prefetch()`'s): the failure, if ranges are not usable, and whether
+/// several ranges per request work.
+pub fn probe_result(v: &JsValue) -> (Option<Error>, bool) {
+    let get =
+        |k: &str| js_sys::Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+    let probe = get("probe");
+    let error = (!probe.is_null() && !probe.is_undefined())
+        .then(|| js_error(&probe, "network.failed", "probing range requests"));
+    (error, get("multi").is_truthy())
+}
+
 /// Counters for `info().lazy`.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -402,15 +414,10 @@ impl LazyIndex {
             (true, None) => prefetched.multi_range,
             (false, _) => {
                 let probe = host::probe_ranges(&url, manifest.size as f64, fetch_timeout_ms).await;
-                let get = |k: &str| {
-                    js_sys::Reflect::get(&probe, &JsValue::from_str(k))
-                        .unwrap_or(JsValue::UNDEFINED)
-                };
-                let error = get("error");
-                if !error.is_null() && !error.is_undefined() {
-                    return Err(js_error(&error, "network.failed", "probing range requests"));
+                match probe_result(&probe) {
+                    (Some(e), _) => return Err(e),
+                    (None, multi) => multi,
                 }
-                get("multi").is_truthy()
             }
         };
         let sha16 = &manifest.sha256[..16];
