@@ -72,7 +72,11 @@ fn main() {
             "{q}: {} results, {} pages read, {n} not hot ({} KiB)",
             r.total_results_returned,
             pages.len(),
-            n * 4
+            n * engine
+                .connection()
+                .query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))
+                .unwrap() as usize
+                / 1024
         );
         let by: Vec<String> = cold.iter().map(|(t, n)| format!("{t} {n}")).collect();
         println!("  not hot: {}", by.join(", "));

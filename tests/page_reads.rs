@@ -474,3 +474,199 @@ fn index_lookups_are_predicted_from_interior_index_pages() {
     }
     assert!(multi_leaf > 0, "some keys span several leaves");
 }
+
+/// The pages a walk of an FTS5 `_idx` b-tree visits for term `keys`, in
+/// the file's bytes.
+fn term_pages_of(
+    bytes: &[u8],
+    page_size: usize,
+    root: u32,
+    keys: &[btree::TermKey],
+) -> Option<BTreeSet<u32>> {
+    let mut out = BTreeSet::new();
+    let mut frontier = vec![(root, keys.to_vec())];
+    while let Some((at, ks)) = frontier.pop() {
+        out.insert(at);
+        let p = page(bytes, at, page_size);
+        match btree::kind(p, at) {
+            Some(btree::PageKind::InteriorIndex) => {
+                frontier.extend(btree::descend_terms(p, at, page_size, &ks)?)
+            }
+            // A leaf, or an overflow page of a compared cell.
+            Some(btree::PageKind::LeafIndex) | None => {}
+            other => panic!("unexpected page kind {other:?} at {at}"),
+        }
+    }
+    Some(out)
+}
+
+#[test]
+fn fts_index_lookups_are_predicted_from_interior_pages() {
+    // An FTS5 table with a deep `_idx` (small FTS leaves, small pages):
+    // one optimized segment in `t`, three segments in `u`; some terms too
+    // long for an index cell's local bytes (their tails overflow).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("terms.db");
+    let page_size = 1024;
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut rand = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let word = |r: u64, len: usize| -> String {
+        (0..len)
+            .map(|i| ((b'a' + ((r >> (i % 12 * 5)) % 26) as u8) ^ (i as u8 % 3)) as char)
+            .filter(|c| c.is_ascii_lowercase())
+            .collect()
+    };
+    let mut words = Vec::new();
+    for i in 0..20_000 {
+        let r = rand();
+        let len = if i % 97 == 0 {
+            300
+        } else {
+            3 + (r % 10) as usize
+        };
+        let w = word(r, len);
+        if !w.is_empty() {
+            words.push(w);
+        }
+    }
+    // Long terms alike in their first 250 bytes: comparing them needs
+    // bytes past a cell's local part.
+    for i in 0..400 {
+        words.push(format!("{}{}", "k".repeat(250), word(rand(), 4 + i % 5)));
+    }
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(&format!(
+            "PRAGMA page_size={page_size};
+             CREATE VIRTUAL TABLE t USING fts5(body);
+             CREATE VIRTUAL TABLE u USING fts5(body);
+             INSERT INTO t(t, rank) VALUES('pgsz', 64);
+             INSERT INTO u(u, rank) VALUES('pgsz', 64);
+             INSERT INTO u(u, rank) VALUES('automerge', 0);"
+        ))
+        .unwrap();
+        let tx = c.unchecked_transaction().unwrap();
+        for chunk in words.chunks(4) {
+            tx.execute("INSERT INTO t(body) VALUES (?1)", [chunk.join(" ")])
+                .unwrap();
+        }
+        tx.commit().unwrap();
+        for part in words.chunks(words.len() / 3 + 1) {
+            let tx = c.unchecked_transaction().unwrap();
+            for chunk in part.chunks(4) {
+                tx.execute("INSERT INTO u(body) VALUES (?1)", [chunk.join(" ")])
+                    .unwrap();
+            }
+            tx.commit().unwrap();
+        }
+        c.execute_batch("INSERT INTO t(t) VALUES('optimize'); VACUUM;")
+            .unwrap();
+    }
+    let bytes = std::fs::read(&path).unwrap();
+    let mut probes: Vec<(String, bool)> = words
+        .iter()
+        .step_by(37)
+        .map(|w| (w.clone(), false))
+        .collect();
+    // Prefixes, terms past either end, a term that is not there.
+    probes.extend([
+        ("ab".to_string(), true),
+        ("q".to_string(), true),
+        ("a".to_string(), false),
+        ("zzzzzzzz".to_string(), false),
+        ("nosuchterm".to_string(), false),
+    ]);
+    probes.extend(
+        words
+            .iter()
+            .filter(|w| w.len() > 200)
+            .map(|w| (w.clone(), false)),
+    );
+    let mut deep = 0;
+    let mut undecided = 0;
+    let mut overflow_hits = 0;
+    for table in ["t", "u"] {
+        let t = Traced::open(&path).unwrap();
+        let segments = doclists::segids(&t.conn, &format!("{table}_idx")).unwrap();
+        assert_eq!(segments.len(), if table == "t" { 1 } else { 3 }, "{table}");
+        let root: u32 = t
+            .conn
+            .query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+                [format!("{table}_idx")],
+                |r| r.get(0),
+            )
+            .unwrap();
+        drop(t);
+        let mut predicted_any = 0;
+        for (w, prefix) in &probes {
+            let expr = format!("\"{w}\"{}", if *prefix { "*" } else { "" });
+            // A fresh connection each time: SQLite's page cache hides reads.
+            let t = Traced::open(&path).unwrap();
+            let keys = doclists::term_keys(&t.conn, table, &expr).unwrap();
+            assert_eq!(
+                keys.len(),
+                segments.len() * if *prefix { 2 } else { 1 },
+                "{expr}"
+            );
+            t.take_pages();
+            doclists::doclist_rowids(&t.conn, table, &expr).unwrap();
+            let sqlite: BTreeSet<u32> = t.take_pages().into_iter().filter(|&p| p != 1).collect();
+            let predicted = term_pages_of(&bytes, page_size, root, &keys).unwrap();
+            // Whether every key's walk reaches a leaf (a key the walk
+            // cannot place is dropped).
+            let reaches_leaf = keys.iter().all(|k| {
+                term_pages_of(&bytes, page_size, root, std::slice::from_ref(k))
+                    .unwrap()
+                    .iter()
+                    .any(|&p| {
+                        btree::kind(page(&bytes, p, page_size), p)
+                            == Some(btree::PageKind::LeafIndex)
+                    })
+            });
+            match reaches_leaf.then_some(predicted) {
+                Some(predicted) => {
+                    predicted_any += 1;
+                    // Every b-tree page, and the overflow pages of the
+                    // interior cells SQLite compares the key with; not
+                    // those of the cells in the leaf (the leaf is not in
+                    // hand while the walk runs).
+                    let is_btree = |p: u32| btree::kind(page(&bytes, p, page_size), p).is_some();
+                    let missed: Vec<u32> = sqlite.difference(&predicted).copied().collect();
+                    assert!(
+                        missed.iter().all(|&p| !is_btree(p)),
+                        "{table} {expr}: SQLite read {sqlite:?}, the walk predicts {predicted:?}"
+                    );
+                    overflow_hits += sqlite
+                        .intersection(&predicted)
+                        .filter(|&&p| !is_btree(p))
+                        .count();
+                    if predicted.len() > 2 {
+                        deep += 1;
+                    }
+                }
+                // Only a term longer than an index cell's local bytes may
+                // leave the walk undecided.
+                None => {
+                    assert!(w.len() > 200, "{table} {expr}: the walk gave up");
+                    undecided += 1;
+                }
+            }
+        }
+        assert!(
+            predicted_any > probes.len() / 2,
+            "{table}: {predicted_any} predicted"
+        );
+    }
+    assert!(deep > 0, "lookups cross several levels of `_idx`");
+    assert!(undecided > 0, "some lookups need a long term's overflow");
+    assert!(
+        overflow_hits > 0,
+        "some interior cells' overflow pages are predicted"
+    );
+}

@@ -175,6 +175,137 @@ pub fn descend_index(page: &[u8], page_no: u32, keys: &[i64]) -> Option<Vec<(u32
     Some(out)
 }
 
+/// An FTS5 `_idx` key: the segment and the term (a blob, `'0'` + token for
+/// the main index).
+pub type TermKey = (i64, Vec<u8>);
+
+/// How an index cell's record `(segid INTEGER, term BLOB, ...)` at `at`
+/// (`local` bytes of it on the page) compares with `key`; a record whose
+/// segid and term equal the key's sorts before it (SQLite seeks these
+/// lookups past equal prefixes). `None` when the record is not of that
+/// shape or the bytes on the page do not decide it.
+fn cmp_term_record(b: &[u8], at: usize, local: usize, key: &TermKey) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    let rec = b.get(at..at + local)?;
+    let (header_len, h) = varint(rec, 0)?;
+    let header_len = header_len as usize;
+    let (segid_type, a) = varint(rec, h)?;
+    let (term_type, _) = varint(rec, h + a)?;
+    if h + a >= header_len || header_len > rec.len() {
+        return None;
+    }
+    let segid = first_int(rec, 0)?;
+    let width = match segid_type {
+        8 | 9 => 0,
+        1..=4 => segid_type as usize,
+        5 => 6,
+        6 => 8,
+        _ => return None,
+    };
+    match segid.cmp(&key.0) {
+        Ordering::Equal => {}
+        o => return Some(o),
+    }
+    if term_type < 12 || term_type % 2 == 1 {
+        return None;
+    }
+    let len = ((term_type - 12) / 2) as usize;
+    let start = header_len + width;
+    let avail = rec.len().saturating_sub(start).min(len);
+    let here = rec.get(start..start + avail)?;
+    let n = avail.min(key.1.len());
+    match here[..n].cmp(&key.1[..n]) {
+        Ordering::Equal => {}
+        o => return Some(o),
+    }
+    if avail < len && avail < key.1.len() {
+        // The rest of the term is on an overflow page.
+        return None;
+    }
+    match len.cmp(&key.1.len()) {
+        Ordering::Equal => Some(Ordering::Less),
+        o => Some(o),
+    }
+}
+
+/// For an interior page of an FTS5 `_idx` b-tree (`usable` bytes of each
+/// page in use): the child each lookup of `keys` (ascending) lands in,
+/// the way FTS5 looks a term up (`term <= key ORDER BY term DESC LIMIT 1`
+/// and `term > key ORDER BY term LIMIT 1` on one segment: both seek past
+/// every entry equal to the key, then step to a neighbour entry, which
+/// is on this page or in the leaf sought), deduplicated, in page order.
+/// SQLite reads the whole record of every cell its binary search compares
+/// with the key: the overflow pages of those cells come too, as children
+/// with no keys (assuming each chain is contiguous, as VACUUM writes it).
+pub fn descend_terms(
+    page: &[u8],
+    page_no: u32,
+    usable: usize,
+    keys: &[TermKey],
+) -> Option<Vec<(u32, Vec<TermKey>)>> {
+    let (k, offsets) = cells(page, page_no)?;
+    if k != PageKind::InteriorIndex {
+        return None;
+    }
+    let h = header_at(page_no);
+    let right = u32_at(page, h + 8)?;
+    let max_local = (usable - 12) * 64 / 255 - 23;
+    let min_local = (usable - 12) * 32 / 255 - 23;
+    // (record offset, local record bytes, left child, overflow pages as
+    // (first, count)), ascending.
+    let cells = offsets
+        .iter()
+        .map(|&o| {
+            let (payload, n) = varint(page, o + 4)?;
+            let payload = payload as usize;
+            let at = o + 4 + n;
+            let (local, overflow) = if payload <= max_local {
+                (payload, None)
+            } else {
+                let k = min_local + (payload - min_local) % (usable - 4);
+                let local = if k <= max_local { k } else { min_local };
+                let pages = (payload - local).div_ceil(usable - 4) as u32;
+                (local, Some((u32_at(page, at + local)?, pages)))
+            };
+            Some((at, local, u32_at(page, o)?, overflow))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let mut out: Vec<(u32, Vec<TermKey>)> = Vec::new();
+    let mut add =
+        |child: u32, key: Option<&TermKey>| match out.iter_mut().find(|(c, _)| *c == child) {
+            Some((_, ks)) => ks.extend(key.cloned()),
+            None => out.push((child, key.into_iter().cloned().collect())),
+        };
+    // A key the bytes on this page cannot place (a long term alike in its
+    // first bytes with a cell's overflowing term) is dropped: its lookup
+    // reads on its own.
+    'keys: for key in keys {
+        // SQLite's binary search (`sqlite3BtreeIndexMoveto`): the left
+        // child of the first cell after the key, or the right child.
+        let (mut lwr, mut upr) = (0i64, cells.len() as i64 - 1);
+        while lwr <= upr {
+            let idx = ((lwr + upr) >> 1) as usize;
+            let (at, local, _, overflow) = cells[idx];
+            if let Some((first, n)) = overflow {
+                for p in first..first.saturating_add(n) {
+                    add(p, None);
+                }
+            }
+            let Some(order) = cmp_term_record(page, at, local, key) else {
+                continue 'keys;
+            };
+            if order == std::cmp::Ordering::Less {
+                lwr = idx as i64 + 1;
+            } else {
+                upr = idx as i64 - 1;
+            }
+        }
+        let child = cells.get(lwr as usize).map(|c| c.2).unwrap_or(right);
+        add(child, Some(key));
+    }
+    Some(out)
+}
+
 /// For a leaf table page: the overflow pages of the rows with `keys`,
 /// assuming each chain is contiguous (as VACUUM writes it; a wrong guess
 /// only costs a synchronous read later): (first page, pages).

@@ -15,6 +15,7 @@
 //! Tokens are approximated (lower case, split at what is not a letter or
 //! digit; no diacritic folding): a wrong guess costs a synchronous read.
 
+use super::btree;
 use rusqlite::{Connection, OptionalExtension};
 
 /// Leaves fetched per term at most (a longer doclist is read as usual).
@@ -88,6 +89,63 @@ fn keys(s: &str, tokenizer: Tokenizer) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The segments of an FTS5 table's index, by seeks on `_idx` (each reads
+/// one path from the root; a scan would read every leaf).
+pub fn segids(conn: &Connection, idx: &str) -> rusqlite::Result<Vec<i64>> {
+    let mut first =
+        conn.prepare_cached(&format!("SELECT segid FROM {idx} ORDER BY segid LIMIT 1"))?;
+    let mut next = conn.prepare_cached(&format!(
+        "SELECT segid FROM {idx} WHERE segid > ?1 ORDER BY segid LIMIT 1"
+    ))?;
+    let mut out: Vec<i64> = Vec::new();
+    let mut at: Option<i64> = first.query_row([], |r| r.get(0)).optional()?;
+    while let Some(s) = at {
+        out.push(s);
+        at = next.query_row([s], |r| r.get(0)).optional()?;
+    }
+    Ok(out)
+}
+
+/// The `_idx` keys an expression's term lookups seek, per quoted string
+/// and token: the key itself and the key past every term it (or, for the
+/// last token of a prefix query, the prefix) can start.
+fn lookups(expr: &str, tokenizer: Tokenizer) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    for (s, prefix) in quoted_strings(expr) {
+        let ks = keys(&s, tokenizer);
+        let last = ks.len().saturating_sub(1);
+        for (i, key) in ks.into_iter().enumerate() {
+            let mut upper = key.clone();
+            if prefix && i == last {
+                upper.push(0xff);
+            }
+            out.push((key, upper));
+        }
+    }
+    out
+}
+
+/// The `_idx` keys (segment, term) [`doclist_rowids`] seeks for `expr` on
+/// `fts_table`, ascending: the browser's lazy mode walks them to the
+/// leaves of `_idx` it needs before the doclists.
+pub fn term_keys(
+    conn: &Connection,
+    fts_table: &str,
+    expr: &str,
+) -> rusqlite::Result<Vec<btree::TermKey>> {
+    let segids = segids(conn, &format!("{fts_table}_idx"))?;
+    let mut out = Vec::new();
+    for (key, upper) in lookups(expr, tokenizer_of(fts_table)) {
+        for &segid in &segids {
+            out.push((segid, key.clone()));
+            out.push((segid, upper.clone()));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
 /// The `_data` rowids a `MATCH expr` on `fts_table` reads for its
 /// doclists (see the module docs); empty when the table is not there.
 pub fn doclist_rowids(
@@ -95,13 +153,8 @@ pub fn doclist_rowids(
     fts_table: &str,
     expr: &str,
 ) -> rusqlite::Result<Vec<i64>> {
-    let tokenizer = tokenizer_of(fts_table);
     let idx = format!("{fts_table}_idx");
-    let segids: Vec<i64> = {
-        let mut s = conn.prepare_cached(&format!("SELECT DISTINCT segid FROM {idx}"))?;
-        let rows = s.query_map([], |r| r.get(0))?;
-        rows.collect::<rusqlite::Result<_>>()?
-    };
+    let segids = segids(conn, &idx)?;
     let mut at_or_before = conn.prepare_cached(&format!(
         "SELECT pgno FROM {idx} WHERE segid = ?1 AND term <= ?2 ORDER BY term DESC LIMIT 1"
     ))?;
@@ -109,33 +162,24 @@ pub fn doclist_rowids(
         "SELECT pgno FROM {idx} WHERE segid = ?1 AND term > ?2 ORDER BY term LIMIT 1"
     ))?;
     let mut out = Vec::new();
-    for (s, prefix) in quoted_strings(expr) {
-        let ks = keys(&s, tokenizer);
-        let last = ks.len().saturating_sub(1);
-        for (i, key) in ks.into_iter().enumerate() {
-            // Past every term the key (or the prefix) can start.
-            let mut upper = key.clone();
-            if prefix && i == last {
-                upper.push(0xff);
-            }
-            for &segid in &segids {
-                let lo: i64 = at_or_before
-                    .query_row(rusqlite::params![segid, key], |r| r.get(0))
-                    .optional()?
-                    .unwrap_or(2);
-                let hi: Option<i64> = after
-                    .query_row(rusqlite::params![segid, upper], |r| r.get(0))
-                    .optional()?;
-                let first = lo >> 1;
-                let last_leaf = hi
-                    .map(|h| h >> 1)
-                    .unwrap_or(first)
-                    .clamp(first, first + MAX_LEAVES_PER_TERM - 1);
-                out.extend((first..=last_leaf).map(|leaf| (segid << 37) | leaf));
-                if lo & 1 == 1 {
-                    // The doclist index (its first level) of the term.
-                    out.push((segid << 37) | (1 << 36) | first);
-                }
+    for (key, upper) in lookups(expr, tokenizer_of(fts_table)) {
+        for &segid in &segids {
+            let lo: i64 = at_or_before
+                .query_row(rusqlite::params![segid, key], |r| r.get(0))
+                .optional()?
+                .unwrap_or(2);
+            let hi: Option<i64> = after
+                .query_row(rusqlite::params![segid, upper], |r| r.get(0))
+                .optional()?;
+            let first = lo >> 1;
+            let last_leaf = hi
+                .map(|h| h >> 1)
+                .unwrap_or(first)
+                .clamp(first, first + MAX_LEAVES_PER_TERM - 1);
+            out.extend((first..=last_leaf).map(|leaf| (segid << 37) | leaf));
+            if lo & 1 == 1 {
+                // The doclist index (its first level) of the term.
+                out.push((segid << 37) | (1 << 36) | first);
             }
         }
     }

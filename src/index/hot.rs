@@ -12,6 +12,7 @@
 //! The browser fetches them in one request while its module compiles, so
 //! the first query over HTTP Range reads needs few round trips.
 
+use super::doclists;
 use super::pagevfs::{PageFiles, PageSource};
 use crate::error::{DbContext, Error, Result};
 use crate::plan::SearchOptions;
@@ -257,14 +258,15 @@ fn probe_terms(conn: &Connection, n: usize) -> Result<Vec<String>> {
 /// for plain words only `message_rank` (see `plan::from_clause`).
 const RANKING_TABLES: &[&str] = &["message_rank"];
 /// An FTS `_idx` table (every term is looked up in it before its doclist
-/// can be fetched) or a ranking table this small is hot whole.
-const SMALL_WHOLE_PAGES: i64 = 16;
+/// can be fetched) or a ranking table this small (in bytes) is hot whole.
+const SMALL_WHOLE_BYTES: i64 = 64 * 1024;
 
 /// Pages a lookup needs before it knows which leaves to read: every inner
 /// b-tree page, small FTS `_idx` tables whole, and a small `message_rank`
 /// whole (ranking reads it for every matched message). With them in hand,
 /// the browser finds the leaves a query needs from pages it already has.
-fn structural_pages(kinds: &[(u32, String, String)]) -> BTreeSet<u32> {
+fn structural_pages(kinds: &[(u32, String, String)], page_size: i64) -> BTreeSet<u32> {
+    let small_whole_pages = SMALL_WHOLE_BYTES / page_size.max(512);
     // Pages per table counted once (a correlated count per page made this
     // quadratic in the page count: minutes for a 270 MB index).
     let mut table_pages: BTreeMap<&str, i64> = BTreeMap::new();
@@ -278,9 +280,9 @@ fn structural_pages(kinds: &[(u32, String, String)]) -> BTreeSet<u32> {
         let inner = kind == "internal" && name != "sqlite_stat4";
         let small_idx = name.starts_with("fts_")
             && name.ends_with("_idx")
-            && pages_of_table <= SMALL_WHOLE_PAGES;
+            && pages_of_table <= small_whole_pages;
         let small_ranking =
-            RANKING_TABLES.contains(&name.as_str()) && pages_of_table <= SMALL_WHOLE_PAGES;
+            RANKING_TABLES.contains(&name.as_str()) && pages_of_table <= small_whole_pages;
         if inner || small_idx || small_ranking {
             out.insert(*page);
         }
@@ -297,6 +299,10 @@ pub fn hot_pages(path: &Path) -> Result<HotPages> {
         .map(|(page, name, _)| (*page, name.as_str()))
         .collect();
     let probes = probe_terms(&probe.conn, PROBES)?;
+    let page_size: i64 = probe
+        .conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .ctx("reading the page size")?;
     drop(probe);
     let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
     let mut reads_per_probe = Vec::new();
@@ -310,6 +316,14 @@ pub fn hot_pages(path: &Path) -> Result<HotPages> {
         let (engine, trace) = Traced::engine(path)?;
         if let Some(q) = q {
             engine.search(q, &SearchOptions::default())?;
+            // The browser's warm-up looks the terms up in each FTS index
+            // first (`doclists`): its segment seeks read the same edge
+            // leaves of `_idx` for every query.
+            let quoted = format!("\"{}\"", q.replace('"', "\"\""));
+            for fts in ["fts_chats", "fts_messages", "fts_code_blocks"] {
+                doclists::doclist_rowids(engine.connection(), fts, &quoted)
+                    .ctx("looking up probe terms")?;
+            }
         }
         let pages = trace.take_pages();
         reads_per_probe.push(pages.len());
@@ -325,7 +339,7 @@ pub fn hot_pages(path: &Path) -> Result<HotPages> {
         .filter(|(p, n)| *n >= need.max(1) && owners.get(p) != Some(&"sqlite_stat4"))
         .map(|(p, _)| p)
         .collect();
-    pages.extend(structural_pages(&kinds));
+    pages.extend(structural_pages(&kinds, page_size));
     Ok(HotPages {
         pages: pages.into_iter().collect(),
         probes,

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX } from './harness.mjs';
+import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
 
 let site;
 let manifest;
@@ -154,6 +154,30 @@ for (const [multiRange, what] of [
     await closePage(page);
   });
 }
+
+// An index whose FTS index (`_idx`) is too big to ship hot whole, as a
+// large corpus's is: the warm-up finds the `_idx` leaves its term lookups
+// land on from the hot inner pages and fetches them in a batch, so no
+// page is read one synchronous request at a time.
+test('terms are looked up in an FTS index too big to be hot in batched rounds: no synchronous reads, the CLI\'s answers', async () => {
+  const index = path.join(FIXTURES, 'vocab.gsx');
+  const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'vocab.json'), 'utf8'));
+  const published = publish(site, index, 'vocab');
+  const cold = facts.idxPages.filter((p) => !published.hotPages.includes(p));
+  assert.ok(cold.length > facts.idxPages.length / 2, `${cold.length} of ${facts.idxPages.length} FTS index pages are not hot`);
+  const page = await freshPage();
+  const info = await openEngine(page, { manifestUrl: '/vocab/manifest.json', lazyFill: false });
+  assert.equal(info.storage, 'lazy');
+  for (const q of facts.queries) {
+    const { value: json, error } = await call(page, 'searchJson', q, {});
+    assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
+    assert.equal(json, cli('search', index, q, '--format', 'json').replace(/\n$/, ''), q);
+  }
+  const { value: after } = await call(page, 'info');
+  assert.equal(after.lazy.readRequests, 0, `no synchronous reads: ${JSON.stringify(after.lazy)}`);
+  assert.ok(after.lazy.prefetchRounds >= facts.queries.length, JSON.stringify(after.lazy));
+  await closePage(page);
+});
 
 test('a server that stops serving several ranges per request mid-session: range by range from then on, answers unchanged', async () => {
   const page = await freshPage();

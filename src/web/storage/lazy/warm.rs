@@ -4,7 +4,9 @@
 //! In: the query and options (planned as the engine will run them), the
 //! engine's connection and the [`LazyIndex`]. Out: the pages in place, so
 //! the query itself makes few synchronous requests. Rounds:
-//! 1. the doclist leaves of each target's FTS expression (located through
+//! 1. the leaves of the FTS index its terms are looked up in, when not in
+//!    hand (hot pages hold a small FTS index whole; a batch of its own),
+//!    then the doclist leaves of each target's FTS expression (located through
 //!    the FTS index, `index::doclists`), then the rowids it matches
 //!    (`SELECT rowid ... MATCH`, now from pages in place),
 //! 2. the leaves of the FTS document sizes (chats and code blocks) and of
@@ -93,6 +95,18 @@ fn ints_in(conn: &Connection, select: &str, ids: &BTreeSet<i64>) -> Vec<i64> {
     out
 }
 
+/// The root page of table or index `name`.
+fn root_of(conn: &Connection, name: &str) -> Option<u32> {
+    conn.query_row(
+        "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+        [name],
+        |r| r.get::<_, i64>(0),
+    )
+    .ok()
+    .filter(|r| *r > 0)
+    .map(|r| r as u32)
+}
+
 /// Follows `keys` from each table's root down to its leaves, fetching each
 /// level's missing pages in one batch (the first with `extra` pages, known
 /// beforehand); returns the leaves with their keys.
@@ -104,20 +118,57 @@ async fn walk(
 ) -> Result<Vec<(u32, Vec<i64>)>> {
     let mut frontier: Vec<(u32, Vec<i64>)> = Vec::new();
     for (table, ks) in keys {
-        if ks.is_empty() {
-            continue;
-        }
-        let root: Option<i64> = conn
-            .query_row(
-                "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
-                [table],
-                |r| r.get(0),
-            )
-            .ok();
-        if let Some(root) = root.filter(|r| *r > 0) {
-            frontier.push((root as u32, ks.iter().copied().take(MAX_KEYS).collect()));
+        if let Some(root) = root_of(conn, table).filter(|_| !ks.is_empty()) {
+            frontier.push((root, ks.iter().copied().take(MAX_KEYS).collect()));
         }
     }
+    walk_by(
+        lazy,
+        frontier,
+        extra,
+        |page, page_no, ks| match btree::kind(page, page_no)? {
+            PageKind::InteriorTable => btree::descend(page, page_no, ks),
+            PageKind::InteriorIndex => btree::descend_index(page, page_no, ks),
+            PageKind::LeafTable | PageKind::LeafIndex => None,
+        },
+    )
+    .await
+}
+
+/// [`walk`] over the FTS index `_idx` of each table of `keys`, for the
+/// term lookups of the doclists (`doclists::term_keys`).
+async fn walk_terms(
+    lazy: &LazyIndex,
+    conn: &Connection,
+    keys: Vec<(String, Vec<btree::TermKey>)>,
+) -> Result<()> {
+    let frontier: Vec<(u32, Vec<btree::TermKey>)> = keys
+        .into_iter()
+        .filter(|(_, ks)| !ks.is_empty())
+        .filter_map(|(idx, ks)| Some((root_of(conn, &idx)?, ks)))
+        .collect();
+    let usable = lazy.usable_size();
+    walk_by(
+        lazy,
+        frontier,
+        &[],
+        |page, page_no, ks| match btree::kind(page, page_no)? {
+            PageKind::InteriorIndex => btree::descend_terms(page, page_no, usable, ks),
+            _ => None,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// The walk itself: `descend` gives an interior page's children for keys
+/// (`None` for a leaf or a page it cannot read, which ends that path).
+async fn walk_by<K>(
+    lazy: &LazyIndex,
+    mut frontier: Vec<(u32, Vec<K>)>,
+    extra: &[u32],
+    descend: impl Fn(&[u8], u32, &[K]) -> Option<Vec<(u32, Vec<K>)>>,
+) -> Result<Vec<(u32, Vec<K>)>> {
     // Pages in hand are descended at once, so every table reaches its
     // leaves in the same batch whatever its depth; one batch per level
     // that has missing pages.
@@ -135,16 +186,14 @@ async fn walk(
                     missing.push((page_no, ks));
                     continue;
                 };
-                let children = match btree::kind(&page, page_no) {
-                    Some(PageKind::InteriorTable) => btree::descend(&page, page_no, &ks),
-                    Some(PageKind::InteriorIndex) => btree::descend_index(&page, page_no, &ks),
-                    Some(PageKind::LeafTable) | Some(PageKind::LeafIndex) => {
-                        leaves.push((page_no, ks));
-                        None
-                    }
-                    None => None,
-                };
-                next.extend(children.unwrap_or_default());
+                if matches!(
+                    btree::kind(&page, page_no),
+                    Some(PageKind::LeafTable) | Some(PageKind::LeafIndex)
+                ) {
+                    leaves.push((page_no, ks));
+                    continue;
+                }
+                next.extend(descend(&page, page_no, &ks).unwrap_or_default());
             }
             frontier = next;
         }
@@ -215,6 +264,17 @@ pub async fn warm(
         .iter()
         .filter_map(|tp| Some((tp.target, tp.sql.as_ref()?.fts.clone()?)))
         .collect();
+    // The leaves of the FTS index the term lookups land on (in hand when
+    // the index is small enough to be hot whole), then the doclists.
+    let terms = exprs
+        .iter()
+        .map(|(t, expr)| {
+            let fts = fts_table(*t);
+            let ks = doclists::term_keys(conn, fts, expr).unwrap_or_default();
+            (format!("{fts}_idx"), ks)
+        })
+        .collect();
+    walk_terms(lazy, conn, terms).await?;
     let mut keys = Keys::new();
     for (t, expr) in &exprs {
         let data: &'static str = match t {
