@@ -4,7 +4,7 @@
 // demo site (www/dist, built by ./build.sh).
 //
 //   node bench/browser.mjs [--latency MS] [--bandwidth BYTES_PER_S] [--runs N]
-//   node bench/browser.mjs --lazy [--runs N] [--corpus sample|python-docs]   cold visits, lazy mode
+//   node bench/browser.mjs --lazy [--runs N] [--corpus sample|python-docs|sharegpt]   cold visits, lazy mode
 //        [--sites DIR,DIR] [--throttled-only] [--lazy-only]                  (prepared sites compared side by side)
 //
 // Latency is added to every response by the test server (www/serve.mjs);
@@ -16,7 +16,10 @@
 // with bytes and requests on the wire up to it, on the sample index and
 // the Python 3.11 docs (built into bench/out/ if missing; needs
 // python3.11-doc), locally and at 50 ms + 20 Mbit/s, for lazy mode
-// ('auto') and the full download ('opfs'); merged under `lazy`.
+// ('auto') and the full download ('opfs'); merged under `lazy`. With
+// `--corpus sharegpt` (not run otherwise): the 288 MB ShareGPT chat index
+// (bench/importers.sh builds it), lazy mode only; a `--corpus` run replaces
+// that corpus's rows and keeps the others.
 // coldVisit() is exported for other benchmarks (the Pagefind comparison).
 
 import { chromium } from 'playwright-core';
@@ -246,6 +249,18 @@ function pythonSite() {
   return site;
 }
 
+/** A site with the ShareGPT chat index (`bench/importers.sh` builds it). */
+function sharegptSite() {
+  const index = path.join(ROOT, 'bench/out/corpora/sharegpt/sharegpt.gsx');
+  if (!fs.existsSync(index)) throw new Error(`${index} is missing: run bench/importers.sh first`);
+  const site = path.join(ROOT, 'bench/out/sharegpt-site');
+  fs.rmSync(site, { recursive: true, force: true });
+  fs.mkdirSync(site, { recursive: true });
+  fs.cpSync(path.join(SITE, 'pkg'), path.join(site, 'pkg'), { recursive: true });
+  execFileSync(CLI, ['publish', index, '--out-dir', path.join(site, 'data')]);
+  return site;
+}
+
 async function lazyMain() {
   const only = args.includes('--corpus') ? args[args.indexOf('--corpus') + 1] : null;
   const pythonQueries = ['json dumps', 'asyncio queue', 'os.path.join', 'subprocess'];
@@ -257,8 +272,11 @@ async function lazyMain() {
     : [
         { name: 'sample', siteRoot: () => SITE, queries: ['payment', 'stripe lang:js', 'token OR session'] },
         { name: 'python-docs', siteRoot: pythonSite, queries: pythonQueries },
+        // A large index (288 MB): lazy mode only (the full download is
+        // 95 MB of gzip), and only when asked for (`--corpus sharegpt`).
+        { name: 'sharegpt', siteRoot: sharegptSite, queries: ['python flask api', 'react useEffect cleanup', 'sql join', 'bokeh'], lazyOnly: true, optIn: true },
       ]
-        .filter((c) => !only || c.name === only)
+        .filter((c) => (only ? c.name === only : !c.optIn))
         .map((c) => ({ ...c, siteRoot: c.siteRoot() }));
   const networks = [
     { name: 'local', latencyMs: 0, bandwidth: 0 },
@@ -268,7 +286,7 @@ async function lazyMain() {
   for (const c of corpora) {
     const manifest = JSON.parse(fs.readFileSync(path.join(c.siteRoot, 'data/manifest.json'), 'utf8'));
     for (const n of networks) {
-      for (const storage of args.includes('--lazy-only') ? ['auto'] : ['auto', 'opfs']) {
+      for (const storage of args.includes('--lazy-only') || c.lazyOnly ? ['auto'] : ['auto', 'opfs']) {
         const visits = [];
         for (let i = 0; i < runs; i++) {
           for (const query of c.queries) {
@@ -316,6 +334,8 @@ async function lazyMain() {
   if (!sites) {
     const file = path.join(ROOT, 'bench/results.json');
     const all = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+    // One corpus rerun replaces its own rows only.
+    if (only && all.lazy) result.rows = [...all.lazy.rows.filter((r) => r.corpus !== only), ...rows];
     all.lazy = result;
     const sorted = Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]]));
     fs.writeFileSync(file, JSON.stringify(sorted, null, 2) + '\n');
