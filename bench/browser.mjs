@@ -335,7 +335,9 @@ async function lazyMain() {
     const file = path.join(ROOT, 'bench/results.json');
     const all = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
     // One corpus rerun replaces its own rows only.
-    if (only && all.lazy) result.rows = [...all.lazy.rows.filter((r) => r.corpus !== only), ...rows];
+    // Each row keeps the command that made it.
+    for (const r of rows) r.command = result.command;
+    if (only && all.lazy) result.rows = [...all.lazy.rows.filter((r) => r.corpus !== only).map((r) => ({ command: all.lazy.command, ...r })), ...rows];
     all.lazy = result;
     const sorted = Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]]));
     fs.writeFileSync(file, JSON.stringify(sorted, null, 2) + '\n');
