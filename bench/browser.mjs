@@ -241,19 +241,18 @@ function pythonSite() {
     fs.mkdirSync(out, { recursive: true });
     execFileSync(CLI, ['build', '--docs', docs, '--base-url', 'https://docs.python.org/3.11/', '--out', index, '--quiet'], { stdio: 'inherit' });
   }
-  const site = path.join(out, 'python-site');
-  fs.rmSync(site, { recursive: true, force: true });
-  fs.mkdirSync(site, { recursive: true });
-  fs.cpSync(path.join(SITE, 'pkg'), path.join(site, 'pkg'), { recursive: true });
-  execFileSync(CLI, ['publish', index, '--out-dir', path.join(site, 'data')]);
-  return site;
+  return publishedSite(index, path.join(out, 'python-site'));
 }
 
 /** A site with the ShareGPT chat index (`bench/importers.sh` builds it). */
 function sharegptSite() {
   const index = path.join(ROOT, 'bench/out/corpora/sharegpt/sharegpt.gsx');
   if (!fs.existsSync(index)) throw new Error(`${index} is missing: run bench/importers.sh first`);
-  const site = path.join(ROOT, 'bench/out/sharegpt-site');
+  return publishedSite(index, path.join(ROOT, 'bench/out/sharegpt-site'));
+}
+
+/** A fresh site at `site`: the module (pkg/) and `index` published in data/. */
+function publishedSite(index, site) {
   fs.rmSync(site, { recursive: true, force: true });
   fs.mkdirSync(site, { recursive: true });
   fs.cpSync(path.join(SITE, 'pkg'), path.join(site, 'pkg'), { recursive: true });
