@@ -29,9 +29,19 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(1)
     };
-    let owners = Traced::open(path)
-        .and_then(|t| page_owners(&t.conn))
-        .unwrap_or_else(|e| fail(e));
+    let t = Traced::open(path).unwrap_or_else(|e| fail(e));
+    let owners = page_owners(&t.conn).unwrap_or_else(|e| fail(e));
+    let page_kib = t
+        .conn
+        .query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))
+        .unwrap_or_else(|e| {
+            fail(gitsense_search::Error::new(
+                "internal.sqlite",
+                e.to_string(),
+            ))
+        }) as usize
+        / 1024;
+    drop(t);
     let hot: BTreeSet<u32> = hot_pages(path)
         .unwrap_or_else(|e| fail(e))
         .pages
@@ -72,11 +82,7 @@ fn main() {
             "{q}: {} results, {} pages read, {n} not hot ({} KiB)",
             r.total_results_returned,
             pages.len(),
-            n * engine
-                .connection()
-                .query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))
-                .unwrap() as usize
-                / 1024
+            n * page_kib
         );
         let by: Vec<String> = cold.iter().map(|(t, n)| format!("{t} {n}")).collect();
         println!("  not hot: {}", by.join(", "));

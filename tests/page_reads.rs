@@ -145,6 +145,16 @@ fn content_pages_are_read_only_for_the_returned_results() {
     }
 }
 
+/// The root page of table or index `name`.
+fn root_page(conn: &rusqlite::Connection, name: &str) -> u32 {
+    conn.query_row(
+        "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+        [name],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
 /// Bytes of page `n` (1-based) of a file.
 fn page(bytes: &[u8], n: u32, size: usize) -> &[u8] {
     &bytes[(n as usize - 1) * size..n as usize * size]
@@ -156,14 +166,7 @@ fn the_btree_walk_predicts_the_pages_a_rowid_lookup_reads() {
     let bytes = std::fs::read(&path).unwrap();
     let page_size = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
     let t = Traced::open(&path).unwrap();
-    let root: u32 = t
-        .conn
-        .query_row(
-            "SELECT rootpage FROM sqlite_schema WHERE name = 'message_text'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let root = root_page(&t.conn, "message_text");
     let ids: Vec<i64> = {
         let mut s = t
             .conn
@@ -304,14 +307,7 @@ fn doclist_leaves_are_predicted_from_the_fts_index() {
         ("fts_chats", r#""readme""#),
         ("fts_chats", r#""pay"*"#),
     ] {
-        let root: u32 = t
-            .conn
-            .query_row(
-                "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
-                [format!("{fts}_data")],
-                |r| r.get(0),
-            )
-            .unwrap();
+        let root = root_page(&t.conn, &format!("{fts}_data"));
         let rowids = doclists::doclist_rowids(&t.conn, fts, expr).unwrap();
         let predicted = leaves_of(&bytes, page_size, root, &rowids);
         // A fresh connection: SQLite's own reads for the MATCH, cold.
@@ -421,14 +417,7 @@ fn index_lookups_are_predicted_from_interior_index_pages() {
     let bytes = std::fs::read(&path).unwrap();
     let page_size = 4096;
     let t = Traced::open(&path).unwrap();
-    let root: u32 = t
-        .conn
-        .query_row(
-            "SELECT rootpage FROM sqlite_schema WHERE name = 'names'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let root = root_page(&t.conn, "names");
     let keys: Vec<i64> = {
         let mut s = t
             .conn
@@ -594,14 +583,7 @@ fn fts_index_lookups_are_predicted_from_interior_pages() {
         let t = Traced::open(&path).unwrap();
         let segments = doclists::segids(&t.conn, &format!("{table}_idx")).unwrap();
         assert_eq!(segments.len(), if table == "t" { 1 } else { 3 }, "{table}");
-        let root: u32 = t
-            .conn
-            .query_row(
-                "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
-                [format!("{table}_idx")],
-                |r| r.get(0),
-            )
-            .unwrap();
+        let root = root_page(&t.conn, &format!("{table}_idx"));
         drop(t);
         let mut predicted_any = 0;
         for (w, prefix) in &probes {

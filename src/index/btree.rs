@@ -106,6 +106,30 @@ pub fn descend(page: &[u8], page_no: u32, keys: &[i64]) -> Option<Vec<(u32, Vec<
     Some(out)
 }
 
+/// Bytes an integer of record serial type `serial` takes in the record's
+/// body; `None` when the type is not an integer.
+fn int_width(serial: u64) -> Option<usize> {
+    match serial {
+        8 | 9 => Some(0),
+        1..=4 => Some(serial as usize),
+        5 => Some(6),
+        6 => Some(8),
+        _ => None,
+    }
+}
+
+/// A cell's payload of `payload` bytes: how many stay on its page (the
+/// page type's `min_local` and `max_local`, `usable` bytes a page) and
+/// how many overflow pages hold the rest.
+fn local_split(payload: usize, min_local: usize, max_local: usize, usable: usize) -> (usize, u32) {
+    if payload <= max_local {
+        return (payload, 0);
+    }
+    let k = min_local + (payload - min_local) % (usable - 4);
+    let local = if k <= max_local { k } else { min_local };
+    (local, (payload - local).div_ceil(usable - 4) as u32)
+}
+
 /// The first column of an index record at `at` when it is an integer.
 fn first_int(b: &[u8], at: usize) -> Option<i64> {
     let (header_len, h) = varint(b, at)?;
@@ -114,14 +138,12 @@ fn first_int(b: &[u8], at: usize) -> Option<i64> {
     }
     let (serial, _) = varint(b, at + h)?;
     let body = at + header_len as usize;
-    let width = match serial {
+    match serial {
         8 => return Some(0),
         9 => return Some(1),
-        1..=4 => serial as usize,
-        5 => 6,
-        6 => 8,
-        _ => return None,
-    };
+        _ => {}
+    }
+    let width = int_width(serial)?;
     let bytes = b.get(body..body + width)?;
     let mut v: i64 = if bytes[0] & 0x80 != 0 { -1 } else { 0 };
     for &x in bytes {
@@ -195,13 +217,7 @@ fn cmp_term_record(b: &[u8], at: usize, local: usize, key: &TermKey) -> Option<s
         return None;
     }
     let segid = first_int(rec, 0)?;
-    let width = match segid_type {
-        8 | 9 => 0,
-        1..=4 => segid_type as usize,
-        5 => 6,
-        6 => 8,
-        _ => return None,
-    };
+    let width = int_width(segid_type)?;
     match segid.cmp(&key.0) {
         Ordering::Equal => {}
         o => return Some(o),
@@ -259,13 +275,10 @@ pub fn descend_terms(
             let (payload, n) = varint(page, o + 4)?;
             let payload = payload as usize;
             let at = o + 4 + n;
-            let (local, overflow) = if payload <= max_local {
-                (payload, None)
-            } else {
-                let k = min_local + (payload - min_local) % (usable - 4);
-                let local = if k <= max_local { k } else { min_local };
-                let pages = (payload - local).div_ceil(usable - 4) as u32;
-                (local, Some((u32_at(page, at + local)?, pages)))
+            let (local, pages) = local_split(payload, min_local, max_local, usable);
+            let overflow = match pages {
+                0 => None,
+                _ => Some((u32_at(page, at + local)?, pages)),
             };
             Some((at, local, u32_at(page, o)?, overflow))
         })
@@ -325,15 +338,11 @@ pub fn leaf_overflows(
     for o in offsets {
         let (payload, a) = varint(page, o)?;
         let (rowid, b) = varint(page, o + a)?;
-        let payload = payload as usize;
-        if payload <= max_local || keys.binary_search(&(rowid as i64)).is_err() {
+        let (local, pages) = local_split(payload as usize, min_local, max_local, usable);
+        if pages == 0 || keys.binary_search(&(rowid as i64)).is_err() {
             continue;
         }
-        let k = min_local + (payload - min_local) % (usable - 4);
-        let local = if k <= max_local { k } else { min_local };
-        let first = u32_at(page, o + a + b + local)?;
-        let pages = (payload - local).div_ceil(usable - 4) as u32;
-        out.push((first, pages));
+        out.push((u32_at(page, o + a + b + local)?, pages));
     }
     Some(out)
 }

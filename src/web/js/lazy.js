@@ -321,7 +321,7 @@ export async function probeRanges(url, size, timeoutMs) {
  * a request that fails outright (a range answer the browser rejects, such
  * as a compressed one) means ranges are not usable here.
  */
-export function probeError(e) {
+function probeError(e) {
   if (e && e.code === 'network.failed') {
     return { code: 'lazy.range_unsupported', message: `the server does not serve usable byte ranges: ${e.message}` };
   }
