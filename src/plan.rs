@@ -496,7 +496,7 @@ fn exact_name_key(e: &Expr) -> Option<i64> {
 
 /// The rank of a message: per-column BM25 (see [`crate::index::BM25_K1`]
 /// and [`crate::index::rank`]: one auxiliary function over the doclists,
-/// with the lengths of `message_rank`, alias `n`), times
+/// with the lengths of the message's record in `message_rank`, alias `n`), times
 /// [`EXACT_NAME_BOOST`] when one of the message's names is exactly the
 /// query. The key is a number the planner computed, never user text.
 ///
@@ -505,7 +505,7 @@ fn exact_name_key(e: &Expr) -> Option<i64> {
 /// shape, so prepared statements are reused.
 fn message_rank(exact: Option<i64>) -> (String, Vec<SqlValue>) {
     let columns = format!(
-        "{}(fts_messages, n.title_len, n.body_len, n.keywords_len, \
+        "{}(fts_messages, n.records, \
          (SELECT avg_title_len FROM rank_stats), (SELECT avg_keywords_len FROM rank_stats))",
         crate::index::rank::MESSAGE_RANK
     );
@@ -519,6 +519,13 @@ fn message_rank(exact: Option<i64>) -> (String, Vec<SqlValue>) {
         None => (columns, Vec::new()),
     }
 }
+
+/// The joins of the ranking records (`index::records`): a matched row's
+/// record is in the row of its chunk, `rowid >> 8`.
+const RANK_JOINS: [&str; 2] = [
+    " JOIN message_rank n ON n.chunk = (fts_messages.rowid >> 8)",
+    " JOIN code_rank k ON k.chunk = (fts_code_blocks.rowid >> 8)",
+];
 
 /// Whether generated SQL refers to table alias `alias` (`m.id`, not
 /// `fts_messages.rowid`). Only planner-written SQL is scanned; user text
@@ -539,11 +546,12 @@ fn uses_alias(sql: &str, alias: char) -> bool {
 /// result; a query without filters then ranks from the doclists (and
 /// `message_rank`).
 fn from_clause(target: Target, fts: bool, sql: &str) -> (String, Vec<&'static str>) {
-    let (c, m, b, n) = (
+    let (c, m, b, n, k) = (
         uses_alias(sql, 'c'),
         uses_alias(sql, 'm'),
         uses_alias(sql, 'b'),
         uses_alias(sql, 'n'),
+        uses_alias(sql, 'k'),
     );
     // (base table without FTS, FTS table, then joins in order: table,
     // clause, whether this statement needs it).
@@ -560,7 +568,7 @@ fn from_clause(target: Target, fts: bool, sql: &str) -> (String, Vec<&'static st
             vec![
                 (
                     "message_rank",
-                    " JOIN message_rank n ON n.id = fts_messages.rowid",
+                    RANK_JOINS[0],
                     fts && n,
                 ),
                 (
@@ -575,6 +583,7 @@ fn from_clause(target: Target, fts: bool, sql: &str) -> (String, Vec<&'static st
             "code_blocks",
             "fts_code_blocks",
             vec![
+                ("code_rank", RANK_JOINS[1], fts && k),
                 (
                     "code_blocks",
                     " JOIN code_blocks b ON b.id = fts_code_blocks.rowid",
@@ -809,7 +818,10 @@ fn plan_target(
         Target::Messages => ("fts_messages", message_rank(exact), TokenizerKind::Words),
         Target::CodeBlocks => (
             "fts_code_blocks",
-            ("bm25(fts_code_blocks)".to_string(), vec![]),
+            (
+                format!("{}(fts_code_blocks, k.records)", crate::index::rank::CODE_RANK),
+                vec![],
+            ),
             TokenizerKind::Trigram,
         ),
     };
@@ -1066,8 +1078,9 @@ mod tests {
     #[test]
     fn only_the_tables_a_query_needs_are_joined() {
         let sql_of = |q: &str, target: Target| sql_of(q, target).unwrap();
-        // Plain words: ranking reads FTS5's tables and, for messages, the
-        // column lengths; counting reads FTS5's tables only.
+        // Plain words: ranking reads FTS5's tables and, for messages and
+        // code blocks, their ranking records; counting reads FTS5's tables
+        // only.
         let m = sql_of("payment", Target::Messages);
         assert_eq!(m.tables, vec!["message_rank"]);
         assert_eq!(
@@ -1079,11 +1092,12 @@ mod tests {
             "{}",
             m.page_sql
         );
-        for t in [Target::Chats, Target::CodeBlocks] {
-            let s = sql_of("payment", t);
-            assert!(s.tables.is_empty(), "{t:?}: {:?}", s.tables);
-            assert!(!s.page_sql.contains(" JOIN "), "{}", s.page_sql);
-        }
+        let s = sql_of("payment", Target::Chats);
+        assert!(s.tables.is_empty(), "{:?}", s.tables);
+        assert!(!s.page_sql.contains(" JOIN "), "{}", s.page_sql);
+        let b = sql_of("payment", Target::CodeBlocks);
+        assert_eq!(b.tables, vec!["code_rank"]);
+        assert!(!b.count_sql.contains(" JOIN "), "{}", b.count_sql);
         // Filters bring in the tables they read, and what links to them.
         let m = sql_of("payment chat-type:regular", Target::Messages);
         assert_eq!(m.tables, vec!["message_rank", "messages", "chats"]);
@@ -1093,9 +1107,9 @@ mod tests {
             m.count_sql
         );
         let b = sql_of("payment role:user", Target::CodeBlocks);
-        assert_eq!(b.tables, vec!["code_blocks", "messages"]);
+        assert_eq!(b.tables, vec!["code_rank", "code_blocks", "messages"]);
         let b = sql_of("payment lang:js", Target::CodeBlocks);
-        assert_eq!(b.tables, vec!["code_blocks"]);
+        assert_eq!(b.tables, vec!["code_rank", "code_blocks"]);
         // Without words: the rows themselves, as before.
         let m = sql_of("role:user", Target::Messages);
         assert!(
@@ -1109,6 +1123,12 @@ mod tests {
         assert!(!uses_alias("fts_messages.rowid", 's'));
         assert!(uses_alias("(m.id = 1)", 'm'));
         assert!(!uses_alias("bm25(fts_code_blocks)", 'b'));
+        for join in RANK_JOINS {
+            assert!(
+                join.contains(&format!("rowid >> {})", crate::index::records::CHUNK_SHIFT)),
+                "{join}"
+            );
+        }
     }
 
     #[test]

@@ -7,12 +7,15 @@
 //!   (`chat_details`, `message_text`, `code_text`) that are read only for the
 //!   page of results being returned. This keeps the pages a query reads few,
 //!   which matters when the file is read lazily over HTTP.
-//! - `message_rank` (the chat and FTS5's token counts of title, body and
-//!   keywords of every message, about 12 bytes a row) and `rank_stats`
-//!   (average title and keyword lengths): all that ranking a message reads
-//!   besides its doclists (`rank`: one FTS5 auxiliary function instead of
-//!   `bm25()`, which would read FTS5's `_docsize` too). A query without
-//!   filters joins no filter table at all (`plan`).
+//! - `message_rank` and `code_rank`: ranking records (`records`), the chat
+//!   and FTS5's token counts of title, body and keywords of every message,
+//!   the message, chat and token count of every code block, packed 256 ids
+//!   to a row (about 6 bytes a message), and `rank_stats` (average title
+//!   and keyword lengths): all that ranking a message or code block reads
+//!   besides its doclists (`rank`: FTS5 auxiliary functions instead of
+//!   `bm25()`, which would read FTS5's `_docsize` too), and what the lazy
+//!   warm-up needs to fetch a returned row's message and chat with it. A
+//!   query without filters joins no filter table at all (`plan`).
 //! - FTS5 tables over the payload: `fts_chats(name)` and
 //!   `fts_messages(title, body, keywords)` with unicode61 + diacritics removal,
 //!   `fts_code_blocks(content)` with the trigram tokenizer.
@@ -25,6 +28,7 @@ pub mod doclists;
 pub mod hot;
 pub mod pagevfs;
 pub mod rank;
+pub mod records;
 pub mod writer;
 
 use crate::error::{DbContext, Error, Result};
@@ -34,7 +38,7 @@ use std::path::Path;
 pub use writer::{BuildStats, IndexWriter, SourceInfo};
 
 /// Version of the file layout; an index of another version is refused.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Page size of built indexes (small pages keep lazy range reads cheap).
 pub const PAGE_SIZE: u32 = 4096;
@@ -169,11 +173,12 @@ CREATE TABLE messages(
   updated_at TEXT
 );
 CREATE TABLE message_rank(
-  id INTEGER PRIMARY KEY,
-  chat_id INTEGER NOT NULL,
-  title_len INTEGER NOT NULL,
-  body_len INTEGER NOT NULL,
-  keywords_len INTEGER NOT NULL
+  chunk INTEGER PRIMARY KEY,
+  records BLOB NOT NULL
+);
+CREATE TABLE code_rank(
+  chunk INTEGER PRIMARY KEY,
+  records BLOB NOT NULL
 );
 CREATE TABLE rank_stats(
   avg_title_len REAL,

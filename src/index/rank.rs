@@ -1,31 +1,36 @@
-//! The rank of a message as one FTS5 auxiliary function,
-//! `gs_message_rank(fts_messages, title_len, body_len, keywords_len,
-//! avg_title_len, avg_keywords_len)`, registered on every connection
-//! ([`register`]).
+//! Ranking as FTS5 auxiliary functions, registered on every connection
+//! ([`register`]):
+//! - `gs_message_rank(fts_messages, records, avg_title_len,
+//!   avg_keywords_len)` computes what three `bm25()` calls and two length
+//!   norms did (see [`super::BM25_K1`]),
+//! - `gs_code_rank(fts_code_blocks, records)` is `bm25(fts_code_blocks)`.
 //!
-//! It computes what three `bm25()` calls and two length norms did (see
-//! [`super::BM25_K1`]): FTS5's own BM25 arithmetic (`fts5Bm25Function`,
-//! operation for operation), once per column weighting, over the phrase
-//! hits of the current row (`xInst`, from the doclists already read). The
-//! row's column lengths come as arguments, from `message_rank` (FTS5's own
-//! token counts, copied there at build time), instead of from FTS5's
-//! `_docsize` table: ranking then reads one narrow row per matched message
-//! rather than two, which is what a lazily read index pays for per query.
+//! Both do FTS5's own BM25 arithmetic (`fts5Bm25Function`, operation for
+//! operation) over the phrase hits of the current row (`xInst`, from the
+//! doclists already read). The row's token counts come from its ranking
+//! record (`records`: the blob of the `message_rank` or `code_rank` row
+//! of its chunk, decoded once per chunk and query), instead of from FTS5's
+//! `_docsize` table: a lazily read index then ships or fetches a few
+//! packed bytes per matched row rather than a b-tree row.
 //!
-//! In: the FTS5 context of the row and the five values. Out: the score
-//! (lower is better, as `bm25()`): `min(title · norm(title_len) · w_title,
-//! keywords · norm(keywords_len) · w_keywords) + body`, where `title` and
-//! `keywords` are BM25 saturated per column (weight 1e6) and `body` is
-//! BM25 of body hits, all normalised by the whole row's length.
+//! Messages score (lower is better, as `bm25()`): `min(title ·
+//! norm(title_len) · w_title, keywords · norm(keywords_len) · w_keywords)
+//! + body`, where `title` and `keywords` are BM25 saturated per column
+//! (weight 1e6) and `body` is BM25 of body hits, all normalised by the
+//! whole row's length.
 
+use super::records::{self, Chunk, Col, CODE_FIELDS, MESSAGE_FIELDS};
 use super::{BM25_B, BM25_K1, MESSAGE_COLUMN_WEIGHTS};
 use crate::error::{Error, Result};
 use rusqlite::{ffi, Connection};
-use std::ffi::{c_int, c_void};
+use std::cell::RefCell;
+use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 
-/// The SQL name of the function.
+/// The SQL name of the message ranking function.
 pub const MESSAGE_RANK: &str = "gs_message_rank";
+/// The SQL name of the code-block ranking function.
+pub const CODE_RANK: &str = "gs_code_rank";
 
 /// Column order of `fts_messages`.
 const TITLE: c_int = 0;
@@ -35,10 +40,13 @@ const KEYWORDS: c_int = 2;
 /// The weight `bm25(fts, 1e6, 0, 0)` gives a column to saturate it.
 const SATURATE: f64 = 1e6;
 
-/// Per query: FTS5's average row length and each phrase's IDF.
+/// Per query: FTS5's average row length, each phrase's IDF, and the
+/// ranking records of the chunk last read (rows come in rowid order, so
+/// a chunk is decoded once).
 struct QueryData {
     avgdl: f64,
     idf: Vec<f64>,
+    chunk: RefCell<Option<Chunk>>,
 }
 
 unsafe extern "C" fn free_query_data(p: *mut c_void) {
@@ -101,7 +109,11 @@ unsafe fn query_data(
         let v = (((n_row - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
         idf.push(if v <= 0.0 { 1e-6 } else { v });
     }
-    let data = Box::into_raw(Box::new(QueryData { avgdl, idf }));
+    let data = Box::into_raw(Box::new(QueryData {
+        avgdl,
+        idf,
+        chunk: RefCell::new(None),
+    }));
     // On failure FTS5 frees the data itself (xDelete).
     ok(set(fts, data as *mut c_void, Some(free_query_data)))?;
     Ok(data)
@@ -128,48 +140,92 @@ fn norm(len: i64, avg: f64) -> f64 {
     }
 }
 
+/// The current row's ranking record, decoded from `blob` (its chunk's)
+/// unless that chunk is the one decoded last.
+unsafe fn record(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    data: &QueryData,
+    blob: *mut ffi::sqlite3_value,
+    cols: &[Col],
+) -> std::result::Result<Vec<i64>, c_int> {
+    let Some(rowid) = api.xRowid else {
+        return Err(ffi::SQLITE_MISUSE);
+    };
+    let id = rowid(fts);
+    let chunk = records::chunk_of(id);
+    let mut cached = data.chunk.borrow_mut();
+    if cached.as_ref().map(|c| c.chunk) != Some(chunk) {
+        let p = ffi::sqlite3_value_blob(blob) as *const u8;
+        let n = ffi::sqlite3_value_bytes(blob);
+        let bytes: &[u8] = if p.is_null() || n <= 0 {
+            &[]
+        } else {
+            std::slice::from_raw_parts(p, n as usize)
+        };
+        *cached = Some(records::decode(chunk, bytes, cols).ok_or(ffi::SQLITE_CORRUPT)?);
+    }
+    cached
+        .as_ref()
+        .and_then(|c| c.get(id))
+        .map(<[i64]>::to_vec)
+        .ok_or(ffi::SQLITE_CORRUPT)
+}
+
+/// Calls `each(phrase, column)` for every phrase hit of the current row.
+unsafe fn hits(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    mut each: impl FnMut(usize, c_int),
+) -> std::result::Result<(), c_int> {
+    let (Some(inst_count), Some(inst)) = (api.xInstCount, api.xInst) else {
+        return Err(ffi::SQLITE_MISUSE);
+    };
+    let mut n_inst: c_int = 0;
+    ok(inst_count(fts, &mut n_inst))?;
+    for i in 0..n_inst {
+        let (mut phrase, mut column, mut offset) = (0, 0, 0);
+        ok(inst(fts, i, &mut phrase, &mut column, &mut offset))?;
+        if let Ok(p) = usize::try_from(phrase) {
+            each(p, column);
+        }
+    }
+    Ok(())
+}
+
 unsafe fn score(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
     args: &[*mut ffi::sqlite3_value],
 ) -> std::result::Result<f64, c_int> {
-    let [title_len, body_len, keywords_len, avg_title, avg_keywords] = args else {
+    let [records, avg_title, avg_keywords] = args else {
         return Err(ffi::SQLITE_MISUSE);
     };
-    let (title_len, body_len, keywords_len) = (
-        ffi::sqlite3_value_int64(*title_len),
-        ffi::sqlite3_value_int64(*body_len),
-        ffi::sqlite3_value_int64(*keywords_len),
-    );
     let (avg_title, avg_keywords) = (
         ffi::sqlite3_value_double(*avg_title),
         ffi::sqlite3_value_double(*avg_keywords),
     );
-    let (Some(inst_count), Some(inst)) = (api.xInstCount, api.xInst) else {
-        return Err(ffi::SQLITE_MISUSE);
-    };
     let data = &*query_data(api, fts)?;
+    let [_chat, title_len, body_len, keywords_len] = record(api, fts, data, *records, &MESSAGE_FIELDS)?[..]
+    else {
+        return Err(ffi::SQLITE_CORRUPT);
+    };
     let n = data.idf.len();
     // Weighted hits per phrase of the three bm25() calls this replaces:
     // (1e6, 0, 0), (0, w_body, 0) and (0, 0, 1e6).
     let mut freq = vec![0.0f64; 3 * n];
     let (title, rest) = freq.split_at_mut(n);
     let (body, keywords) = rest.split_at_mut(n);
-    let mut n_inst: c_int = 0;
-    ok(inst_count(fts, &mut n_inst))?;
-    for i in 0..n_inst {
-        let (mut phrase, mut column, mut offset) = (0, 0, 0);
-        ok(inst(fts, i, &mut phrase, &mut column, &mut offset))?;
-        let Some(p) = usize::try_from(phrase).ok().filter(|&p| p < n) else {
-            continue;
-        };
-        match column {
-            TITLE => title[p] += SATURATE,
-            BODY => body[p] += MESSAGE_COLUMN_WEIGHTS.body,
-            KEYWORDS => keywords[p] += SATURATE,
-            _ => {}
+    hits(api, fts, |p, column| {
+        if p < n {
+            match column {
+                TITLE => title[p] += SATURATE,
+                BODY => body[p] += MESSAGE_COLUMN_WEIGHTS.body,
+                KEYWORDS => keywords[p] += SATURATE,
+                _ => {}
+            }
         }
-    }
+    })?;
     let d = (title_len + body_len + keywords_len) as f64;
     let w = MESSAGE_COLUMN_WEIGHTS;
     let t = bm25(data, title, d) * norm(title_len, avg_title) * w.title;
@@ -179,7 +235,38 @@ unsafe fn score(
     Ok(best + bm25(data, body, d))
 }
 
-unsafe extern "C" fn message_rank(
+/// `bm25(fts_code_blocks)`: every column weighted 1, the row's length
+/// from its record.
+unsafe fn code_score(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    args: &[*mut ffi::sqlite3_value],
+) -> std::result::Result<f64, c_int> {
+    let [records] = args else {
+        return Err(ffi::SQLITE_MISUSE);
+    };
+    let data = &*query_data(api, fts)?;
+    let [_message, _chat, content_len] = record(api, fts, data, *records, &CODE_FIELDS)?[..] else {
+        return Err(ffi::SQLITE_CORRUPT);
+    };
+    let n = data.idf.len();
+    let mut freq = vec![0.0f64; n];
+    hits(api, fts, |p, _| {
+        if p < n {
+            freq[p] += 1.0;
+        }
+    })?;
+    Ok(bm25(data, &freq, content_len as f64))
+}
+
+type Score = unsafe fn(
+    &ffi::Fts5ExtensionApi,
+    *mut ffi::Fts5Context,
+    &[*mut ffi::sqlite3_value],
+) -> std::result::Result<f64, c_int>;
+
+unsafe fn result(
+    score: Score,
     api: *const ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
     ctx: *mut ffi::sqlite3_context,
@@ -198,7 +285,27 @@ unsafe extern "C" fn message_rank(
     }
 }
 
-/// Registers [`MESSAGE_RANK`] on a connection (FTS5's API pointer comes
+unsafe extern "C" fn message_rank(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    vals: *mut *mut ffi::sqlite3_value,
+) {
+    result(score, api, fts, ctx, n_val, vals)
+}
+
+unsafe extern "C" fn code_rank(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    vals: *mut *mut ffi::sqlite3_value,
+) {
+    result(code_score, api, fts, ctx, n_val, vals)
+}
+
+/// Registers [`MESSAGE_RANK`] and [`CODE_RANK`] on a connection (FTS5's API pointer comes
 /// from `SELECT fts5(?1)`, as the FTS5 documentation describes).
 pub fn register(conn: &Connection) -> Result<()> {
     let failed = |what: &str| {
@@ -229,15 +336,15 @@ pub fn register(conn: &Connection) -> Result<()> {
         let Some(create) = api.as_ref().and_then(|a| a.xCreateFunction) else {
             return Err(failed("no FTS5 API"));
         };
-        let rc = create(
-            api,
-            c"gs_message_rank".as_ptr(),
-            ptr::null_mut(),
-            Some(message_rank),
-            None,
-        );
-        if rc != ffi::SQLITE_OK {
-            return Err(failed(&format!("SQLite error {rc}")));
+        let functions: [(&CStr, ffi::fts5_extension_function); 2] = [
+            (c"gs_message_rank", Some(message_rank)),
+            (c"gs_code_rank", Some(code_rank)),
+        ];
+        for (name, f) in functions {
+            let rc = create(api, name.as_ptr(), ptr::null_mut(), f, None);
+            if rc != ffi::SQLITE_OK {
+                return Err(failed(&format!("SQLite error {rc}")));
+            }
         }
     }
     Ok(())
@@ -273,6 +380,10 @@ pub fn docsize_columns(blob: &[u8]) -> Vec<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record_blob(id: i64, fields: Vec<i64>, cols: &[Col]) -> Vec<u8> {
+        records::encode(records::chunk_of(id), &[(id, fields)], cols)
+    }
 
     #[test]
     fn docsize_blobs_decode() {
@@ -323,16 +434,17 @@ mod tests {
         ] {
             let mut s = c
                 .prepare(
-                    "SELECT rowid, gs_message_rank(f, ?2, ?3, ?4, ?5, ?6),
+                    "SELECT rowid, gs_message_rank(f, ?2, ?3, ?4),
                             bm25(f, 1e6, 0.0, 0.0), bm25(f, 0.0, 0.0, 1e6), bm25(f, 0.0, 1.0, 0.0)
-                     FROM f WHERE f MATCH ?1 AND rowid = ?7",
+                     FROM f WHERE f MATCH ?1 AND rowid = ?5",
                 )
                 .unwrap();
             let mut seen = 0;
             for (id, sz) in &sizes {
+                let blob = record_blob(*id, vec![9, sz[0], sz[1], sz[2]], &MESSAGE_FIELDS);
                 let row = s
                     .query_row(
-                        rusqlite::params![q, sz[0], sz[1], sz[2], avg_t, avg_k, id],
+                        rusqlite::params![q, blob, avg_t, avg_k, id],
                         |r| {
                             Ok((
                                 r.get::<_, f64>(1)?,
@@ -357,5 +469,67 @@ mod tests {
             }
             assert!(seen > 0, "{q} matches");
         }
+    }
+
+    /// `gs_code_rank` against `bm25()` on an FTS5 table built here (the
+    /// length in the record from its own `_docsize`): the same bits.
+    #[test]
+    fn code_rank_equals_bm25() {
+        let c = Connection::open_in_memory().unwrap();
+        register(&c).unwrap();
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE f USING fts5(content, tokenize='trigram');
+             INSERT INTO f(rowid, content) VALUES (3, 'json.dumps(obj, indent=2)');
+             INSERT INTO f(rowid, content) VALUES (300, 'import json\nprint(json.loads(s))');
+             INSERT INTO f(rowid, content) VALUES (301, 'def dumps(x): return pickle.dumps(x)');
+             INSERT INTO f(rowid, content) VALUES (1000, 'nothing here');",
+        )
+        .unwrap();
+        let sizes: Vec<(i64, i64)> = {
+            let mut s = c.prepare("SELECT id, sz FROM f_docsize ORDER BY id").unwrap();
+            s.query_map([], |r| {
+                Ok((r.get(0)?, docsize_columns(&r.get::<_, Vec<u8>>(1)?)[0]))
+            })
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+        };
+        let recs: Vec<(i64, Vec<i64>)> = sizes.iter().map(|&(id, n)| (id, vec![id * 2, 5, n])).collect();
+        c.execute_batch("CREATE TABLE k(chunk INTEGER PRIMARY KEY, records BLOB)")
+            .unwrap();
+        for (chunk, blob) in records::chunks(&recs, &CODE_FIELDS) {
+            c.execute("INSERT INTO k VALUES (?1, ?2)", rusqlite::params![chunk, blob])
+                .unwrap();
+        }
+        for q in ["json", "dumps", "json dumps", "\"json.d\"", "pickle OR loads"] {
+            let mut s = c
+                .prepare(&format!(
+                    "SELECT f.rowid, gs_code_rank(f, k.records), bm25(f) FROM f
+                     JOIN k ON k.chunk = f.rowid >> {} WHERE f MATCH ?1",
+                    records::CHUNK_SHIFT
+                ))
+                .unwrap();
+            let rows: Vec<(i64, f64, f64)> = s
+                .query_map([q], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect();
+            assert!(!rows.is_empty(), "{q} matches");
+            for (id, ours, theirs) in rows {
+                assert_eq!(ours.to_bits(), theirs.to_bits(), "{q}, row {id}");
+            }
+        }
+        // A record missing from its chunk is an error, not a made-up rank.
+        c.execute("UPDATE k SET records = ?1", [record_blob(5, vec![1, 1, 1], &CODE_FIELDS)])
+            .unwrap();
+        let err = c
+            .query_row(
+                "SELECT gs_code_rank(f, k.records) FROM f JOIN k ON k.chunk = f.rowid >> 8
+                 WHERE f MATCH 'json' AND f.rowid = 3",
+                [],
+                |r| r.get::<_, f64>(0),
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("malformed"), "{err}");
     }
 }

@@ -8,7 +8,7 @@
 //! A writer dropped before `finish` removes its temporary file, so a failed
 //! build never leaves a half-written index behind.
 
-use super::{FORMAT_VERSION, PAGE_SIZE, SCHEMA};
+use super::{records, FORMAT_VERSION, PAGE_SIZE, SCHEMA};
 use crate::error::{DbContext, Error, Result};
 use crate::model::{Chat, CodeBlock, Group, Message};
 use crate::query::syntax::canonical_language;
@@ -479,39 +479,71 @@ fn derive(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// `message_rank` and `rank_stats` from FTS5's own token counts (its
-/// `_docsize` table): what ranking a message reads (see `index::rank`).
-/// Averages are over the messages that have the column at all.
+/// `message_rank`, `code_rank` and `rank_stats` from FTS5's own token
+/// counts (its `_docsize` tables): what ranking a message or code block
+/// reads (see `index::rank` and `index::records`). Averages are over the
+/// messages that have the column at all.
 fn rank_lengths(conn: &Connection) -> Result<()> {
-    let mut read = conn
-        .prepare(
-            "SELECT m.id, m.chat_id, d.sz FROM messages m
-             LEFT JOIN fts_messages_docsize d ON d.id = m.id ORDER BY m.id",
-        )
-        .ctx("reading column lengths")?;
-    let mut insert = conn
-        .prepare(
-            "INSERT INTO message_rank(id, chat_id, title_len, body_len, keywords_len)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .ctx("writing column lengths")?;
-    let mut rows = read.query([]).ctx("reading column lengths")?;
-    while let Some(r) = rows.next().ctx("reading column lengths")? {
-        let id: i64 = r.get(0).ctx("reading column lengths")?;
-        let chat: i64 = r.get(1).ctx("reading column lengths")?;
-        let sz: Option<Vec<u8>> = r.get(2).ctx("reading column lengths")?;
-        let cols = super::rank::docsize_columns(sz.as_deref().unwrap_or_default());
-        let col = |i: usize| cols.get(i).copied().unwrap_or(0);
-        insert
-            .execute(params![id, chat, col(0), col(1), col(2)])
-            .ctx("writing column lengths")?;
+    let ctx = "writing ranking records";
+    let read = |sql: &str, n: usize| -> Result<Vec<(i64, Vec<i64>)>> {
+        let mut s = conn.prepare(sql).ctx(ctx)?;
+        let rows = s
+            .query_map([], |r| {
+                let id: i64 = r.get(0)?;
+                let mut fields = Vec::with_capacity(n + 3);
+                for i in 1..n {
+                    fields.push(r.get::<_, i64>(i)?);
+                }
+                let sz: Option<Vec<u8>> = r.get(n)?;
+                fields.extend(super::rank::docsize_columns(sz.as_deref().unwrap_or_default()));
+                Ok((id, fields))
+            })
+            .ctx(ctx)?;
+        rows.collect::<rusqlite::Result<_>>().ctx(ctx)
+    };
+    let mut messages = read(
+        "SELECT m.id, m.chat_id, d.sz FROM messages m
+         LEFT JOIN fts_messages_docsize d ON d.id = m.id ORDER BY m.id",
+        2,
+    )?;
+    let mut code = read(
+        "SELECT b.id, b.message_id, b.chat_id, d.sz FROM code_blocks b
+         LEFT JOIN fts_code_blocks_docsize d ON d.id = b.id ORDER BY b.id",
+        3,
+    )?;
+    // Chat, then title, body and keywords; message, chat, then content.
+    for (_, f) in &mut messages {
+        f.resize(4, 0);
     }
-    conn.execute_batch(
-        "INSERT INTO rank_stats(avg_title_len, avg_keywords_len) VALUES (
-           (SELECT avg(title_len) FROM message_rank WHERE title_len > 0),
-           (SELECT avg(keywords_len) FROM message_rank WHERE keywords_len > 0));",
+    for (_, f) in &mut code {
+        f.resize(3, 0);
+    }
+    let tables: [(&str, &[(i64, Vec<i64>)], &[records::Col]); 2] = [
+        ("message_rank", &messages, &records::MESSAGE_FIELDS),
+        ("code_rank", &code, &records::CODE_FIELDS),
+    ];
+    for (table, recs, cols) in tables {
+        let mut insert = conn
+            .prepare(&format!("INSERT INTO {table}(chunk, records) VALUES (?1, ?2)"))
+            .ctx(ctx)?;
+        for (chunk, blob) in records::chunks(recs, cols) {
+            insert.execute(params![chunk, blob]).ctx(ctx)?;
+        }
+    }
+    let avg = |col: usize| {
+        let (sum, n) = messages
+            .iter()
+            .map(|(_, f)| f[col])
+            .filter(|&len| len > 0)
+            .fold((0i64, 0i64), |(s, n), len| (s + len, n + 1));
+        (n > 0).then(|| sum as f64 / n as f64)
+    };
+    conn.execute(
+        "INSERT INTO rank_stats(avg_title_len, avg_keywords_len) VALUES (?1, ?2)",
+        params![avg(1), avg(3)],
     )
-    .ctx("writing column lengths")
+    .ctx(ctx)?;
+    Ok(())
 }
 
 /// SHA-256 over every row of every content table, in id order.

@@ -179,6 +179,33 @@ test('terms are looked up in an FTS index too big to be hot in batched rounds: n
   await closePage(page);
 });
 
+// Ranking reads a record of every matched message and code block; a small
+// index ships those records with the hot pages, so a query needs two
+// batched rounds: its doclists, then the returned page's rows (with their
+// messages and chats, known from the records).
+test('ranking records ship with the hot pages: two rounds a query, no synchronous reads, the CLI\'s answers', async () => {
+  const index = path.join(FIXTURES, 'ranked.gsx');
+  const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'ranked.json'), 'utf8'));
+  const published = publish(site, index, 'ranked');
+  for (const p of facts.rankingPages) assert.ok(published.hotPages.includes(p), `ranking page ${p} is hot`);
+  const page = await freshPage();
+  const info = await openEngine(page, { manifestUrl: '/ranked/manifest.json', lazyFill: false });
+  assert.equal(info.storage, 'lazy');
+  let rounds = info.lazy.prefetchRounds;
+  for (const q of facts.queries) {
+    const { value: json, error } = await call(page, 'searchJson', q, {});
+    assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
+    assert.equal(json, cli('search', index, q, '--format', 'json').replace(/\n$/, ''), q);
+    const parsed = JSON.parse(json);
+    assert.ok(parsed.results.messages.length > 0 && parsed.results.codeBlocks.length > 0, `${q} matches messages and code blocks`);
+    const { value: now } = await call(page, 'info');
+    assert.ok(now.lazy.prefetchRounds - rounds <= 2, `${q}: ${now.lazy.prefetchRounds - rounds} rounds`);
+    assert.equal(now.lazy.readRequests, 0, `${q}: no synchronous reads: ${JSON.stringify(now.lazy)}`);
+    rounds = now.lazy.prefetchRounds;
+  }
+  await closePage(page);
+});
+
 test('a server that stops serving several ranges per request mid-session: range by range from then on, answers unchanged', async () => {
   const page = await freshPage();
   const info = await openEngine(page, { lazyFill: false });

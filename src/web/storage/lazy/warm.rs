@@ -7,18 +7,19 @@
 //! 1. the leaves of the FTS index its terms are looked up in, when not in
 //!    hand (hot pages hold a small FTS index whole; a batch of its own),
 //!    then the doclist leaves of each target's FTS expression (located through
-//!    the FTS index, `index::doclists`), then the rowids it matches
+//!    the FTS index, `index::doclists`) with the `message_names` leaf of
+//!    the exact-name boost, then the rowids it matches
 //!    (`SELECT rowid ... MATCH`, now from pages in place),
-//! 2. the leaves of the FTS document sizes (chats and code blocks) and of
-//!    the tables ranking joins (`TargetSql::tables`: `message_rank` for
-//!    plain words, filter tables when filters need them) that those rows
-//!    are looked up in, then the
-//!    chats and messages they point to (only for filters),
-//!    Code blocks' own rows come too when few, for round 3,
+//! 2. the leaves of the tables ranking joins (`TargetSql::tables`: the
+//!    ranking records of `message_rank` and `code_rank` for plain words,
+//!    filter tables when filters need them) and of the chats' FTS
+//!    document sizes, then the chats and messages filters point to; no
+//!    round at all when those pages are in hand (a small index ships its
+//!    ranking records with the hot pages),
 //! 3. ranking (as the engine will run it; pages are in place now), then the
 //!    rows and payload of the returned page with their chats (and, for code
-//!    blocks, messages; when their rows did not come in round 2, those
-//!    follow in a round of their own),
+//!    blocks, messages), known from the ranking records (or, for a query
+//!    that ranks nothing, in a round of their own),
 //! 4. the overflow pages of those rows.
 //!
 //! Everything here is an optimisation: any failure ends the warm-up and
@@ -28,6 +29,7 @@ use super::LazyIndex;
 use crate::error::Result;
 use crate::index::btree::{self, PageKind};
 use crate::index::doclists;
+use crate::index::records::{self, Col};
 use crate::plan::{self, MatchMode, SearchOptions};
 use crate::query::ast::Target;
 use crate::{profiles, query};
@@ -37,9 +39,6 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Rows looked up per table at most (a bigger match set reads most of the
 /// table anyway; the walk's cost stays bounded).
 const MAX_KEYS: usize = 50_000;
-/// Matched code blocks whose rows come with the document sizes (about
-/// 40 rows a page).
-const FEW_CODE_BLOCKS: usize = 200;
 /// Deepest b-tree walked.
 const MAX_LEVELS: usize = 6;
 
@@ -62,14 +61,51 @@ fn rows_table(t: Target) -> &'static str {
     }
 }
 
-/// The FTS5 document sizes ranking reads: messages rank from
-/// `message_rank` alone (`index::rank`).
+/// The FTS5 document sizes ranking reads: messages and code blocks rank
+/// from their ranking records alone (`index::rank`).
 fn docsize_table(t: Target) -> Option<&'static str> {
     match t {
         Target::Chats => Some("fts_chats_docsize"),
-        Target::Messages => None,
-        Target::CodeBlocks => Some("fts_code_blocks_docsize"),
+        Target::Messages | Target::CodeBlocks => None,
     }
+}
+
+/// The ranking records of a target: table and layout.
+fn records_of(t: Target) -> Option<(&'static str, &'static [Col])> {
+    match t {
+        Target::Chats => None,
+        Target::Messages => Some(("message_rank", &records::MESSAGE_FIELDS)),
+        Target::CodeBlocks => Some(("code_rank", &records::CODE_FIELDS)),
+    }
+}
+
+/// The records of `ids` in `table` (pages in place), by id.
+fn read_records(
+    conn: &Connection,
+    table: &str,
+    cols: &[Col],
+    ids: &BTreeSet<i64>,
+) -> BTreeMap<i64, Vec<i64>> {
+    let chunks: BTreeSet<i64> = ids.iter().map(|&id| records::chunk_of(id)).collect();
+    let mut out = BTreeMap::new();
+    let Ok(mut s) = conn.prepare_cached(&format!("SELECT records FROM {table} WHERE chunk = ?1"))
+    else {
+        return out;
+    };
+    for chunk in chunks {
+        let Ok(blob) = s.query_row([chunk], |r| r.get::<_, Vec<u8>>(0)) else {
+            continue;
+        };
+        let Some(c) = records::decode(chunk, &blob, cols) else {
+            continue;
+        };
+        for (id, fields) in c.iter() {
+            if ids.contains(&id) {
+                out.insert(id, fields.to_vec());
+            }
+        }
+    }
+    out
 }
 
 fn ints(conn: &Connection, sql: &str, params: &[SqlValue]) -> rusqlite::Result<Vec<i64>> {
@@ -285,6 +321,12 @@ pub async fn warm(
         let rowids = doclists::doclist_rowids(conn, fts_table(*t), expr).unwrap_or_default();
         keys.entry(data).or_default().extend(rowids);
     }
+    // The exact-name boost's key is known before anything matches.
+    for tp in &p.target_plans {
+        if let Some(k) = tp.sql.as_ref().and_then(|sql| sql.name_key) {
+            keys.entry("message_names").or_default().insert(k);
+        }
+    }
     walk(lazy, conn, &keys, &[]).await?;
     let mut matched: Vec<(Target, BTreeSet<i64>)> = Vec::new();
     for (target, expr) in exprs {
@@ -301,8 +343,9 @@ pub async fn warm(
         return Ok(());
     }
 
-    // Round 2: document sizes and the rows of the tables ranking joins
-    // (for plain words only `message_rank`), then what those point to.
+    // Round 2: the rows of the tables ranking joins (for plain words only
+    // the ranking records) and chats' document sizes, then what filter
+    // tables point to.
     let sql_of = |t: Target| {
         p.target_plans
             .iter()
@@ -311,26 +354,20 @@ pub async fn warm(
     };
     let joined = |t: Target| sql_of(t).map(|sql| sql.tables.clone()).unwrap_or_default();
     let mut keys = Keys::new();
-    let mut code_rows_here = false;
     for (t, ids) in &matched {
         if let Some(table) = docsize_table(*t) {
             keys.entry(table).or_default().extend(ids);
         }
-        if let Some(k) = sql_of(*t).and_then(|sql| sql.name_key) {
-            keys.entry("message_names").or_default().insert(k);
-        }
         for table in joined(*t) {
-            // Tables keyed by the matched rowid itself.
-            if table == rows_table(*t) || table == "message_rank" {
+            if table == rows_table(*t) {
+                // Keyed by the matched rowid itself.
                 keys.entry(table).or_default().extend(ids);
+            } else if records_of(*t).is_some_and(|(r, _)| r == table) {
+                // Keyed by its chunk.
+                keys.entry(table)
+                    .or_default()
+                    .extend(ids.iter().map(|&id| records::chunk_of(id)));
             }
-        }
-        // Code blocks' own rows even when ranking does not join them, when
-        // they are few: the returned page's messages and chats are then
-        // known a round trip sooner.
-        if *t == Target::CodeBlocks && ids.len() <= FEW_CODE_BLOCKS {
-            code_rows_here = true;
-            keys.entry(rows_table(*t)).or_default().extend(ids);
         }
     }
     walk(lazy, conn, &keys, &[]).await?;
@@ -363,8 +400,10 @@ pub async fn warm(
 
     // Round 3: ranking (as the engine will run it; pages are in place
     // now), then the rows of the returned page: their own rows, payload,
-    // chats (known from `message_rank` and `code_blocks`) and the messages
-    // of code blocks. Round 4: the overflow pages of those rows.
+    // chats and the messages of code blocks (known from the ranking
+    // records when ranking read them, else from the rows of filter tables
+    // in place, else a round later). Round 4: the overflow pages of those
+    // rows.
     let mut keys = Keys::new();
     let mut code_later = BTreeSet::new();
     let offset = (p.page.saturating_sub(1)) * p.per_page;
@@ -385,15 +424,37 @@ pub async fn warm(
         };
         keys.entry(payload).or_default().extend(&ids);
         keys.entry(rows_table(tp.target)).or_default().extend(&ids);
-        if tp.target == Target::Messages {
-            // Snippets read the document sizes of the returned rows.
-            keys.entry("fts_messages_docsize").or_default().extend(&ids);
+        // Snippets read the document sizes of the returned rows.
+        if let Some(docsize) = match tp.target {
+            Target::Chats => None,
+            Target::Messages => Some("fts_messages_docsize"),
+            Target::CodeBlocks => Some("fts_code_blocks_docsize"),
+        } {
+            keys.entry(docsize).or_default().extend(&ids);
         }
-        let chats = match tp.target {
-            Target::Chats => ids.iter().copied().collect(),
-            Target::Messages => ints_in(conn, "SELECT chat_id FROM message_rank WHERE id IN", &ids),
-            Target::CodeBlocks if code_rows_here => code_links(conn, &mut keys, &ids),
-            Target::CodeBlocks => {
+        let ranked = records_of(tp.target).filter(|(table, _)| sql.tables.contains(table));
+        let chats = match (tp.target, ranked) {
+            (Target::Chats, _) => ids.iter().copied().collect(),
+            (Target::Messages, Some((table, cols))) => read_records(conn, table, cols, &ids)
+                .values()
+                .map(|f| f[0])
+                .collect(),
+            (Target::CodeBlocks, Some((table, cols))) => {
+                let parents = read_records(conn, table, cols, &ids);
+                keys.entry("messages")
+                    .or_default()
+                    .extend(parents.values().map(|f| f[0]));
+                parents.values().map(|f| f[1]).collect()
+            }
+            // Without ranking, the target's own rows are what the page
+            // query read (in place).
+            (Target::Messages, None) => {
+                ints_in(conn, "SELECT chat_id FROM messages WHERE id IN", &ids)
+            }
+            (Target::CodeBlocks, None) if sql.tables.contains(&"code_blocks") => {
+                code_links(conn, &mut keys, &ids)
+            }
+            (Target::CodeBlocks, None) => {
                 // Their rows arrive with this round; what they point to
                 // comes with the next.
                 code_later = ids.clone();
