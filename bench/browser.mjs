@@ -236,7 +236,7 @@ function pythonSite() {
   const docs = '/usr/share/doc/python3.11/html';
   const out = path.join(ROOT, 'bench/out');
   const index = path.join(out, 'python-docs.gsx');
-  if (!fs.existsSync(index)) {
+  if (!opens(index)) {
     if (!fs.existsSync(docs)) throw new Error(`${docs} is missing: apt-get install python3.11-doc`);
     fs.mkdirSync(out, { recursive: true });
     execFileSync(CLI, ['build', '--docs', docs, '--base-url', 'https://docs.python.org/3.11/', '--out', index, '--quiet'], { stdio: 'inherit' });
@@ -244,10 +244,22 @@ function pythonSite() {
   return publishedSite(index, path.join(out, 'python-site'));
 }
 
+/** Whether `index` exists and this build's CLI opens it (a format older
+ * than this build's is refused: rebuild it). */
+function opens(index) {
+  if (!fs.existsSync(index)) return false;
+  try {
+    execFileSync(CLI, ['info', index], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A site with the ShareGPT chat index (`bench/importers.sh` builds it). */
 function sharegptSite() {
   const index = path.join(ROOT, 'bench/out/corpora/sharegpt/sharegpt.gsx');
-  if (!fs.existsSync(index)) throw new Error(`${index} is missing: run bench/importers.sh first`);
+  if (!opens(index)) throw new Error(`${index} is missing or of an older format: run bench/importers.sh`);
   return publishedSite(index, path.join(ROOT, 'bench/out/sharegpt-site'));
 }
 

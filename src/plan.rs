@@ -566,11 +566,7 @@ fn from_clause(target: Target, fts: bool, sql: &str) -> (String, Vec<&'static st
             "messages",
             "fts_messages",
             vec![
-                (
-                    "message_rank",
-                    RANK_JOINS[0],
-                    fts && n,
-                ),
+                ("message_rank", RANK_JOINS[0], fts && n),
                 (
                     "messages",
                     " JOIN messages m ON m.id = fts_messages.rowid",
@@ -819,7 +815,10 @@ fn plan_target(
         Target::CodeBlocks => (
             "fts_code_blocks",
             (
-                format!("{}(fts_code_blocks, k.records)", crate::index::rank::CODE_RANK),
+                format!(
+                    "{}(fts_code_blocks, k.records)",
+                    crate::index::rank::CODE_RANK
+                ),
                 vec![],
             ),
             TokenizerKind::Trigram,

@@ -248,6 +248,7 @@ async fn a_lazy_open_with_a_range_probe_failure_reads_the_whole_index_instead() 
         )),
         probed: true,
         multi_range: false,
+        fill: None,
         hot: None,
     };
     let s = Session::open(&manifest_url(SITE), StoragePref::Lazy, None, None, async {

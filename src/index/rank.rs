@@ -13,9 +13,9 @@
 //! `_docsize` table: a lazily read index then ships or fetches a few
 //! packed bytes per matched row rather than a b-tree row.
 //!
-//! Messages score (lower is better, as `bm25()`): `min(title ·
-//! norm(title_len) · w_title, keywords · norm(keywords_len) · w_keywords)
-//! + body`, where `title` and `keywords` are BM25 saturated per column
+//! Messages score (lower is better, as `bm25()`) `min(title ·
+//! norm(title_len) · w_title, keywords · norm(keywords_len) · w_keywords)`
+//! plus `body`, where `title` and `keywords` are BM25 saturated per column
 //! (weight 1e6) and `body` is BM25 of body hits, all normalised by the
 //! whole row's length.
 
@@ -206,7 +206,8 @@ unsafe fn score(
         ffi::sqlite3_value_double(*avg_keywords),
     );
     let data = &*query_data(api, fts)?;
-    let [_chat, title_len, body_len, keywords_len] = record(api, fts, data, *records, &MESSAGE_FIELDS)?[..]
+    let [_chat, title_len, body_len, keywords_len] =
+        record(api, fts, data, *records, &MESSAGE_FIELDS)?[..]
     else {
         return Err(ffi::SQLITE_CORRUPT);
     };
@@ -443,17 +444,14 @@ mod tests {
             for (id, sz) in &sizes {
                 let blob = record_blob(*id, vec![9, sz[0], sz[1], sz[2]], &MESSAGE_FIELDS);
                 let row = s
-                    .query_row(
-                        rusqlite::params![q, blob, avg_t, avg_k, id],
-                        |r| {
-                            Ok((
-                                r.get::<_, f64>(1)?,
-                                r.get::<_, f64>(2)?,
-                                r.get::<_, f64>(3)?,
-                                r.get::<_, f64>(4)?,
-                            ))
-                        },
-                    )
+                    .query_row(rusqlite::params![q, blob, avg_t, avg_k, id], |r| {
+                        Ok((
+                            r.get::<_, f64>(1)?,
+                            r.get::<_, f64>(2)?,
+                            r.get::<_, f64>(3)?,
+                            r.get::<_, f64>(4)?,
+                        ))
+                    })
                     .ok();
                 let Some((ours, t, k, b)) = row else { continue };
                 seen += 1;
@@ -486,7 +484,9 @@ mod tests {
         )
         .unwrap();
         let sizes: Vec<(i64, i64)> = {
-            let mut s = c.prepare("SELECT id, sz FROM f_docsize ORDER BY id").unwrap();
+            let mut s = c
+                .prepare("SELECT id, sz FROM f_docsize ORDER BY id")
+                .unwrap();
             s.query_map([], |r| {
                 Ok((r.get(0)?, docsize_columns(&r.get::<_, Vec<u8>>(1)?)[0]))
             })
@@ -494,14 +494,26 @@ mod tests {
             .map(|r| r.unwrap())
             .collect()
         };
-        let recs: Vec<(i64, Vec<i64>)> = sizes.iter().map(|&(id, n)| (id, vec![id * 2, 5, n])).collect();
+        let recs: Vec<(i64, Vec<i64>)> = sizes
+            .iter()
+            .map(|&(id, n)| (id, vec![id * 2, 5, n]))
+            .collect();
         c.execute_batch("CREATE TABLE k(chunk INTEGER PRIMARY KEY, records BLOB)")
             .unwrap();
         for (chunk, blob) in records::chunks(&recs, &CODE_FIELDS) {
-            c.execute("INSERT INTO k VALUES (?1, ?2)", rusqlite::params![chunk, blob])
-                .unwrap();
+            c.execute(
+                "INSERT INTO k VALUES (?1, ?2)",
+                rusqlite::params![chunk, blob],
+            )
+            .unwrap();
         }
-        for q in ["json", "dumps", "json dumps", "\"json.d\"", "pickle OR loads"] {
+        for q in [
+            "json",
+            "dumps",
+            "json dumps",
+            "\"json.d\"",
+            "pickle OR loads",
+        ] {
             let mut s = c
                 .prepare(&format!(
                     "SELECT f.rowid, gs_code_rank(f, k.records), bm25(f) FROM f
@@ -520,8 +532,11 @@ mod tests {
             }
         }
         // A record missing from its chunk is an error, not a made-up rank.
-        c.execute("UPDATE k SET records = ?1", [record_blob(5, vec![1, 1, 1], &CODE_FIELDS)])
-            .unwrap();
+        c.execute(
+            "UPDATE k SET records = ?1",
+            [record_blob(5, vec![1, 1, 1], &CODE_FIELDS)],
+        )
+        .unwrap();
         let err = c
             .query_row(
                 "SELECT gs_code_rank(f, k.records) FROM f JOIN k ON k.chunk = f.rowid >> 8

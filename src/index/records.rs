@@ -209,7 +209,11 @@ mod tests {
 
     #[test]
     fn bad_blobs_are_refused() {
-        let blob = encode(1, &[(256, vec![1, 2, 3]), (300, vec![1, 2, 3])], &CODE_FIELDS);
+        let blob = encode(
+            1,
+            &[(256, vec![1, 2, 3]), (300, vec![1, 2, 3])],
+            &CODE_FIELDS,
+        );
         assert!(decode(1, &blob, &CODE_FIELDS).is_some());
         // Wrong chunk width, truncation, trailing bytes, ids out of order.
         assert!(decode(1, &blob, &MESSAGE_FIELDS).is_none());

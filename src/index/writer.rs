@@ -495,7 +495,9 @@ fn rank_lengths(conn: &Connection) -> Result<()> {
                     fields.push(r.get::<_, i64>(i)?);
                 }
                 let sz: Option<Vec<u8>> = r.get(n)?;
-                fields.extend(super::rank::docsize_columns(sz.as_deref().unwrap_or_default()));
+                fields.extend(super::rank::docsize_columns(
+                    sz.as_deref().unwrap_or_default(),
+                ));
                 Ok((id, fields))
             })
             .ctx(ctx)?;
@@ -518,13 +520,14 @@ fn rank_lengths(conn: &Connection) -> Result<()> {
     for (_, f) in &mut code {
         f.resize(3, 0);
     }
-    let tables: [(&str, &[(i64, Vec<i64>)], &[records::Col]); 2] = [
-        ("message_rank", &messages, &records::MESSAGE_FIELDS),
-        ("code_rank", &code, &records::CODE_FIELDS),
-    ];
-    for (table, recs, cols) in tables {
+    for (table, recs, cols) in [
+        ("message_rank", &messages, &records::MESSAGE_FIELDS[..]),
+        ("code_rank", &code, &records::CODE_FIELDS[..]),
+    ] {
         let mut insert = conn
-            .prepare(&format!("INSERT INTO {table}(chunk, records) VALUES (?1, ?2)"))
+            .prepare(&format!(
+                "INSERT INTO {table}(chunk, records) VALUES (?1, ?2)"
+            ))
             .ctx(ctx)?;
         for (chunk, blob) in records::chunks(recs, cols) {
             insert.execute(params![chunk, blob]).ctx(ctx)?;

@@ -79,6 +79,10 @@ fn prefetched(v: &JsValue) -> Prefetched {
         // The page found the index stored and only fetched the manifest.
         probed: !get("stored").is_truthy(),
         multi_range,
+        fill: get("fillBase")
+            .as_string()
+            .map(|base| (get("fill"), base))
+            .filter(|(handles, _)| handles.is_object()),
     }
 }
 

@@ -105,6 +105,10 @@ test('a first visit answers lazily before the whole index could have downloaded'
   assert.equal(info.source, 'lazy');
   assert.equal(info.lazy.state, 'filling');
   assert.equal(info.lazy.hotPages, manifest.hotPages.length, 'hot pages came with the prefetch');
+  // The worker opened the fill files and stored the hot pages while the
+  // module loaded.
+  assert.equal(info.lazy.fillPrepared, true, JSON.stringify(info.lazy));
+  assert.ok(info.lazy.pagesStored >= manifest.hotPages.length, `${info.lazy.pagesStored} pages stored at open`);
   assert.ok(first.totalResultsReturned > 0);
   // What reached the browser for the first answer: hot pages and a few
   // ranges, a fraction of the index (3 MB raw, 740 KB gzip).
@@ -300,6 +304,7 @@ test('a reload during the fill resumes it without fetching stored pages again', 
   const info = await openEngine(page);
   assert.equal(info.storage, 'lazy');
   assert.ok(info.lazy.pagesStored >= stored, `resumed with ${info.lazy.pagesStored} of ${stored} stored pages`);
+  assert.equal(info.lazy.fillPrepared, true, 'the worker reopened the fill files');
   const filled = nextFill(page);
   await call(page, 'search', 'payment', {});
   const { type, detail } = await filled;

@@ -29,12 +29,24 @@ function fail(msg) {
 
 const IMPORT = /^import\s+([\s\S]+?)\s+from\s+(['"])([^'"]+)\2;?[ \t]*$/gm;
 
+// Modules by source text: a file imported under two paths with the same
+// text (lazy.js is both a wasm-bindgen snippet and pkg/lazy.js, which the
+// worker imports itself) is one module.
+const bySource = new Map();
+
 function load(file) {
   if (modules.has(file)) return modules.get(file);
   if (!file.startsWith(pkg + path.sep)) fail(`${file} is outside ${pkg}`);
+  let code = fs.readFileSync(file, 'utf8');
+  // Same text, same imports only when they resolve alike: modules without
+  // relative imports.
+  if (bySource.has(code) && !new RegExp(IMPORT.source, 'm').test(code)) {
+    modules.set(file, bySource.get(code));
+    return bySource.get(code);
+  }
   const entry = { id: `__module${modules.size}`, code: null };
   modules.set(file, entry);
-  let code = fs.readFileSync(file, 'utf8');
+  bySource.set(code, entry);
   if (/^import\s*['"(]/m.test(code)) fail(`${file}: side-effect or dynamic import at the top level`);
   code = code.replace(IMPORT, (_, clause, _q, spec) => {
     if (!spec.startsWith('.')) fail(`${file}: bare import '${spec}'`);

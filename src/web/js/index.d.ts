@@ -87,6 +87,9 @@ export interface LazyInfo {
   /** The host answers several ranges per request (multipart/byteranges):
    * each warm-up round is one request. */
   multiRange: boolean;
+  /** The worker opened the OPFS fill files and stored the hot pages while
+   * the module loaded (a cold visit's first answer waits for neither). */
+  fillPrepared: boolean;
   /** Background fill requests and bytes. */
   fillRequests: number;
   fillBytes: number;

@@ -491,6 +491,43 @@ export async function fillRemove(prefix, keep) {
   }
 }
 
+/**
+ * Lazy mode's fill files, made ready by the worker while the wasm module
+ * still downloads, so that a cold visit's first answer waits for no OPFS
+ * call: for a prefetch (prefetch() above) that brought the hot pages of an
+ * index not stored yet, removes the stale fill files of this scope, opens
+ * `<scope>-<first 16 of sha256>` (as src/web/storage/lazy/mod.rs names it)
+ * and stores the hot pages there. Resolves `value` with `fill` (the
+ * fillOpen() handles) and `fillBase`, or `value` unchanged when something
+ * is missing or fails (the session then opens the files itself, and says
+ * why it cannot).
+ */
+export async function prepareFill(value, manifestUrl) {
+  if (!value || value.stored || !(value.hot instanceof Uint8Array) || typeof value.manifest !== 'string') return value;
+  let fill;
+  try {
+    const { sha256, pageCount, pageSize, hotPages } = JSON.parse(value.manifest);
+    const ok = typeof sha256 === 'string' && sha256.length >= 16 && Number.isInteger(pageCount) && Number.isInteger(pageSize) && Array.isArray(hotPages);
+    if (!ok || value.hot.length !== hotPages.length * pageSize) return value;
+    const scope = await scopeOf(manifestUrl);
+    const base = `${scope}-${sha256.slice(0, 16)}`;
+    await fillRemove(`${scope}-`, base);
+    fill = await fillOpen(base, pageCount, pageSize);
+    const firsts = [];
+    hotPages.forEach((p, i) => {
+      const page = p - 1;
+      if (!Number.isInteger(page) || page < 0 || page >= pageCount || fill.present[page]) return;
+      fillWrite(fill, page * pageSize, value.hot.subarray(i * pageSize, (i + 1) * pageSize));
+      firsts.push(page);
+    });
+    fillCommit(fill, firsts, firsts.map(() => 1));
+    return { ...value, fill, fillBase: base };
+  } catch {
+    if (fill) fillClose(fill);
+    return value;
+  }
+}
+
 /** Records that an index of `scope` is complete in the OPFS pool. */
 export async function markStored(scope) {
   try {

@@ -38,6 +38,7 @@ import init, {
   formatResults,
   formatOutcome,
 } from './gitsense_search.js';
+import { prepareFill } from './lazy.js';
 
 // The module: compiled by the page when it says so ('open' with
 // pageCompiles: the page starts compiling while this worker's scripts
@@ -82,13 +83,15 @@ let startFill = null;
 // Lazy mode's first requests, made by the page (index.js prefetchIndex):
 // on 'open' with pagePrefetches, a Promise of what it posts as { type:
 // 'prefetched', value }; else null (the session fetches for itself).
+// The fill files are opened here meanwhile (lazy.js prepareFill): OPFS
+// work a cold visit's first answer then does not wait for.
 let prefetched = null;
 let prefetchedFromPage = null;
 
-function awaitPagePrefetch({ pagePrefetches }) {
+function awaitPagePrefetch({ pagePrefetches, manifestUrl }) {
   if (!pagePrefetches) return null;
   return new Promise((resolve) => {
-    prefetchedFromPage = resolve;
+    prefetchedFromPage = (value) => prepareFill(value, manifestUrl).then(resolve, () => resolve(value));
   });
 }
 

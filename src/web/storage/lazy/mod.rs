@@ -75,6 +75,9 @@ pub struct Prefetched {
     /// The probe found that several ranges can be asked for in one
     /// request (a multipart/byteranges answer).
     pub multi_range: bool,
+    /// Fill files the worker opened meanwhile, hot pages stored
+    /// (`prepareFill()` in `js/lazy.js`), and their base name.
+    pub fill: Option<(JsValue, String)>,
 }
 
 /// A range probe's result (`probeRanges()` in `js/lazy.js`, also spread
@@ -117,6 +120,9 @@ pub struct LazyStats {
     pub store_ms: f64,
     /// Whether the warm-up asks for several ranges per request.
     pub multi_range: bool,
+    /// Whether the worker opened the fill files (and stored the hot pages)
+    /// while the module loaded, rather than the session after it.
+    pub fill_prepared: bool,
 }
 
 /// The page source of one lazily read index.
@@ -443,10 +449,29 @@ impl LazyIndex {
             last_end: u32::MAX - 2,
             last_len: 0,
         };
+        // Fill files the worker opened while the module loaded, if they
+        // are this index's (else closed unused).
+        let ready = match prefetched.fill {
+            Some((handles, b)) if b == base && persist => Some(handles),
+            Some((handles, _)) => {
+                host::fill_close(&handles);
+                None
+            }
+            None => None,
+        };
         if persist {
-            // Fill files of other versions of this site are stale.
-            host::fill_remove(&fill_prefix(scope), &base).await;
-            match host::fill_open(&base, f64::from(page_count), manifest.page_size as f64).await {
+            let opened = match ready {
+                Some(handles) => {
+                    source.stats.fill_prepared = true;
+                    Ok(handles)
+                }
+                None => {
+                    // Fill files of other versions of this site are stale.
+                    host::fill_remove(&fill_prefix(scope), &base).await;
+                    host::fill_open(&base, f64::from(page_count), manifest.page_size as f64).await
+                }
+            };
+            match opened {
                 Ok(handles) => {
                     let present = Uint8Array::new(
                         &js_sys::Reflect::get(&handles, &"present".into())
