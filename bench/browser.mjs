@@ -5,7 +5,8 @@
 //
 //   node bench/browser.mjs [--latency MS] [--bandwidth BYTES_PER_S] [--runs N]
 //   node bench/browser.mjs --lazy [--runs N] [--corpus sample|python-docs|sharegpt]   cold visits, lazy mode
-//        [--sites DIR,DIR] [--throttled-only] [--lazy-only]                  (prepared sites compared side by side)
+//        [--sites DIR,DIR] [--throttled-only] [--lazy-only]                  (prepared sites compared side by side;
+//                                                                            Python-docs queries, or ShareGPT's with --corpus sharegpt)
 //
 // Latency is added to every response by the test server (www/serve.mjs);
 // bandwidth caps each response. Results print as Markdown and are merged
@@ -258,7 +259,7 @@ function opens(index) {
 
 /** A site with the ShareGPT chat index (`bench/importers.sh` builds it). */
 function sharegptSite() {
-  const index = path.join(ROOT, 'bench/out/corpora/sharegpt/sharegpt.gsx');
+  const index = path.join(ROOT, 'bench/out/sharegpt.gsx');
   if (!opens(index)) throw new Error(`${index} is missing or of an older format: run bench/importers.sh`);
   return publishedSite(index, path.join(ROOT, 'bench/out/sharegpt-site'));
 }
@@ -275,17 +276,19 @@ function publishedSite(index, site) {
 async function lazyMain() {
   const only = args.includes('--corpus') ? args[args.indexOf('--corpus') + 1] : null;
   const pythonQueries = ['json dumps', 'asyncio queue', 'os.path.join', 'subprocess'];
+  const sharegptQueries = ['python flask api', 'react useEffect cleanup', 'sql join', 'bokeh'];
   // --sites DIR[,DIR...]: sites already made (pkg/ and data/ of a published
-  // Python-docs index), e.g. two builds compared in one run.
+  // Python-docs index, or with `--corpus sharegpt` of the ShareGPT index),
+  // e.g. two builds compared in one run.
   const sites = args.includes('--sites') ? args[args.indexOf('--sites') + 1].split(',') : null;
   const corpora = sites
-    ? sites.map((d) => ({ name: path.basename(d), siteRoot: path.resolve(d), queries: pythonQueries }))
+    ? sites.map((d) => ({ name: path.basename(d), siteRoot: path.resolve(d), queries: only === 'sharegpt' ? sharegptQueries : pythonQueries }))
     : [
         { name: 'sample', siteRoot: () => SITE, queries: ['payment', 'stripe lang:js', 'token OR session'] },
         { name: 'python-docs', siteRoot: pythonSite, queries: pythonQueries },
         // A large index (288 MB): lazy mode only (the full download is
         // 95 MB of gzip), and only when asked for (`--corpus sharegpt`).
-        { name: 'sharegpt', siteRoot: sharegptSite, queries: ['python flask api', 'react useEffect cleanup', 'sql join', 'bokeh'], lazyOnly: true, optIn: true },
+        { name: 'sharegpt', siteRoot: sharegptSite, queries: sharegptQueries, lazyOnly: true, optIn: true },
       ]
         .filter((c) => (only ? c.name === only : !c.optIn))
         .map((c) => ({ ...c, siteRoot: c.siteRoot() }));

@@ -111,7 +111,8 @@ export function precompress(root) {
  * dropped), dropFirst ({ match, count }: the next `count` requests whose
  * path matches are dropped, then they pass; count goes down as they are),
  * stall (like block, but the request is never answered: the client must
- * give up; closing the server ends it), immutable (RegExp list matched against the path: those files
+ * give up; closing the server ends it), delay ([{ match, ms }]: matching
+ * requests wait `ms` more before their answer), immutable (RegExp list matched against the path: those files
  * are cached for a year; default: content-addressed index files),
  * headers (added to every response), types (extension → Content-Type,
  * over the built-in ones: a host that serves the wasm as
@@ -136,6 +137,7 @@ export async function startServer(opts = {}) {
     block: opts.block || [],
     dropFirst: opts.dropFirst || null,
     stall: opts.stall || [],
+    delay: opts.delay || [],
     immutable: opts.immutable || [/\/index-[0-9a-f]{16}\.[^/]*$/],
     headers: opts.headers || {},
     types: opts.types || {},
@@ -206,6 +208,8 @@ export async function startServer(opts = {}) {
     }
     if (options.stall.some(matches)) return;
     if (options.latencyMs) await sleep(options.latencyMs);
+    const extra = options.delay.filter((d) => matches(d.match)).reduce((n, d) => n + d.ms, 0);
+    if (extra) await sleep(extra);
 
     let file = path.join(options.root, pathname);
     if (!file.startsWith(options.root)) return send(res, 403, { 'content-type': 'text/plain' }, Buffer.from('forbidden'));

@@ -31,7 +31,11 @@ use crate::search::Engine;
 use js_sys::{Function, Uint8Array};
 use serde::Serialize;
 use std::cell::{Cell, RefCell};
-use wasm_bindgen::JsCast;
+use std::future::Future;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::Poll;
+use wasm_bindgen::{JsCast, JsValue};
 
 /// How `open` got its index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -148,11 +152,23 @@ impl Current {
     }
 }
 
+/// Browser storage, or its setup still running: a first visit that reads
+/// lazily sets it up while its first query runs (see [`Session::open`]).
+enum StorageSlot {
+    Ready(Rc<Storage>),
+    /// The setup's promise, and where it leaves the storage, its reason and
+    /// how long it took.
+    Pending(js_sys::Promise, Rc<RefCell<Option<Selected>>>),
+    Failed(Error),
+}
+
+type Selected = (Result<(Storage, String)>, f64);
+
 pub struct Session {
-    storage: Storage,
+    storage: RefCell<StorageSlot>,
     /// Lazy mode's range request timeout (`requestTimeoutMs`), if set.
     request_timeout_ms: Option<u32>,
-    storage_reason: String,
+    storage_reason: RefCell<String>,
     manifest_url: String,
     source: Source,
     current: RefCell<Option<Current>>,
@@ -194,6 +210,12 @@ async fn fetch_manifest(url: &str) -> Result<Manifest> {
 impl Session {
     /// Opens the index published at `manifest_url`, from storage when a
     /// usable copy is there, else by downloading it.
+    ///
+    /// A first visit that reads lazily (the worker found no stored copy,
+    /// opened the fill files and has the hot pages, before the module was
+    /// ready: `prefetched` carries the fill) opens the raw index at once
+    /// and sets up browser storage meanwhile, while its first query runs:
+    /// nothing before the first answer needs the storage pool.
     pub async fn open(
         manifest_url: &str,
         pref: StoragePref,
@@ -202,115 +224,205 @@ impl Session {
         prefetched: impl std::future::Future<Output = Prefetched>,
     ) -> Result<Session> {
         let t0 = now_ms();
-        let (storage, storage_reason) = Storage::select(pref, manifest_url).await?;
-        let mut timings = Timings {
-            storage_ms: now_ms() - t0,
-            ..Timings::default()
-        };
-        // The newest stored index, if it opens; one that does not (a format
-        // this build cannot read) is removed and downloaded again.
-        let mut opened = None;
-        let mut stored = storage.list().await?;
-        while let Some(idx) = newest(stored.iter().cloned()) {
-            let t = now_ms();
-            match storage.open(&idx).await.and_then(open_engine) {
-                Ok(engine) => {
-                    timings.open_ms = now_ms() - t;
-                    opened = Some(Current {
-                        engine,
-                        location: Location::Stored(idx),
-                    });
-                    break;
-                }
-                Err(e) if e.code.starts_with("index.") => {
-                    storage.remove(&idx).await?;
-                    stored.retain(|i| i != &idx);
-                }
-                Err(e) => return Err(e),
+        // Browser storage is set up in the background, racing the prefetch:
+        // a stored index opens as soon as storage is there, a first lazy
+        // visit as soon as the prefetch is.
+        let cell = Rc::new(RefCell::new(None));
+        let promise = wasm_bindgen_futures::future_to_promise({
+            let (cell, url) = (cell.clone(), manifest_url.to_string());
+            async move {
+                let t = now_ms();
+                let selected = Storage::select(pref, &url).await;
+                *cell.borrow_mut() = Some((selected, now_ms() - t));
+                Ok(JsValue::UNDEFINED)
             }
-        }
+        });
+        let mut prefetched = pin!(prefetched);
+        let mut storage_ready = pin!(wasm_bindgen_futures::JsFuture::from(promise.clone()));
+        let mut early = std::future::poll_fn(|cx| {
+            if let Poll::Ready(p) = prefetched.as_mut().poll(cx) {
+                return Poll::Ready(Some(p));
+            }
+            storage_ready.as_mut().poll(cx).map(|_| None)
+        })
+        .await;
+        let first_lazy = matches!(pref, StoragePref::Auto | StoragePref::Lazy)
+            && early
+                .as_ref()
+                .is_some_and(|p| p.fill.is_some() && p.manifest.is_some() && p.probe.is_none());
         let mut session = Session {
-            storage,
+            storage: RefCell::new(StorageSlot::Pending(promise, cell)),
             request_timeout_ms,
-            storage_reason,
+            storage_reason: RefCell::new(String::new()),
             manifest_url: manifest_url.to_string(),
             source: Source::Stored,
             current: RefCell::new(None),
             downloaded_bytes: Cell::new(0),
             last_update: RefCell::new(None),
-            timings: RefCell::new(timings),
+            timings: RefCell::new(Timings::default()),
             updating: Cell::new(false),
             filling: Cell::new(false),
             lazy_done: RefCell::new(None),
             opened_at: t0,
         };
-        match opened {
-            Some(cur) => {
-                // Older leftovers (an interrupted swap) are not needed.
-                for old in stored.iter() {
-                    if !matches!(&cur.location, Location::Stored(s) if s == old) {
-                        session.storage.remove(old).await?;
-                    }
-                }
-                *session.current.borrow_mut() = Some(cur);
-            }
-            None => {
-                if !host::is_online() {
-                    return Err(Error::new(
-                        "network.offline",
-                        "the browser is offline and no index is stored yet",
-                    ));
-                }
-                // What the page fetched meanwhile (storage is ready now).
-                let prefetched = prefetched.await;
+        if first_lazy {
+            *session.storage_reason.borrow_mut() =
+                "OPFS sync access handles are available (a first visit: browser storage is set up while the first query runs)".into();
+        } else {
+            // The newest stored index, if it opens; one that does not (a
+            // format this build cannot read) is removed and downloaded again.
+            let storage = session.storage().await?;
+            let mut stored = storage.list().await?;
+            while let Some(idx) = newest(stored.iter().cloned()) {
                 let t = now_ms();
-                let manifest = match prefetched.manifest.as_deref() {
-                    Some(text) => Manifest::parse(text)?,
-                    None => fetch_manifest(manifest_url).await?,
-                };
-                session.timings.borrow_mut().manifest_ms = Some(now_ms() - t);
-                report(on_progress, "manifest", 1.0, 1.0);
-                let lazy_wanted = pref == StoragePref::Lazy
-                    || (pref == StoragePref::Auto && session.storage.is_opfs());
-                let mut lazy_failure = None;
-                if lazy_wanted {
-                    match session.open_lazy(&manifest, prefetched).await {
-                        Ok(cur) => {
-                            *session.current.borrow_mut() = Some(cur);
-                            session.source = Source::Lazy;
+                match storage.open(&idx).await.and_then(open_engine) {
+                    Ok(engine) => {
+                        session.timings.borrow_mut().open_ms = now_ms() - t;
+                        // Older leftovers (an interrupted swap) are not needed.
+                        for old in stored.iter().filter(|s| **s != idx) {
+                            storage.remove(old).await?;
                         }
-                        // Anything but a format problem: read it whole instead.
-                        Err(e) if !e.code.starts_with("index.") => lazy_failure = Some(e),
-                        Err(e) => return Err(e),
+                        *session.current.borrow_mut() = Some(Current {
+                            engine,
+                            location: Location::Stored(idx),
+                        });
+                        report(on_progress, "ready", 1.0, 1.0);
+                        return Ok(session);
                     }
-                }
-                if session.source != Source::Lazy {
-                    if let Some(e) = lazy_failure {
-                        session.storage_reason = format!(
-                            "{}; lazy loading is not possible ({}: {}), so the whole index was downloaded",
-                            session.storage_reason, e.code, e.message
-                        );
+                    Err(e) if e.code.starts_with("index.") => {
+                        storage.remove(&idx).await?;
+                        stored.retain(|i| i != &idx);
                     }
-                    let download = session.download(manifest, on_progress).await?;
-                    let cur = session.install(download, on_progress).await?;
-                    *session.current.borrow_mut() = Some(cur);
-                    session.source = Source::Downloaded;
+                    Err(e) => return Err(e),
                 }
             }
+        }
+        if !host::is_online() {
+            return Err(Error::new(
+                "network.offline",
+                "the browser is offline and no index is stored yet",
+            ));
+        }
+        // What the page fetched meanwhile (storage is ready now, or being
+        // set up).
+        let prefetched = match early.take() {
+            Some(p) => p,
+            None => prefetched.await,
+        };
+        let t = now_ms();
+        let manifest = match prefetched.manifest.as_deref() {
+            Some(text) => Manifest::parse(text)?,
+            None => fetch_manifest(manifest_url).await?,
+        };
+        session.timings.borrow_mut().manifest_ms = Some(now_ms() - t);
+        report(on_progress, "manifest", 1.0, 1.0);
+        let lazy_wanted = first_lazy
+            || pref == StoragePref::Lazy
+            || (pref == StoragePref::Auto && session.storage().await?.is_opfs());
+        let mut lazy_failure = None;
+        if lazy_wanted {
+            let (scope, persist) = if first_lazy {
+                (crate::web::storage::scope_of(manifest_url), true)
+            } else {
+                let storage = session.storage().await?;
+                (storage.scope().to_string(), storage.is_opfs())
+            };
+            match session
+                .open_lazy(&manifest, prefetched, &scope, persist)
+                .await
+            {
+                Ok(cur) => {
+                    *session.current.borrow_mut() = Some(cur);
+                    session.source = Source::Lazy;
+                }
+                // Anything but a format problem: read it whole instead.
+                Err(e) if !e.code.starts_with("index.") => lazy_failure = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        if session.source != Source::Lazy {
+            session.storage().await?;
+            if let Some(e) = lazy_failure {
+                let reason = format!(
+                    "{}; lazy loading is not possible ({}: {}), so the whole index was downloaded",
+                    session.storage_reason.borrow(),
+                    e.code,
+                    e.message
+                );
+                *session.storage_reason.borrow_mut() = reason;
+            }
+            let download = session.download(manifest, on_progress).await?;
+            let cur = session.install(download, on_progress).await?;
+            *session.current.borrow_mut() = Some(cur);
+            session.source = Source::Downloaded;
         }
         report(on_progress, "ready", 1.0, 1.0);
         Ok(session)
     }
 
+    /// The session's storage; a setup left running by [`Session::open`]
+    /// is waited for (and, when it did not end up in OPFS, the lazy fill
+    /// stops: the copy could not be kept).
+    async fn storage(&self) -> Result<Rc<Storage>> {
+        let (promise, cell) = match &*self.storage.borrow() {
+            StorageSlot::Ready(s) => return Ok(s.clone()),
+            StorageSlot::Failed(e) => return Err(e.clone()),
+            StorageSlot::Pending(p, c) => (p.clone(), c.clone()),
+        };
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+        // Another caller may have taken it meanwhile.
+        if !matches!(&*self.storage.borrow(), StorageSlot::Pending(..)) {
+            return Box::pin(self.storage()).await;
+        }
+        let (selected, ms) = cell.borrow_mut().take().unwrap_or_else(|| {
+            let e = Error::new(
+                "internal.error",
+                "browser storage setup ended without a result",
+            );
+            (Err(e), 0.0)
+        });
+        self.timings.borrow_mut().storage_ms = ms;
+        let (storage, reason) = match selected {
+            Ok(s) => s,
+            Err(e) => {
+                self.stop_lazy_fill(&format!(
+                    "browser storage is not usable ({}: {})",
+                    e.code, e.message
+                ));
+                *self.storage.borrow_mut() = StorageSlot::Failed(e.clone());
+                return Err(e);
+            }
+        };
+        if !storage.is_opfs() {
+            self.stop_lazy_fill(&format!("the storage pool is not in OPFS ({reason})"));
+        }
+        *self.storage_reason.borrow_mut() = reason;
+        let storage = Rc::new(storage);
+        *self.storage.borrow_mut() = StorageSlot::Ready(storage.clone());
+        Ok(storage)
+    }
+
+    fn stop_lazy_fill(&self, why: &str) {
+        if let Ok(Some(lazy)) = self.with_current(|c| c.lazy().cloned()) {
+            lazy.stop_fill(format!("no OPFS copy is made: {why}"));
+        }
+    }
+
     /// Opens the raw index the manifest names over range requests; checks
-    /// the revision like a download.
-    async fn open_lazy(&self, manifest: &Manifest, prefetched: Prefetched) -> Result<Current> {
+    /// the revision like a download. `persist`: copy pages into OPFS.
+    async fn open_lazy(
+        &self,
+        manifest: &Manifest,
+        prefetched: Prefetched,
+        scope: &str,
+        persist: bool,
+    ) -> Result<Current> {
         let t = now_ms();
         let (lazy, conn) = LazyIndex::open(
             manifest,
             &self.manifest_url,
-            self.storage.scope(),
-            self.storage.is_opfs(),
+            scope,
+            persist,
             prefetched,
             self.request_timeout_ms,
         )
@@ -351,6 +463,11 @@ impl Session {
     }
 
     async fn fill_inner(&self, on_progress: Option<&Function>) -> Result<()> {
+        if self.with_current(|c| c.lazy().is_none())? {
+            return Ok(());
+        }
+        // Where the copy goes (a first visit set it up meanwhile).
+        let storage = self.storage().await?;
         let Some(lazy) = self.with_current(|c| c.lazy().cloned())? else {
             return Ok(());
         };
@@ -370,9 +487,8 @@ impl Session {
         if !still_current() || !lazy.filling() {
             return Ok(());
         }
-        let stored = lazy.store_verified(&self.storage).await?;
-        let opened = self
-            .storage
+        let stored = lazy.store_verified(&storage).await?;
+        let opened = storage
             .open(&stored)
             .await
             .and_then(open_engine)
@@ -392,14 +508,14 @@ impl Session {
         let engine = match opened {
             Ok(engine) => engine,
             Err(e) => {
-                self.storage.remove(&stored).await?;
+                storage.remove(&stored).await?;
                 return Err(e);
             }
         };
         if !still_current() {
             // Replaced meanwhile (an update): the copy is not wanted.
             drop(engine);
-            self.storage.remove(&stored).await?;
+            storage.remove(&stored).await?;
             return Ok(());
         }
         // The switch: searches run synchronously, so none is in flight here.
@@ -409,11 +525,11 @@ impl Session {
             location: Location::Stored(stored),
         });
         if let Some(old) = old {
-            old.retire(&self.storage).await?;
+            old.retire(&storage).await?;
         }
         self.timings.borrow_mut().fill_ms = Some(now_ms() - self.opened_at);
-        if self.storage.is_opfs() {
-            host::mark_stored(self.storage.scope()).await;
+        if storage.is_opfs() {
+            host::mark_stored(storage.scope()).await;
         }
         report(on_progress, "ready", 1.0, 1.0);
         Ok(())
@@ -479,12 +595,13 @@ impl Session {
     /// the index is the format and revision the manifest announced. On any
     /// failure the new file is removed again.
     async fn install(&self, d: Download, on_progress: Option<&Function>) -> Result<Current> {
+        let storage = self.storage().await?;
         let t = now_ms();
         report(on_progress, "store", 0.0, d.manifest.size as f64);
-        let stored = self.storage.store(&d.manifest.sha256, &d.bytes).await?;
+        let stored = storage.store(&d.manifest.sha256, &d.bytes).await?;
         self.timings.borrow_mut().store_ms = Some(now_ms() - t);
-        if self.storage.is_opfs() {
-            host::mark_stored(self.storage.scope()).await;
+        if storage.is_opfs() {
+            host::mark_stored(storage.scope()).await;
         }
         report(
             on_progress,
@@ -493,8 +610,7 @@ impl Session {
             d.manifest.size as f64,
         );
         let t = now_ms();
-        let opened = self
-            .storage
+        let opened = storage
             .open(&stored)
             .await
             .and_then(open_engine)
@@ -520,7 +636,7 @@ impl Session {
                 })
             }
             Err(e) => {
-                self.storage.remove(&stored).await?;
+                storage.remove(&stored).await?;
                 Err(e)
             }
         }
@@ -596,11 +712,11 @@ impl Session {
             // Closed while downloading: keep nothing open.
             let new = self.current.borrow_mut().take();
             if let Some(new) = new {
-                new.retire(&self.storage).await?;
+                new.retire(&*self.storage().await?).await?;
             }
             return Err(closed());
         };
-        old.retire(&self.storage).await?;
+        old.retire(&*self.storage().await?).await?;
         report(on_progress, "ready", 1.0, 1.0);
         Ok(UpdateStatus {
             status: "updated",
@@ -660,12 +776,11 @@ impl Session {
             })
             .unwrap_or(0);
         Ok(SessionInfo {
-            storage: if reading_lazily {
-                StorageKind::Lazy
-            } else {
-                self.storage.kind()
+            storage: match &*self.storage.borrow() {
+                StorageSlot::Ready(s) if !reading_lazily => s.kind(),
+                _ => StorageKind::Lazy,
             },
-            storage_reason: self.storage_reason.clone(),
+            storage_reason: self.storage_reason.borrow().clone(),
             source: self.source,
             manifest_url: self.manifest_url.clone(),
             file,
@@ -683,7 +798,8 @@ impl Session {
     /// Names of the indexes in storage (for tests and diagnostics).
     pub async fn stored_files(&self) -> Result<Vec<String>> {
         Ok(self
-            .storage
+            .storage()
+            .await?
             .list()
             .await?
             .into_iter()
@@ -703,7 +819,20 @@ impl Session {
                 lazy.close_files();
             }
         }
-        self.storage.release();
+        match &*self.storage.borrow() {
+            StorageSlot::Ready(s) => s.release(),
+            // Released once set up, so that a reload can take the pool.
+            StorageSlot::Pending(promise, cell) => {
+                let (promise, cell) = (promise.clone(), cell.clone());
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+                    if let Some((Ok((storage, _)), _)) = cell.borrow_mut().take() {
+                        storage.release();
+                    }
+                });
+            }
+            StorageSlot::Failed(_) => {}
+        }
     }
 }
 

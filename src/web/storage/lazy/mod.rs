@@ -634,6 +634,12 @@ impl LazyIndex {
         lock(&self.source).fill.is_some()
     }
 
+    /// Stops copying pages into OPFS (the fill files are closed, kept for
+    /// a later visit); `reason` shows in `info().lazy.reason`.
+    pub fn stop_fill(&self, reason: String) {
+        lock(&self.source).stop_fill(reason);
+    }
+
     /// Pages stored so far and in total.
     pub fn progress(&self) -> (u32, u32) {
         let s = lock(&self.source);
