@@ -296,43 +296,53 @@ async function lazyMain() {
     { name: 'local', latencyMs: 0, bandwidth: 0 },
     { name: '50ms_20mbit', latencyMs: 50, bandwidth: 2_500_000 },
   ].filter((n) => !args.includes('--throttled-only') || n.latencyMs);
-  const rows = [];
-  for (const c of corpora) {
+  const rowOf = (c, n, visits) => {
     const manifest = JSON.parse(fs.readFileSync(path.join(c.siteRoot, 'data/manifest.json'), 'utf8'));
+    const mode = visits[0].info.storage === 'lazy' ? 'lazy' : 'full download';
+    const lz = visits.map((v) => v.info.lazy).filter(Boolean);
+    const row = {
+      corpus: c.name,
+      network: n.name,
+      mode,
+      indexSize: manifest.size,
+      gzipSize: manifest.compressedSize,
+      hotPages: (manifest.hotPages || []).length,
+      visits: visits.length,
+      firstResultMs: { median: median(visits.map((v) => v.firstResultMs)), p90: pct(visits.map((v) => v.firstResultMs), 90) },
+      openMs: median(visits.map((v) => v.openMs)),
+      bytes: median(visits.map((v) => v.bytes)),
+      requests: median(visits.map((v) => v.requests)),
+      indexBytes: median(visits.map((v) => v.indexBytes)),
+      indexRequests: median(visits.map((v) => v.indexRequests)),
+      syncRequests: lz.length ? median(lz.map((l) => l.readRequests)) : 0,
+      prefetchRounds: lz.length ? median(lz.map((l) => l.prefetchRounds)) : 0,
+      perQuery: Object.fromEntries(c.queries.map((q, qi) => {
+        const vs = visits.filter((_, k) => k % c.queries.length === qi);
+        return [q, { firstResultMs: median(vs.map((v) => v.firstResultMs)), indexBytes: median(vs.map((v) => v.indexBytes)), indexRequests: median(vs.map((v) => v.indexRequests)) }];
+      })),
+    };
+    console.error(`${c.name} ${n.name} ${mode}: ${row.firstResultMs.median.toFixed(0)} ms, ${(row.bytes / 1024).toFixed(0)} KiB, ${row.requests} requests (index ${(row.indexBytes / 1024).toFixed(0)} KiB in ${row.indexRequests})`);
+    for (const [q, v] of Object.entries(row.perQuery)) console.error(`  ${q}: ${v.firstResultMs.toFixed(0)} ms, index ${(v.indexBytes / 1024).toFixed(0)} KiB in ${v.indexRequests}`);
+    return row;
+  };
+  const rows = [];
+  // Prepared sites are compared visit by visit (site A, site B, then the
+  // next query), so a slow spell of the machine hits both alike; corpora
+  // are measured one after the other.
+  const groups = sites ? [corpora] : corpora.map((c) => [c]);
+  for (const group of groups) {
     for (const n of networks) {
-      for (const storage of args.includes('--lazy-only') || c.lazyOnly ? ['auto'] : ['auto', 'opfs']) {
-        const visits = [];
+      const storages = args.includes('--lazy-only') || group.some((c) => c.lazyOnly) ? ['auto'] : ['auto', 'opfs'];
+      for (const storage of storages) {
+        const visits = new Map(group.map((c) => [c, []]));
         for (let i = 0; i < runs; i++) {
-          for (const query of c.queries) {
-            visits.push(await coldVisit({ siteRoot: c.siteRoot, query, storage, latencyMs: n.latencyMs, bandwidth: n.bandwidth }));
+          for (const query of group[0].queries) {
+            for (const c of group) {
+              visits.get(c).push(await coldVisit({ siteRoot: c.siteRoot, query, storage, latencyMs: n.latencyMs, bandwidth: n.bandwidth }));
+            }
           }
         }
-        const mode = visits[0].info.storage === 'lazy' ? 'lazy' : 'full download';
-        const lz = visits.map((v) => v.info.lazy).filter(Boolean);
-        const row = {
-          corpus: c.name,
-          network: n.name,
-          mode,
-          indexSize: manifest.size,
-          gzipSize: manifest.compressedSize,
-          hotPages: (manifest.hotPages || []).length,
-          visits: visits.length,
-          firstResultMs: { median: median(visits.map((v) => v.firstResultMs)), p90: pct(visits.map((v) => v.firstResultMs), 90) },
-          openMs: median(visits.map((v) => v.openMs)),
-          bytes: median(visits.map((v) => v.bytes)),
-          requests: median(visits.map((v) => v.requests)),
-          indexBytes: median(visits.map((v) => v.indexBytes)),
-          indexRequests: median(visits.map((v) => v.indexRequests)),
-          syncRequests: lz.length ? median(lz.map((l) => l.readRequests)) : 0,
-          prefetchRounds: lz.length ? median(lz.map((l) => l.prefetchRounds)) : 0,
-          perQuery: Object.fromEntries(c.queries.map((q, qi) => {
-            const vs = visits.filter((_, k) => k % c.queries.length === qi);
-            return [q, { firstResultMs: median(vs.map((v) => v.firstResultMs)), indexBytes: median(vs.map((v) => v.indexBytes)), indexRequests: median(vs.map((v) => v.indexRequests)) }];
-          })),
-        };
-        rows.push(row);
-        console.error(`${c.name} ${n.name} ${mode}: ${row.firstResultMs.median.toFixed(0)} ms, ${(row.bytes / 1024).toFixed(0)} KiB, ${row.requests} requests (index ${(row.indexBytes / 1024).toFixed(0)} KiB in ${row.indexRequests})`);
-        for (const [q, v] of Object.entries(row.perQuery)) console.error(`  ${q}: ${v.firstResultMs.toFixed(0)} ms, index ${(v.indexBytes / 1024).toFixed(0)} KiB in ${v.indexRequests}`);
+        for (const c of group) rows.push(rowOf(c, n, visits.get(c)));
       }
     }
   }
