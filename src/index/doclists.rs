@@ -126,24 +126,20 @@ fn lookups(expr: &str, tokenizer: Tokenizer) -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 /// The `_idx` keys (segment, term) [`doclist_rowids`] seeks for `expr` on
-/// `fts_table`, ascending: the browser's lazy mode walks them to the
-/// leaves of `_idx` it needs before the doclists.
-pub fn term_keys(
-    conn: &Connection,
-    fts_table: &str,
-    expr: &str,
-) -> rusqlite::Result<Vec<btree::TermKey>> {
-    let segids = segids(conn, &format!("{fts_table}_idx"))?;
+/// `fts_table` with segments `segids` ([`segids`]), ascending: the
+/// browser's lazy mode walks them to the leaves of `_idx` it needs before
+/// the doclists.
+pub fn term_keys(segids: &[i64], fts_table: &str, expr: &str) -> Vec<btree::TermKey> {
     let mut out = Vec::new();
     for (key, upper) in lookups(expr, tokenizer_of(fts_table)) {
-        for &segid in &segids {
+        for &segid in segids {
             out.push((segid, key.clone()));
             out.push((segid, upper.clone()));
         }
     }
     out.sort_unstable();
     out.dedup();
-    Ok(out)
+    out
 }
 
 /// The `_data` rowids a `MATCH expr` on `fts_table` reads for its
@@ -153,8 +149,18 @@ pub fn doclist_rowids(
     fts_table: &str,
     expr: &str,
 ) -> rusqlite::Result<Vec<i64>> {
+    let segids = segids(conn, &format!("{fts_table}_idx"))?;
+    doclist_rowids_in(conn, fts_table, &segids, expr)
+}
+
+/// [`doclist_rowids`] with the table's segments already known.
+pub fn doclist_rowids_in(
+    conn: &Connection,
+    fts_table: &str,
+    segids: &[i64],
+    expr: &str,
+) -> rusqlite::Result<Vec<i64>> {
     let idx = format!("{fts_table}_idx");
-    let segids = segids(conn, &idx)?;
     let mut at_or_before = conn.prepare_cached(&format!(
         "SELECT pgno FROM {idx} WHERE segid = ?1 AND term <= ?2 ORDER BY term DESC LIMIT 1"
     ))?;
@@ -163,7 +169,7 @@ pub fn doclist_rowids(
     ))?;
     let mut out = Vec::new();
     for (key, upper) in lookups(expr, tokenizer_of(fts_table)) {
-        for &segid in &segids {
+        for &segid in segids {
             let lo: i64 = at_or_before
                 .query_row(rusqlite::params![segid, key], |r| r.get(0))
                 .optional()?

@@ -331,7 +331,7 @@ pub fn hot_pages(path: &Path) -> Result<HotPages> {
             // first (`doclists`): its segment seeks read the same edge
             // leaves of `_idx` for every query.
             let quoted = format!("\"{}\"", q.replace('"', "\"\""));
-            for fts in ["fts_chats", "fts_messages", "fts_code_blocks"] {
+            for fts in super::FTS_TABLES {
                 doclists::doclist_rowids(engine.connection(), fts, &quoted)
                     .ctx("looking up probe terms")?;
             }

@@ -43,6 +43,9 @@ pub const FORMAT_VERSION: u32 = 4;
 /// Page size of built indexes (small pages keep lazy range reads cheap).
 pub const PAGE_SIZE: u32 = 4096;
 
+/// The FTS5 tables of the schema (see [`SCHEMA`]).
+pub const FTS_TABLES: [&str; 3] = ["fts_chats", "fts_messages", "fts_code_blocks"];
+
 /// Tokenizer for chat names and message text.
 pub const TEXT_TOKENIZER: &str = "unicode61 remove_diacritics 2";
 

@@ -142,13 +142,13 @@ fn norm(len: i64, avg: f64) -> f64 {
 
 /// The current row's ranking record, decoded from `blob` (its chunk's)
 /// unless that chunk is the one decoded last.
-unsafe fn record(
+unsafe fn record<const N: usize>(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
     data: &QueryData,
     blob: *mut ffi::sqlite3_value,
-    cols: &[Col],
-) -> std::result::Result<Vec<i64>, c_int> {
+    cols: &[Col; N],
+) -> std::result::Result<[i64; N], c_int> {
     let Some(rowid) = api.xRowid else {
         return Err(ffi::SQLITE_MISUSE);
     };
@@ -167,8 +167,7 @@ unsafe fn record(
     }
     cached
         .as_ref()
-        .and_then(|c| c.get(id))
-        .map(<[i64]>::to_vec)
+        .and_then(|c| c.get(id)?.try_into().ok())
         .ok_or(ffi::SQLITE_CORRUPT)
 }
 
@@ -207,10 +206,7 @@ unsafe fn score(
     );
     let data = &*query_data(api, fts)?;
     let [_chat, title_len, body_len, keywords_len] =
-        record(api, fts, data, *records, &MESSAGE_FIELDS)?[..]
-    else {
-        return Err(ffi::SQLITE_CORRUPT);
-    };
+        record(api, fts, data, *records, &MESSAGE_FIELDS)?;
     let n = data.idf.len();
     // Weighted hits per phrase of the three bm25() calls this replaces:
     // (1e6, 0, 0), (0, w_body, 0) and (0, 0, 1e6).
@@ -247,9 +243,7 @@ unsafe fn code_score(
         return Err(ffi::SQLITE_MISUSE);
     };
     let data = &*query_data(api, fts)?;
-    let [_message, _chat, content_len] = record(api, fts, data, *records, &CODE_FIELDS)?[..] else {
-        return Err(ffi::SQLITE_CORRUPT);
-    };
+    let [_message, _chat, content_len] = record(api, fts, data, *records, &CODE_FIELDS)?;
     let n = data.idf.len();
     let mut freq = vec![0.0f64; n];
     hits(api, fts, |p, _| {

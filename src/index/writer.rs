@@ -263,7 +263,7 @@ impl IndexWriter {
             )
             .ctx("writing index_meta")?;
         }
-        for t in ["fts_chats", "fts_messages", "fts_code_blocks"] {
+        for t in super::FTS_TABLES {
             conn.execute_batch(&format!(
                 "INSERT INTO {t}({t}) VALUES('rebuild'); INSERT INTO {t}({t}) VALUES('optimize');"
             ))

@@ -463,14 +463,12 @@ impl Session {
     }
 
     async fn fill_inner(&self, on_progress: Option<&Function>) -> Result<()> {
-        if self.with_current(|c| c.lazy().is_none())? {
-            return Ok(());
-        }
-        // Where the copy goes (a first visit set it up meanwhile).
-        let storage = self.storage().await?;
         let Some(lazy) = self.with_current(|c| c.lazy().cloned())? else {
             return Ok(());
         };
+        // Where the copy goes (a first visit set it up meanwhile; when it
+        // is not OPFS, the fill stops: `lazy.filling()` below).
+        let storage = self.storage().await?;
         let still_current = || {
             self.current
                 .borrow()

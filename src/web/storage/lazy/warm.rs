@@ -300,25 +300,31 @@ pub async fn warm(
         .iter()
         .filter_map(|tp| Some((tp.target, tp.sql.as_ref()?.fts.clone()?)))
         .collect();
+    // Each FTS index's segments (found once, used by both lookups).
+    let segids: Vec<Vec<i64>> = exprs
+        .iter()
+        .map(|(t, _)| doclists::segids(conn, &format!("{}_idx", fts_table(*t))).unwrap_or_default())
+        .collect();
     // The leaves of the FTS index the term lookups land on (in hand when
     // the index is small enough to be hot whole), then the doclists.
     let terms = exprs
         .iter()
-        .map(|(t, expr)| {
+        .zip(&segids)
+        .map(|((t, expr), segs)| {
             let fts = fts_table(*t);
-            let ks = doclists::term_keys(conn, fts, expr).unwrap_or_default();
-            (format!("{fts}_idx"), ks)
+            (format!("{fts}_idx"), doclists::term_keys(segs, fts, expr))
         })
         .collect();
     walk_terms(lazy, conn, terms).await?;
     let mut keys = Keys::new();
-    for (t, expr) in &exprs {
+    for ((t, expr), segs) in exprs.iter().zip(&segids) {
         let data: &'static str = match t {
             Target::Chats => "fts_chats_data",
             Target::Messages => "fts_messages_data",
             Target::CodeBlocks => "fts_code_blocks_data",
         };
-        let rowids = doclists::doclist_rowids(conn, fts_table(*t), expr).unwrap_or_default();
+        let rowids =
+            doclists::doclist_rowids_in(conn, fts_table(*t), segs, expr).unwrap_or_default();
         keys.entry(data).or_default().extend(rowids);
     }
     // The exact-name boost's key is known before anything matches.
