@@ -60,6 +60,35 @@ need_wasm_tools() {
       die "cargo install wasm-bindgen-cli $WASM_BINDGEN_VERSION failed"
   fi
   need_npm_tools
+  need_sqlite_for_wasm
+}
+
+# SQLite for the browser module: the amalgamation sqlite-wasm-rs bundles
+# with the parser regenerated without the SQL features the engine never
+# uses (sqlite/grammar-omits; 31 KB less wasm, brotli). sqlite-wasm-rs
+# compiles it from SQLITE_WASM_RS_SOURCE_DIR with SQLITE_WASM_RS_FLAGS: the
+# options in .cargo/config.toml (what a plain `cargo build` uses, with the
+# bundled amalgamation) and the grammar ones.
+need_sqlite_for_wasm() {
+  apt_need patch:patch
+  local out=target/sqlite-grammar
+  if [ ! -f "$out/sqlite3.c" ] || [ sqlite/grammar.patch -nt "$out/sqlite3.c" ] || [ Cargo.lock -nt "$out/sqlite3.c" ]; then
+    local crate
+    crate=$(cargo metadata --format-version 1 --filter-platform "$WASM_TARGET" |
+      node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{const p=JSON.parse(s).packages.find((p)=>p.name==="sqlite-wasm-rs");console.log(p?require("path").dirname(p.manifest_path):"")})')
+    [ -n "$crate" ] || die "cargo metadata does not list sqlite-wasm-rs"
+    local id
+    id=$(sed -n 's/^#define SQLITE_SOURCE_ID *"\(.*\)"/\1/p' "$crate/sqlite3/sqlite3.h")
+    grep -qF "source id $id" sqlite/grammar.patch ||
+      die "sqlite/grammar.patch was made for another SQLite than sqlite-wasm-rs bundles ($id): run sqlite/make-grammar-patch.sh"
+    rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+    cp "$crate/sqlite3/sqlite3.c" "$crate/sqlite3/sqlite3.h" "$crate/sqlite3/sqlite3ext.h" "$out.tmp/"
+    patch --quiet -p1 -d "$out.tmp" <sqlite/grammar.patch || die "sqlite/grammar.patch does not apply: run sqlite/make-grammar-patch.sh"
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
+  export SQLITE_WASM_RS_SOURCE_DIR="$ROOT/$out"
+  SQLITE_WASM_RS_FLAGS="$(sed -n '/^SQLITE_WASM_RS_FLAGS = """/,/"""$/p' .cargo/config.toml | sed 's/SQLITE_WASM_RS_FLAGS = """//; s/"""//; s/\\$//' | tr '\n' ' ') $(grep -v '^#' sqlite/grammar-omits | tr '\n' ' ')"
+  export SQLITE_WASM_RS_FLAGS
 }
 
 need_node() {
