@@ -128,6 +128,48 @@ test('a first visit answers lazily before the whole index could have downloaded'
   await closePage(page);
 });
 
+test('the worker opens the fill files as soon as the manifest is in, while the hot pages are on the way', async () => {
+  const page = await freshPage();
+  // The hot pages come 1.5 s late; the fill files must not wait for them.
+  Object.assign(site.server.options, { delay: [{ match: /\.hot\.gz$/, ms: 1500 }] });
+  const early = await page.evaluate(async () => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    window.opening = GitSenseSearch.open({ manifestUrl: '/data/manifest.json', lazyFill: false });
+    const files = async () => {
+      try {
+        const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('.gitsense-search-lazy');
+        const names = [];
+        for await (const name of dir.keys()) names.push(name);
+        return names;
+      } catch {
+        return [];
+      }
+    };
+    const t0 = performance.now();
+    while (performance.now() - t0 < 1200) {
+      const names = await files();
+      if (names.some((n) => n.endsWith('.part')) && names.some((n) => n.endsWith('.map'))) return { names, ms: performance.now() - t0 };
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return { names: await files(), ms: null };
+  });
+  assert.ok(early.ms !== null, `no fill files before the hot pages arrived: ${JSON.stringify(early.names)}`);
+  assert.equal(indexTraffic().hot, 0, 'the hot pages had not arrived yet');
+  // The files opened early are the ones the session fills: the hot pages
+  // land in them and the first answer is the CLI's.
+  const info = await page.evaluate(async () => {
+    window.engine = await window.opening;
+    return window.engine.info();
+  });
+  assert.equal(info.storage, 'lazy');
+  assert.equal(info.lazy.fillPrepared, true, JSON.stringify(info.lazy));
+  assert.ok(info.lazy.pagesStored >= manifest.hotPages.length, `${info.lazy.pagesStored} pages stored at open`);
+  const { value: json, error } = await call(page, 'searchJson', 'payment', {});
+  assert.equal(error, undefined, JSON.stringify(error));
+  assert.equal(json, cliJson('payment', {}));
+  await closePage(page);
+});
+
 // Servers that answer several ranges in one request with a multipart body
 // (nginx, Apache), merge them into one part, send the first only, or the
 // whole file (as

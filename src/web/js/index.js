@@ -50,7 +50,7 @@ function compileModule() {
  * which the worker's update check then uses), or null (the worker then
  * fetches itself).
  */
-function prefetchIndex(url, storage, requestTimeoutMs) {
+function prefetchIndex(url, storage, requestTimeoutMs, onManifest) {
   if (storage !== 'auto' && storage !== 'lazy') return Promise.resolve(null);
   // The manifest at once, while lazy.js loads and the stored-index check
   // runs (a repeat visit fetches it anyway, to look for a newer index).
@@ -62,7 +62,7 @@ function prefetchIndex(url, storage, requestTimeoutMs) {
         const res = await manifest;
         return { manifest: res && res.ok ? await res.text() : null, hot: null, probe: null, stored: true };
       }
-      return prefetch(url, requestTimeoutMs, manifest);
+      return prefetch(url, requestTimeoutMs, manifest, onManifest);
     })
     .catch(() => null);
 }
@@ -189,7 +189,9 @@ export class GitSenseSearch extends EventTarget {
     const url = new URL(manifestUrl, base).href;
     const worker = startWorker();
     const module = compileModule();
-    const prefetched = prefetchIndex(url, storage, requestTimeoutMs);
+    // The manifest goes ahead of the hot pages: the worker opens the OPFS
+    // fill files meanwhile.
+    const prefetched = prefetchIndex(url, storage, requestTimeoutMs, (text) => worker.postMessage({ type: 'manifest', text }));
     engine.#channel = new Channel(worker, (m) => engine.#event(m));
     try {
       const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, requestTimeoutMs, pageCompiles: true, pagePrefetches: true });

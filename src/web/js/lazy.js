@@ -339,8 +339,11 @@ async function gunzip(res) {
  * raw index, in parallel. Resolves { manifest: text, hot: Uint8Array |
  * null, probe: null | { code, message }, multi (probeRanges) }, or null when nothing could be
  * fetched (the session then does it itself and reports the error).
+ * `onManifest(text)`, if given, gets the manifest of an index that can be
+ * read lazily as soon as it is here, before the hot pages (the worker opens
+ * the fill files meanwhile: openFill()).
  */
-export async function prefetch(manifestUrl, timeoutMs, manifestResponse) {
+export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManifest) {
   try {
     const res = await (manifestResponse || fetch(manifestUrl, { cache: 'no-cache', credentials: 'same-origin' }));
     if (!res || !res.ok) return null;
@@ -354,6 +357,7 @@ export async function prefetch(manifestUrl, timeoutMs, manifestResponse) {
       hot = fetch(new URL(m.hotFile, res.url || manifestUrl).href, { credentials: 'same-origin' })
         .then((r) => (r.ok ? gunzip(r) : null))
         .catch(() => null);
+      if (onManifest) onManifest(text);
     }
     return { manifest: text, hot: await hot, ...(await probe) };
   } catch {
@@ -500,19 +504,34 @@ export async function fillRemove(prefix, keep) {
  * and stores the hot pages there. Resolves `value` with `fill` (the
  * fillOpen() handles) and `fillBase`, or `value` unchanged when something
  * is missing or fails (the session then opens the files itself, and says
- * why it cannot).
+ * why it cannot). `early`: openFill()'s promise for the manifest the page
+ * sent ahead of the hot pages; its files are used when they are this
+ * index's, else closed.
  */
-export async function prepareFill(value, manifestUrl) {
-  if (!value || value.stored || !(value.hot instanceof Uint8Array) || typeof value.manifest !== 'string') return value;
+export async function prepareFill(value, manifestUrl, early) {
+  const opened = early ? await early.catch(() => null) : null;
+  const unused = () => opened && fillClose(opened.fill);
+  if (!value || value.stored || !(value.hot instanceof Uint8Array) || typeof value.manifest !== 'string') {
+    unused();
+    return value;
+  }
   let fill;
   try {
     const { sha256, pageCount, pageSize, hotPages } = JSON.parse(value.manifest);
     const ok = typeof sha256 === 'string' && sha256.length >= 16 && Number.isInteger(pageCount) && Number.isInteger(pageSize) && Array.isArray(hotPages);
-    if (!ok || value.hot.length !== hotPages.length * pageSize) return value;
+    if (!ok || value.hot.length !== hotPages.length * pageSize) {
+      unused();
+      return value;
+    }
     const scope = await scopeOf(manifestUrl);
     const base = `${scope}-${sha256.slice(0, 16)}`;
-    await fillRemove(`${scope}-`, base);
-    fill = await fillOpen(base, pageCount, pageSize);
+    if (opened && opened.base === base && opened.fill.present.length === pageCount) {
+      fill = opened.fill;
+    } else {
+      unused();
+      await fillRemove(`${scope}-`, base);
+      fill = await fillOpen(base, pageCount, pageSize);
+    }
     const firsts = [];
     hotPages.forEach((p, i) => {
       const page = p - 1;
@@ -526,6 +545,23 @@ export async function prepareFill(value, manifestUrl) {
     if (fill) fillClose(fill);
     return value;
   }
+}
+
+/**
+ * Opens the fill files for the index `manifestText` announces (removing
+ * the stale ones of this scope) while its hot pages are still on the way:
+ * resolves { fill (fillOpen()'s handles), base }; rejects when the
+ * manifest is not usable or OPFS fails (prepareFill() then tries again).
+ */
+export async function openFill(manifestText, manifestUrl) {
+  const { sha256, pageCount, pageSize } = JSON.parse(manifestText);
+  if (typeof sha256 !== 'string' || sha256.length < 16 || !Number.isInteger(pageCount) || !Number.isInteger(pageSize)) {
+    throw fail('manifest.invalid', 'the manifest does not describe the raw index');
+  }
+  const scope = await scopeOf(manifestUrl);
+  const base = `${scope}-${sha256.slice(0, 16)}`;
+  await fillRemove(`${scope}-`, base);
+  return { fill: await fillOpen(base, pageCount, pageSize), base };
 }
 
 /** Records that an index of `scope` is complete in the OPFS pool. */

@@ -10,7 +10,8 @@
 // fetches the manifest, the index's hot pages and a range probe the
 // moment open() is called, while the module downloads and compiles (not
 // when this site's index is already stored: a repeat visit fetches no
-// index bytes), and posts them ('open' with pagePrefetches, then { type:
+// index bytes), and posts them ('open' with pagePrefetches, { type:
+// 'manifest', text } as soon as the manifest is in, then { type:
 // 'prefetched', value }).
 //
 // An assisted search is a run of requests: 'assistStart' → { session, step,
@@ -38,7 +39,7 @@ import init, {
   formatResults,
   formatOutcome,
 } from './gitsense_search.js';
-import { prepareFill } from './lazy.js';
+import { openFill, prepareFill } from './lazy.js';
 
 // The module: compiled by the page when it says so ('open' with
 // pageCompiles: the page starts compiling while this worker's scripts
@@ -83,15 +84,24 @@ let startFill = null;
 // Lazy mode's first requests, made by the page (index.js prefetchIndex):
 // on 'open' with pagePrefetches, a Promise of what it posts as { type:
 // 'prefetched', value }; else null (the session fetches for itself).
-// The fill files are opened here meanwhile (lazy.js prepareFill): OPFS
-// work a cold visit's first answer then does not wait for.
+// The fill files are opened here meanwhile (lazy.js openFill, once the
+// manifest is in; prepareFill stores the hot pages): OPFS work a cold
+// visit's first answer then does not wait for.
 let prefetched = null;
 let prefetchedFromPage = null;
+let manifestFromPage = null;
 
 function awaitPagePrefetch({ pagePrefetches, manifestUrl }) {
   if (!pagePrefetches) return null;
+  // The fill files open while the hot pages are still on the way (the
+  // page sends the manifest ahead of them).
+  let early = null;
+  manifestFromPage = (text) => {
+    early = openFill(text, manifestUrl);
+    early.catch(() => {});
+  };
   return new Promise((resolve) => {
-    prefetchedFromPage = (value) => prepareFill(value, manifestUrl).then(resolve, () => resolve(value));
+    prefetchedFromPage = (value) => prepareFill(value, manifestUrl, early).then(resolve, () => resolve(value));
   });
 }
 
@@ -171,9 +181,15 @@ self.onmessage = async ({ data }) => {
     if (moduleFromPage) moduleFromPage(data.module);
     return;
   }
+  if (data && data.type === 'manifest') {
+    if (manifestFromPage) manifestFromPage(data.text);
+    manifestFromPage = null;
+    return;
+  }
   if (data && data.type === 'prefetched') {
     if (prefetchedFromPage) prefetchedFromPage(data.value);
     prefetchedFromPage = null;
+    manifestFromPage = null;
     return;
   }
   const { id, op, args } = data || {};
