@@ -656,3 +656,34 @@ fn fts_index_lookups_are_predicted_from_interior_pages() {
         "some interior cells' overflow pages are predicted"
     );
 }
+
+#[test]
+fn preparing_a_search_reads_only_hot_pages() {
+    // The browser's lazy mode prepares a search's statements while the
+    // pages it needs are on the way: that must read nothing else.
+    let path = sample_index();
+    let hot: BTreeSet<u32> = hot_pages(&path).unwrap().pages.into_iter().collect();
+    let owners = owners(&path);
+    for q in QUERIES {
+        let (engine, trace) = Traced::engine(&path).unwrap();
+        let parsed = query::parse(q, &profiles::exists).unwrap();
+        let p = plan::plan(&parsed, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
+        trace.take_pages();
+        gitsense_search::search::prepare_statements(engine.connection(), &p);
+        let read = trace.take_pages();
+        let cold: Vec<u32> = read.iter().copied().filter(|p| !hot.contains(p)).collect();
+        assert!(
+            cold.is_empty(),
+            "{q}: preparing read pages that are not hot: {:?}",
+            tables_of(&cold, &owners)
+        );
+        // The search on those statements answers as one without them.
+        let r = engine.search(q, &SearchOptions::default()).unwrap();
+        let (fresh, _) = Traced::engine(&path).unwrap();
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            serde_json::to_value(fresh.search(q, &SearchOptions::default()).unwrap()).unwrap(),
+            "{q}"
+        );
+    }
+}

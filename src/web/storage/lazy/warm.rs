@@ -35,6 +35,8 @@ use crate::query::ast::Target;
 use crate::{profiles, query};
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::pin::pin;
 
 /// Rows looked up per table at most (a bigger match set reads most of the
 /// table anyway; the walk's cost stays bounded).
@@ -146,6 +148,29 @@ fn root_of(conn: &Connection, name: &str) -> Option<u32> {
 /// Follows `keys` from each table's root down to its leaves, fetching each
 /// level's missing pages in one batch (the first with `extra` pages, known
 /// beforehand); returns the leaves with their keys.
+/// The rows of an FTS table a `MATCH` finds (at most [`MAX_KEYS`]).
+fn match_sql(fts: &str) -> String {
+    format!("SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT {MAX_KEYS}")
+}
+
+/// Awaits `fut`, running `work` once `fut` waits for the network (its
+/// first poll sent the request): the worker is idle then. Not run when
+/// `fut` needs no request.
+async fn meanwhile<T>(fut: impl Future<Output = T>, work: impl FnOnce()) -> T {
+    let mut fut = pin!(fut);
+    let mut work = Some(work);
+    std::future::poll_fn(|cx| {
+        let polled = fut.as_mut().poll(cx);
+        if polled.is_pending() {
+            if let Some(w) = work.take() {
+                w();
+            }
+        }
+        polled
+    })
+    .await
+}
+
 async fn walk(
     lazy: &LazyIndex,
     conn: &Connection,
@@ -333,16 +358,19 @@ pub async fn warm(
             keys.entry("message_names").or_default().insert(k);
         }
     }
-    walk(lazy, conn, &keys, &[]).await?;
+    // While the doclists are on the way: the search's statements, so that
+    // the rest of the warm-up and the search start on compiled ones.
+    meanwhile(walk(lazy, conn, &keys, &[]), || {
+        for (t, _) in &exprs {
+            let _ = conn.prepare_cached(&match_sql(fts_table(*t)));
+        }
+        crate::search::prepare_statements(conn, &p)
+    })
+    .await?;
     let mut matched: Vec<(Target, BTreeSet<i64>)> = Vec::new();
     for (target, expr) in exprs {
         let fts = fts_table(target);
-        let ids = ints(
-            conn,
-            &format!("SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT {MAX_KEYS}"),
-            &[SqlValue::Text(expr)],
-        )
-        .unwrap_or_default();
+        let ids = ints(conn, &match_sql(fts), &[SqlValue::Text(expr)]).unwrap_or_default();
         matched.push((target, ids.into_iter().collect()));
     }
     if matched.iter().all(|(_, ids)| ids.is_empty()) {
