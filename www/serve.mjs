@@ -161,9 +161,10 @@ export async function startServer(opts = {}) {
       count(end - start);
       return res.end(body.subarray(start, end));
     }
-    // Bandwidth cap: 20 slices per second (100 on a shared link, so that
-    // responses take turns in small steps).
-    const slice = Math.max(1, Math.floor(options.bandwidth / (options.sharedBandwidth ? 100 : 20)));
+    // Bandwidth cap: 100 slices per second; a slice leaves when its last
+    // byte would have at the cap (on a shared link, responses take turns
+    // in these steps).
+    const slice = Math.max(1, Math.floor(options.bandwidth / 100));
     const firstAt = performance.now();
     for (let at = start; at < end; at += slice) {
       if (res.destroyed) return;
@@ -176,11 +177,15 @@ export async function startServer(opts = {}) {
         count(piece.length);
         res.write(piece);
       } else {
-        // This response's own link: the piece's last byte leaves when
-        // the bytes so far take at the cap since the first one did.
+        // This response's own link: the piece leaves when its last byte
+        // would have, the bytes so far taking their time at the cap since
+        // the first one. (Written first and then waited for, as before,
+        // each piece came one slice early: a response under a slice in
+        // no time, the rest a slice, 50 ms at 20 slices a second, sooner.)
+        await sleep(firstAt + ((at + piece.length - start) * 1000) / options.bandwidth - performance.now());
+        if (res.destroyed) return;
         count(piece.length);
         res.write(piece);
-        await sleep(firstAt + ((at + piece.length - start) * 1000) / options.bandwidth - performance.now());
       }
     }
     res.end();

@@ -135,3 +135,25 @@ test('a multipart answer the parser cannot read is asked again range by range', 
     await new Promise((resolve) => bad.close(resolve));
   }
 });
+
+// The test server's bandwidth cap (what the lazy benchmark and tests
+// throttle with): a response's last byte comes no sooner than its size
+// takes at the cap, small ones included.
+for (const shared of [false, true]) {
+  test(`the bandwidth cap holds back a response until its bytes could have arrived (${shared ? 'shared link' : 'per response'})`, async () => {
+    Object.assign(server.options, { bandwidth: 200_000, sharedBandwidth: shared, multiRange: true, gzipRanges: false });
+    try {
+      for (const bytes of [5000, 60_000]) {
+        const t0 = performance.now();
+        const res = await fetch(url, { headers: { range: `bytes=0-${bytes - 1}` } });
+        const body = Buffer.from(await res.arrayBuffer());
+        const ms = performance.now() - t0;
+        assert.equal(body.length, bytes);
+        // 200 KB/s: 25 ms for 5 KB, 300 ms for 60 KB (less a timer's slack).
+        assert.ok(ms >= (bytes / 200_000) * 1000 - 5, `${bytes} bytes in ${ms.toFixed(1)} ms`);
+      }
+    } finally {
+      Object.assign(server.options, { bandwidth: 0, sharedBandwidth: false });
+    }
+  });
+}
