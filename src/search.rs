@@ -22,25 +22,24 @@ const MARK_CLOSE: &str = "\u{E001}";
 const SNIPPET_TOKENS_TEXT: i64 = 12;
 const SNIPPET_TOKENS_CODE: i64 = 64;
 
-const CODE_ROW_SQL: &str =
-    "SELECT b.uuid, b.message_id, b.chat_id, x.content, b.component, x.parent_uuid,
-                        x.major, x.minor, x.patch, x.header, b.created_at, b.size, c.branch_name,
-                        d.chat_path, b.language, m.file_path, c.repo
-                 FROM code_blocks b JOIN code_text x ON x.id = b.id
-                 JOIN messages m ON m.id = b.message_id
-                 JOIN chats c ON c.id = b.chat_id JOIN chat_details d ON d.id = c.id
-                 WHERE b.id = ?1";
-
-const MESSAGE_ROW_SQL: &str =
-    "SELECT m.chat_id, m.type, m.role, t.body, t.meta, d.chat_path, c.branch_name,
-                        m.created_at, m.updated_at, c.repo, m.file_path, t.title, m.language
-                 FROM messages m JOIN message_text t ON t.id = m.id
-                 JOIN chats c ON c.id = m.chat_id JOIN chat_details d ON d.id = c.id
-                 WHERE m.id = ?1";
-
+/// A returned chat's row (one query per result).
 const CHAT_ROW_SQL: &str = "SELECT d.uuid, c.name, c.type, d.owner, c.modified_at, c.num_messages,
-                        c.last_updated_at, d.chat_path, d.meta, c.path, c.repo, c.language
-                 FROM chats c JOIN chat_details d ON d.id = c.id WHERE c.id = ?1";
+        c.last_updated_at, d.chat_path, d.meta, c.path, c.repo, c.language
+    FROM chats c JOIN chat_details d ON d.id = c.id WHERE c.id = ?1";
+/// A returned message's row, text and chat.
+const MESSAGE_ROW_SQL: &str = "SELECT m.chat_id, m.type, m.role, t.body, t.meta, d.chat_path,
+        c.branch_name, m.created_at, m.updated_at, c.repo, m.file_path, t.title, m.language
+    FROM messages m JOIN message_text t ON t.id = m.id
+    JOIN chats c ON c.id = m.chat_id JOIN chat_details d ON d.id = c.id
+    WHERE m.id = ?1";
+/// A returned code block's row, content, message and chat.
+const CODE_ROW_SQL: &str = "SELECT b.uuid, b.message_id, b.chat_id, x.content, b.component,
+        x.parent_uuid, x.major, x.minor, x.patch, x.header, b.created_at, b.size, c.branch_name,
+        d.chat_path, b.language, m.file_path, c.repo
+    FROM code_blocks b JOIN code_text x ON x.id = b.id
+    JOIN messages m ON m.id = b.message_id
+    JOIN chats c ON c.id = b.chat_id JOIN chat_details d ON d.id = c.id
+    WHERE b.id = ?1";
 const LISTING_SNIPPET_CHARS: usize = 160;
 
 /// Chat meta keys too bulky or internal to return as `chats_meta_*`.
@@ -595,6 +594,8 @@ impl Engine {
     }
 }
 
+/// The snippet of one row of FTS table `table` (binds: column, marks,
+/// tokens, expression, rowid).
 fn snippet_sql(table: &str) -> String {
     format!("SELECT snippet({table}, ?1, ?2, ?3, '...', ?4) FROM {table} WHERE {table} MATCH ?5 AND rowid = ?6")
 }
@@ -605,25 +606,21 @@ fn snippet_sql(table: &str) -> String {
 /// search needs are on the way, and the search then starts on compiled
 /// statements (and code already run once).
 pub fn prepare_statements(conn: &Connection, p: &Plan) {
-    let mut sqls: Vec<String> = Vec::new();
     for tp in &p.target_plans {
         let Some(sql) = &tp.sql else { continue };
-        sqls.push(sql.count_sql.clone());
-        sqls.push(sql.page_sql.clone());
         let (row, fts) = match tp.target {
             Target::Chats => (CHAT_ROW_SQL, "fts_chats"),
             Target::Messages => (MESSAGE_ROW_SQL, "fts_messages"),
             Target::CodeBlocks => (CODE_ROW_SQL, "fts_code_blocks"),
         };
-        sqls.push(row.to_string());
-        if sql.fts.is_some() {
-            sqls.push(snippet_sql(fts));
-        }
-    }
-    for sql in sqls {
         // A statement that does not prepare fails the same way in the
         // search, which reports it.
-        let _ = conn.prepare_cached(&sql);
+        let _ = conn.prepare_cached(&sql.count_sql);
+        let _ = conn.prepare_cached(&sql.page_sql);
+        let _ = conn.prepare_cached(row);
+        if sql.fts.is_some() {
+            let _ = conn.prepare_cached(&snippet_sql(fts));
+        }
     }
 }
 

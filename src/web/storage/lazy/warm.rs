@@ -145,9 +145,6 @@ fn root_of(conn: &Connection, name: &str) -> Option<u32> {
     .map(|r| r as u32)
 }
 
-/// Follows `keys` from each table's root down to its leaves, fetching each
-/// level's missing pages in one batch (the first with `extra` pages, known
-/// beforehand); returns the leaves with their keys.
 /// The rows of an FTS table a `MATCH` finds (at most [`MAX_KEYS`]).
 fn match_sql(fts: &str) -> String {
     format!("SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT {MAX_KEYS}")
@@ -171,6 +168,9 @@ async fn meanwhile<T>(fut: impl Future<Output = T>, work: impl FnOnce()) -> T {
     .await
 }
 
+/// Follows `keys` from each table's root down to its leaves, fetching each
+/// level's missing pages in one batch (the first with `extra` pages, known
+/// beforehand); returns the leaves with their keys.
 async fn walk(
     lazy: &LazyIndex,
     conn: &Connection,
