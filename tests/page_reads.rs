@@ -290,13 +290,52 @@ fn leaves_of(bytes: &[u8], page_size: usize, root: u32, keys: &[i64]) -> BTreeSe
     out
 }
 
+/// The `_data` leaves a `MATCH expr` on `fts` reads (cold) that the
+/// prediction (`doclist_rowids`) missed, how many it read, how many it
+/// predicted, and how many it predicts without `fts_leaf_ends`.
+fn unpredicted(path: &Path, fts: &str, expr: &str) -> (Vec<u32>, usize, usize, usize) {
+    let bytes = std::fs::read(path).unwrap();
+    let page_size = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    let owners = owners(path);
+    let t = Traced::open(path).unwrap();
+    let root = root_page(&t.conn, &format!("{fts}_data"));
+    let rowids = doclists::doclist_rowids(&t.conn, fts, expr).unwrap();
+    let predicted = leaves_of(&bytes, page_size, root, &rowids);
+    let segids = doclists::segids(&t.conn, &format!("{fts}_idx")).unwrap();
+    let without = doclists::doclist_rowids_in(&t.conn, fts, &segids, expr, |_| None).unwrap();
+    let without = leaves_of(&bytes, page_size, root, &without).len();
+    // A fresh connection: SQLite's own reads for the MATCH, cold.
+    let m = Traced::open(path).unwrap();
+    m.conn
+        .query_row("SELECT count(*) FROM index_meta", [], |_| Ok(()))
+        .unwrap();
+    m.take_pages();
+    m.conn
+        .query_row(
+            &format!("SELECT count(*) FROM {fts} WHERE {fts} MATCH ?1"),
+            [expr],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap();
+    let data_leaves: BTreeSet<u32> = m
+        .take_pages()
+        .into_iter()
+        .filter(|p| owners.get(p).map(String::as_str) == Some(&format!("{fts}_data")))
+        .filter(|&p| btree::kind(page(&bytes, p, page_size), p) == Some(btree::PageKind::LeafTable))
+        .collect();
+    // Rowid 1 (averages) and 10 (structure) sit in the first leaf.
+    let first = leaves_of(&bytes, page_size, root, &[1, 10]);
+    let missed = data_leaves
+        .difference(&predicted)
+        .filter(|p| !first.contains(p))
+        .copied()
+        .collect();
+    (missed, data_leaves.len(), predicted.len(), without)
+}
+
 #[test]
 fn doclist_leaves_are_predicted_from_the_fts_index() {
     let path = sample_index();
-    let bytes = std::fs::read(&path).unwrap();
-    let page_size = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
-    let owners = owners(&path);
-    let t = Traced::open(&path).unwrap();
     let mut checked = 0;
     for (fts, expr) in [
         ("fts_messages", r#""payment""#),
@@ -307,44 +346,89 @@ fn doclist_leaves_are_predicted_from_the_fts_index() {
         ("fts_chats", r#""readme""#),
         ("fts_chats", r#""pay"*"#),
     ] {
-        let root = root_page(&t.conn, &format!("{fts}_data"));
-        let rowids = doclists::doclist_rowids(&t.conn, fts, expr).unwrap();
-        let predicted = leaves_of(&bytes, page_size, root, &rowids);
-        // A fresh connection: SQLite's own reads for the MATCH, cold.
-        let m = Traced::open(&path).unwrap();
-        m.conn
-            .query_row("SELECT count(*) FROM index_meta", [], |_| Ok(()))
-            .unwrap();
-        m.take_pages();
-        let n: i64 = m
-            .conn
-            .query_row(
-                &format!("SELECT count(*) FROM {fts} WHERE {fts} MATCH ?1"),
-                [expr],
-                |r| r.get(0),
-            )
-            .unwrap();
-        let data_leaves: BTreeSet<u32> = m
-            .take_pages()
-            .into_iter()
-            .filter(|p| owners.get(p).map(String::as_str) == Some(&format!("{fts}_data")))
-            .filter(|&p| {
-                btree::kind(page(&bytes, p, page_size), p) == Some(btree::PageKind::LeafTable)
-            })
-            .collect();
-        // Rowid 1 (averages) and 10 (structure) sit in the first leaf.
-        let first = leaves_of(&bytes, page_size, root, &[1, 10]);
-        let missed: Vec<_> = data_leaves
-            .difference(&predicted)
-            .filter(|p| !first.contains(p))
-            .collect();
+        let (missed, read, _, _) = unpredicted(&path, fts, expr);
         assert!(
             missed.is_empty(),
-            "{fts} MATCH {expr} ({n} rows): doclist leaves not predicted: {missed:?}"
+            "{fts} MATCH {expr}: doclist leaves not predicted: {missed:?}"
         );
-        checked += data_leaves.len();
+        checked += read;
     }
     assert!(checked > 7);
+}
+
+/// Every term of the sample's messages (and the last term of every leaf,
+/// whose doclist runs on to the next one): the prediction, which leaves
+/// out the next leaf unless the term may be the last of its own
+/// (`fts_leaf_ends`), misses no leaf `MATCH` reads.
+#[test]
+fn doclist_leaves_are_predicted_for_every_term_and_the_next_leaf_only_when_needed() {
+    let path = sample_index();
+    let conn =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    // The last term of every leaf, decoded from the leaves themselves.
+    let mut lasts = Vec::new();
+    let mut blocks = conn
+        .prepare("SELECT id, block FROM fts_messages_data WHERE id >= 137438953472")
+        .unwrap();
+    let rows = blocks
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))
+        .unwrap();
+    for row in rows {
+        let (id, block) = row.unwrap();
+        if id & (1 << 36) != 0 {
+            continue; // a doclist-index page, not a leaf
+        }
+        if let Some(t) = doclists::last_term(&block) {
+            assert_eq!(t[0], b'0', "leaf {id}: {t:?}");
+            lasts.push(String::from_utf8(t[1..].to_vec()).unwrap());
+        }
+    }
+    assert!(lasts.len() > 3, "{} leaves with terms", lasts.len());
+    // fts5vocab lists the terms; each leaf's last term is one of them.
+    conn.execute_batch("").unwrap();
+    let vocab = rusqlite::Connection::open_in_memory().unwrap();
+    vocab
+        .execute("ATTACH DATABASE ?1 AS ix", [path.to_str().unwrap()])
+        .unwrap();
+    vocab
+        .execute_batch("CREATE VIRTUAL TABLE temp.v USING fts5vocab(ix, fts_messages, 'row');")
+        .unwrap();
+    let terms: Vec<String> = vocab
+        .prepare("SELECT term FROM temp.v")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for l in &lasts {
+        assert!(
+            terms.binary_search(l).is_ok(),
+            "{l:?} is not a term of the index"
+        );
+    }
+    // Every last term, and every 7th term besides (terms of every kind of
+    // leaf position), read no leaf the prediction missed.
+    let mut sample: Vec<&String> = terms.iter().step_by(7).chain(lasts.iter()).collect();
+    sample.sort();
+    sample.dedup();
+    let (mut predicted, mut without) = (0, 0);
+    for term in sample {
+        let expr = format!("\"{}\"", term.replace('"', "\"\""));
+        let (missed, _, p, w) = unpredicted(&path, "fts_messages", &expr);
+        assert!(
+            missed.is_empty(),
+            "MATCH {expr}: leaves not predicted: {missed:?}"
+        );
+        predicted += p;
+        without += w;
+    }
+    // The next leaf is left out for most terms (here 953 pages instead of
+    // 1597).
+    assert!(
+        predicted * 10 < without * 8,
+        "predicted {predicted} pages, {without} without the leaf-end hashes"
+    );
 }
 
 #[test]
@@ -601,7 +685,10 @@ fn fts_index_lookups_are_predicted_from_interior_pages() {
                 "{expr}"
             );
             t.take_pages();
-            doclists::doclist_rowids_in(&t.conn, table, &segs, &expr).unwrap();
+            doclists::doclist_rowids_in(&t.conn, table, &segs, &expr, |s| {
+                doclists::leaf_end_hashes(&t.conn, table, s)
+            })
+            .unwrap();
             let sqlite: BTreeSet<u32> = t.take_pages().into_iter().filter(|&p| p != 1).collect();
             let predicted = term_pages_of(&bytes, page_size, root, &keys).unwrap();
             // Whether every key's walk reaches a leaf (a key the walk

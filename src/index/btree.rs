@@ -48,7 +48,7 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 }
 
 /// A SQLite varint at `at`: (value, length).
-fn varint(b: &[u8], at: usize) -> Option<(u64, usize)> {
+pub(crate) fn varint(b: &[u8], at: usize) -> Option<(u64, usize)> {
     let mut v: u64 = 0;
     for i in 0..9 {
         let byte = *b.get(at + i)?;

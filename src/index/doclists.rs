@@ -14,8 +14,16 @@
 //! doclist-index rowids `segid << 37 | 1 << 36 | height << 31 | leaf`.
 //! Tokens are approximated (lower case, split at what is not a letter or
 //! digit; no diacritic folding): a wrong guess costs a synchronous read.
+//!
+//! A term's doclist may run on past its leaf only when it is the last term
+//! that starts there; otherwise `MATCH` stops at the next term and never
+//! reads the next leaf. The index records a 16-bit hash of the last term
+//! of every leaf (`fts_leaf_ends`, written by [`leaf_ends`]), so the next
+//! leaf is fetched only for a term that may be last on its own (a hash
+//! collision fetches it needlessly, never the reverse).
 
 use super::btree;
+use crate::error::{DbContext, Result};
 use rusqlite::{Connection, OptionalExtension};
 
 /// Leaves fetched per term at most (a longer doclist is read as usual).
@@ -150,15 +158,125 @@ pub fn doclist_rowids(
     expr: &str,
 ) -> rusqlite::Result<Vec<i64>> {
     let segids = segids(conn, &format!("{fts_table}_idx"))?;
-    doclist_rowids_in(conn, fts_table, &segids, expr)
+    doclist_rowids_in(conn, fts_table, &segids, expr, |s| {
+        leaf_end_hashes(conn, fts_table, s)
+    })
 }
 
-/// [`doclist_rowids`] with the table's segments already known.
+/// The hash `fts_leaf_ends` keeps of an index key (`'0'` + token).
+pub fn term_hash(key: &[u8]) -> u16 {
+    // FNV-1a, folded to 16 bits.
+    let h = key.iter().fold(0x811c_9dc5_u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    (h ^ (h >> 16)) as u16
+}
+
+/// The last term (index key) that starts on an FTS5 leaf (a `_data`
+/// block), or None when none does (or the block is not a leaf). The leaf
+/// is FTS5's: a 4-byte header (first rowid's offset, the page index's
+/// offset), then terms (the first whole: varint length and bytes; the
+/// others varint prefix length shared with the term before, varint suffix
+/// length and suffix), then the page index (varint offsets of each term,
+/// each relative to the one before).
+pub fn last_term(leaf: &[u8]) -> Option<Vec<u8>> {
+    let page_index = usize::from(u16::from_be_bytes([*leaf.get(2)?, *leaf.get(3)?]));
+    if page_index < 4 || page_index > leaf.len() {
+        return None;
+    }
+    let (mut at, mut offset) = (page_index, 0usize);
+    let mut term: Option<Vec<u8>> = None;
+    while at < leaf.len() {
+        let (delta, n) = btree::varint(leaf, at)?;
+        at += n;
+        offset = offset.checked_add(usize::try_from(delta).ok()?)?;
+        let mut pos = offset;
+        let shared = match term {
+            None => 0,
+            Some(_) => {
+                let (p, n) = btree::varint(leaf, pos)?;
+                pos += n;
+                usize::try_from(p).ok()?
+            }
+        };
+        let (len, n) = btree::varint(leaf, pos)?;
+        pos += n;
+        let end = pos.checked_add(usize::try_from(len).ok()?)?;
+        if end > page_index {
+            return None;
+        }
+        let mut t = term.take().unwrap_or_default();
+        if shared > t.len() {
+            return None;
+        }
+        t.truncate(shared);
+        t.extend_from_slice(&leaf[pos..end]);
+        term = Some(t);
+    }
+    term
+}
+
+/// Fills `fts_leaf_ends` for FTS5 table `fts` (after its last merge): for
+/// each segment, the [`term_hash`] of each leaf's [`last_term`] (0 for a
+/// leaf where no term starts), two bytes a leaf, big-endian, leaf 1 first.
+pub fn leaf_ends(conn: &Connection, fts: &str) -> Result<()> {
+    let ctx = "recording the FTS leaves' last terms";
+    let segids = segids(conn, &format!("{fts}_idx")).ctx(ctx)?;
+    let mut leaf = conn
+        .prepare(&format!("SELECT block FROM {fts}_data WHERE id = ?1"))
+        .ctx(ctx)?;
+    let mut insert = conn
+        .prepare("INSERT INTO fts_leaf_ends(fts, segid, hashes) VALUES (?1, ?2, ?3)")
+        .ctx(ctx)?;
+    for segid in segids {
+        let mut hashes = Vec::new();
+        for n in 1i64.. {
+            let block: Option<Vec<u8>> = leaf
+                .query_row([(segid << 37) | n], |r| r.get(0))
+                .optional()
+                .ctx(ctx)?;
+            let Some(block) = block else { break };
+            let h = last_term(&block).map_or(0, |t| term_hash(&t));
+            hashes.extend_from_slice(&h.to_be_bytes());
+        }
+        insert
+            .execute(rusqlite::params![fts, segid, hashes])
+            .ctx(ctx)?;
+    }
+    Ok(())
+}
+
+/// The `fts_leaf_ends` hashes of a segment, if the index has them.
+pub fn leaf_end_hashes(conn: &Connection, fts: &str, segid: i64) -> Option<Vec<u8>> {
+    conn.prepare_cached("SELECT hashes FROM fts_leaf_ends WHERE fts = ?1 AND segid = ?2")
+        .ok()?
+        .query_row(rusqlite::params![fts, segid], |r| r.get(0))
+        .ok()
+}
+
+/// Whether the doclist of `key`, found on leaf `leaf`, may run on to the
+/// next leaf: `key` may be the last term of its leaf (or the hashes are
+/// not there).
+fn may_run_on(hashes: Option<&[u8]>, leaf: i64, key: &[u8]) -> bool {
+    let Some(at) = usize::try_from(leaf - 1).ok().map(|i| i * 2) else {
+        return true;
+    };
+    match hashes.and_then(|h| h.get(at..at + 2)) {
+        Some(h) => u16::from_be_bytes([h[0], h[1]]) == term_hash(key),
+        None => true,
+    }
+}
+
+/// [`doclist_rowids`] with the table's segments already known, and the
+/// `fts_leaf_ends` hashes of a segment from `ends` (None: the next leaf is
+/// fetched as if the term may run on; the browser passes what it has at
+/// hand without a request, [`leaf_end_hashes`] reads them).
 pub fn doclist_rowids_in(
     conn: &Connection,
     fts_table: &str,
     segids: &[i64],
     expr: &str,
+    ends: impl Fn(i64) -> Option<Vec<u8>>,
 ) -> rusqlite::Result<Vec<i64>> {
     let idx = format!("{fts_table}_idx");
     let mut at_or_before = conn.prepare_cached(&format!(
@@ -167,9 +285,10 @@ pub fn doclist_rowids_in(
     let mut after = conn.prepare_cached(&format!(
         "SELECT pgno FROM {idx} WHERE segid = ?1 AND term > ?2 ORDER BY term LIMIT 1"
     ))?;
+    let ends: Vec<Option<Vec<u8>>> = segids.iter().map(|&s| ends(s)).collect();
     let mut out = Vec::new();
     for (key, upper) in lookups(expr, tokenizer_of(fts_table)) {
-        for &segid in segids {
+        for (&segid, hashes) in segids.iter().zip(&ends) {
             let lo: i64 = at_or_before
                 .query_row(rusqlite::params![segid, key], |r| r.get(0))
                 .optional()?
@@ -178,10 +297,17 @@ pub fn doclist_rowids_in(
                 .query_row(rusqlite::params![segid, upper], |r| r.get(0))
                 .optional()?;
             let first = lo >> 1;
-            let last_leaf = hi
+            let mut last_leaf = hi
                 .map(|h| h >> 1)
                 .unwrap_or(first)
                 .clamp(first, first + MAX_LEAVES_PER_TERM - 1);
+            // The next term starts on the next leaf: that leaf is read only
+            // if this term's doclist may run on to it (a prefix query reads
+            // on to whatever terms follow).
+            if last_leaf == first + 1 && key == upper && !may_run_on(hashes.as_deref(), first, &key)
+            {
+                last_leaf = first;
+            }
             out.extend((first..=last_leaf).map(|leaf| (segid << 37) | leaf));
             if lo & 1 == 1 {
                 // The doclist index (its first level) of the term.
@@ -192,4 +318,39 @@ pub fn doclist_rowids_in(
     out.sort_unstable();
     out.dedup();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_term_reads_prefix_compressed_terms_and_refuses_what_is_not_a_leaf() {
+        // Header (no rowid; the page index at 12), "0abc" whole at 4, then
+        // at 9 "0abd" sharing 3 bytes, then the page index: 4, then +5.
+        let leaf = [0, 0, 0, 12, 4, b'0', b'a', b'b', b'c', 3, 1, b'd', 4, 5];
+        assert_eq!(last_term(&leaf), Some(b"0abd".to_vec()));
+        // A suffix running into the page index is not a leaf.
+        assert_eq!(
+            last_term(&[0, 0, 0, 12, 4, b'0', b'a', b'b', b'c', 3, 9, b'd', 4, 5]),
+            None
+        );
+        // No term starts on it: no last term.
+        assert_eq!(last_term(&[0, 4, 0, 6, 1, 2]), None);
+        // Truncated or inconsistent blocks never panic.
+        let mut x: u32 = 0x9e37_79b9;
+        for n in 0..2000 {
+            let len = n % 40;
+            let block: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    x as u8
+                })
+                .collect();
+            let _ = last_term(&block);
+        }
+        assert_ne!(term_hash(b"0abc"), term_hash(b"0abd"));
+    }
 }

@@ -259,7 +259,8 @@ fn probe_terms(conn: &Connection, n: usize) -> Result<Vec<String>> {
 /// `index::records`) and the chats' FTS document sizes (`bm25()`).
 const RANKING_TABLES: &[&str] = &["message_rank", "code_rank", "fts_chats_docsize"];
 /// An FTS `_idx` table (every term is looked up in it before its doclist
-/// can be fetched) this small (in bytes) is hot whole.
+/// can be fetched), or `fts_leaf_ends` (which tells whether the leaf after
+/// a term's is needed too), this small (in bytes) is hot whole.
 const SMALL_WHOLE_BYTES: i64 = 64 * 1024;
 /// Ranking tables this small together (in bytes) are hot whole: with them
 /// in hand a query ranks from its doclists alone, a round trip sooner.
@@ -290,8 +291,8 @@ fn structural_pages(kinds: &[(u32, String, String)], page_size: i64) -> BTreeSet
         let pages_of_table = table_pages[name.as_str()];
         // Every inner page: lookups pass them, and there are few.
         let inner = kind == "internal" && name != "sqlite_stat4";
-        let small_idx = name.starts_with("fts_")
-            && name.ends_with("_idx")
+        let small_idx = ((name.starts_with("fts_") && name.ends_with("_idx"))
+            || name == "fts_leaf_ends")
             && pages_of_table <= small_whole_pages;
         let small_ranking = RANKING_TABLES.contains(&name.as_str()) && ranking_whole;
         if inner || small_idx || small_ranking {

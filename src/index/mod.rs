@@ -19,6 +19,9 @@
 //! - FTS5 tables over the payload: `fts_chats(name)` and
 //!   `fts_messages(title, body, keywords)` with unicode61 + diacritics removal,
 //!   `fts_code_blocks(content)` with the trigram tokenizer.
+//! - `fts_leaf_ends`: for each FTS5 segment, a 16-bit hash of the last term
+//!   that starts on each of its leaves (`doclists`): whether a term's
+//!   doclist can run on to the next leaf, known without reading its own.
 //! - `index_meta`: format version, corpus revision, build time, counts and
 //!   the source description.
 
@@ -38,7 +41,7 @@ use std::path::Path;
 pub use writer::{BuildStats, IndexWriter, SourceInfo};
 
 /// Version of the file layout; an index of another version is refused.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Page size of built indexes (small pages keep lazy range reads cheap).
 pub const PAGE_SIZE: u32 = 4096;
@@ -183,6 +186,12 @@ CREATE TABLE code_rank(
   chunk INTEGER PRIMARY KEY,
   records BLOB NOT NULL
 );
+CREATE TABLE fts_leaf_ends(
+  fts TEXT NOT NULL,
+  segid INTEGER NOT NULL,
+  hashes BLOB NOT NULL,
+  PRIMARY KEY(fts, segid)
+) WITHOUT ROWID;
 CREATE TABLE rank_stats(
   avg_title_len REAL,
   avg_keywords_len REAL

@@ -269,6 +269,9 @@ impl IndexWriter {
             ))
             .ctx("building full-text index")?;
         }
+        for t in super::FTS_TABLES {
+            super::doclists::leaf_ends(&conn, t)?;
+        }
         rank_lengths(&conn)?;
         conn.execute_batch("COMMIT; ANALYZE;")
             .ctx("committing build")?;

@@ -148,6 +148,8 @@ pub struct LazySource {
     /// Read-ahead state: where the last fetch ended and how long it was.
     last_end: u32,
     last_len: u32,
+    /// Reads fail rather than fetch a missing page (`LazyIndex::local_only`).
+    local_only: bool,
 }
 
 fn lock(m: &Mutex<LazySource>) -> MutexGuard<'_, LazySource> {
@@ -295,6 +297,12 @@ impl PageSource for LazySource {
                 while end + 1 < self.page_count && end + 1 - start < want && !self.has(end + 1) {
                     end += 1;
                 }
+            }
+            if self.local_only {
+                return Err(Error::new(
+                    "lazy.not_here",
+                    "the page is not here and this read may not fetch it",
+                ));
             }
             self.fetch_sync(start, end)?;
             self.last_len = end - start + 1;
@@ -448,6 +456,7 @@ impl LazyIndex {
             unmarked: Vec::new(),
             last_end: u32::MAX - 2,
             last_len: 0,
+            local_only: false,
         };
         // Fill files the worker opened while the module loaded, if they
         // are this index's (else closed unused).
@@ -528,6 +537,19 @@ impl LazyIndex {
                 Err(e)
             }
         }
+    }
+
+    /// Runs `f` (reads through this index's connection) with the pages
+    /// at hand only: a read of a missing page fails instead of fetching
+    /// it. For lookups that only help when free (the leaf-end hashes of
+    /// the warm-up).
+    pub fn local_only<T>(&self, f: impl FnOnce() -> T) -> T {
+        lock(&self.source).local_only = true;
+        let out = f();
+        lock(&self.source).local_only = false;
+        // A read it refused is not the session's error.
+        let _ = self.take_error();
+        out
     }
 
     /// Bytes of page `page` (1-based) if already here; no request.

@@ -348,8 +348,10 @@ pub async fn warm(
             Target::Messages => "fts_messages_data",
             Target::CodeBlocks => "fts_code_blocks_data",
         };
-        let rowids =
-            doclists::doclist_rowids_in(conn, fts_table(*t), segs, expr).unwrap_or_default();
+        let rowids = doclists::doclist_rowids_in(conn, fts_table(*t), segs, expr, |s| {
+            lazy.local_only(|| doclists::leaf_end_hashes(conn, fts_table(*t), s))
+        })
+        .unwrap_or_default();
         keys.entry(data).or_default().extend(rowids);
     }
     // The exact-name boost's key is known before anything matches.
