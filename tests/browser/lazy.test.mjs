@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
 
 let site;
@@ -167,6 +168,34 @@ test('the worker opens the fill files as soon as the manifest is in, while the h
   const { value: json, error } = await call(page, 'searchJson', 'payment', {});
   assert.equal(error, undefined, JSON.stringify(error));
   assert.equal(json, cliJson('payment', {}));
+  await closePage(page);
+});
+
+test('leaf-end hashes not at hand are not fetched for: the warm-up fetches the next leaves instead, no synchronous read, the CLI\'s answers', async () => {
+  const index = path.join(FIXTURES, 'vocab.gsx');
+  const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'vocab.json'), 'utf8'));
+  assert.ok(facts.leafEndsPages.length > 0);
+  publish(site, index, 'vocab-noends');
+  // The same index with fts_leaf_ends left out of the hot pages.
+  const root = path.join(site.root, 'vocab-noends');
+  const m = JSON.parse(fs.readFileSync(path.join(root, 'manifest.json'), 'utf8'));
+  assert.ok(facts.leafEndsPages.every((p) => m.hotPages.includes(p)), 'published hot, as small tables are');
+  const hot = zlib.gunzipSync(fs.readFileSync(path.join(root, m.hotFile)));
+  const keep = m.hotPages.map((p, i) => [p, i]).filter(([p]) => !facts.leafEndsPages.includes(p));
+  fs.writeFileSync(path.join(root, m.hotFile), zlib.gzipSync(Buffer.concat(keep.map(([, i]) => hot.subarray(i * m.pageSize, (i + 1) * m.pageSize)))));
+  m.hotPages = keep.map(([p]) => p);
+  fs.writeFileSync(path.join(root, 'manifest.json'), JSON.stringify(m));
+  const page = await freshPage();
+  const info = await openEngine(page, { manifestUrl: '/vocab-noends/manifest.json', lazyFill: false });
+  assert.equal(info.storage, 'lazy');
+  assert.equal(info.lazy.hotPages, m.hotPages.length);
+  for (const q of facts.queries) {
+    const { value: json, error } = await call(page, 'searchJson', q, {});
+    assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
+    assert.equal(json, cli('search', index, q, '--format', 'json').replace(/\n$/, ''), q);
+  }
+  const { value: after } = await call(page, 'info');
+  assert.equal(after.lazy.readRequests, 0, `no synchronous reads: ${JSON.stringify(after.lazy)}`);
   await closePage(page);
 });
 
