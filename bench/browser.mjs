@@ -5,7 +5,7 @@
 //
 //   node bench/browser.mjs [--latency MS] [--bandwidth BYTES_PER_S] [--runs N]
 //   node bench/browser.mjs --lazy [--runs N] [--corpus sample|python-docs|sharegpt]   cold visits, lazy mode
-//        [--sites DIR,DIR] [--throttled-only] [--lazy-only]                  (prepared sites compared side by side;
+//        [--sites DIR,DIR] [--throttled-only] [--lazy-only] [--preload-only] (prepared sites compared side by side;
 //                                                                            Python-docs queries, or ShareGPT's with --corpus sharegpt)
 //
 // Latency is added to every response by the test server (www/serve.mjs);
@@ -17,11 +17,12 @@
 // with bytes and requests on the wire up to it, on the sample index and
 // the Python 3.11 docs (built into bench/out/ if missing; needs
 // python3.11-doc), locally and at 50 ms + 20 Mbit/s, for lazy mode
-// ('auto') and the full download ('opfs'); merged under `lazy`. With
+// ('auto', on a page without and with README's preload tags) and the full
+// download ('opfs'); merged under `lazy`. With
 // `--corpus sharegpt` (not run otherwise): the 288 MB ShareGPT chat index
 // (bench/importers.sh builds it), lazy mode only; a `--corpus` run replaces
 // that corpus's rows and keeps the others.
-// coldVisit() is exported for other benchmarks (the Pagefind comparison).
+// coldVisit() is exported for other benchmarks.
 
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -46,35 +47,62 @@ const runs = opt('--runs', 5);
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /**
- * One cold visit: a fresh browser profile loads a blank page of `siteRoot`
- * (which must hold pkg/ and the published index at `manifestPath`), opens
- * the engine with `storage` and runs `query`. Resolves { firstResultMs
+ * One cold visit: a fresh browser profile loads a page of `siteRoot`
+ * (which must hold pkg/ and the published index at `manifestPath`) whose
+ * module script opens the engine with `storage` and runs `query`. Resolves { firstResultMs
  * (navigation start → first search resolved), openMs, bytes and requests
  * (everything the server sent up to the first result: page, JS, wasm,
  * manifest, index), indexBytes, indexRequests, byPath, info }.
  * The lazy fill is held back (lazyFill: false) so the counts stop at the
  * first result. Options: siteRoot, manifestPath ('/data/manifest.json'),
- * query, storage ('auto'), latencyMs, bandwidth.
+ * query, storage ('auto'), latencyMs, bandwidth, preload (false: with
+ * true the page's head holds README's preload tags for pkg/index.js, the
+ * module, pkg/lazy.js and the manifest, as a site following it would have;
+ * the visit fails if one is fetched twice, a preload the engine did not
+ * use).
  */
-export async function coldVisit({ siteRoot = SITE, manifestPath = '/data/manifest.json', query = 'payment', storage = 'auto', latencyMs = 0, bandwidth = 0 } = {}) {
+const WASM_PATH = '/pkg/gitsense_search_bg.wasm';
+// README's preload tags (section "Use it in a page"), for a page at the
+// site's root: the API, the module, lazy mode's page-side code and the
+// manifest; each must then be fetched once.
+const preloadTags = (manifestPath) => [
+  '<link rel="modulepreload" href="/pkg/index.js">',
+  `<link rel="preload" href="${WASM_PATH}" as="fetch" type="application/wasm" crossorigin>`,
+  '<link rel="modulepreload" href="/pkg/lazy.js">',
+  `<link rel="preload" href="${manifestPath}" as="fetch" crossorigin>`,
+];
+
+export async function coldVisit({ siteRoot = SITE, manifestPath = '/data/manifest.json', query = 'payment', storage = 'auto', latencyMs = 0, bandwidth = 0, preload = false } = {}) {
   const blank = path.join(siteRoot, 'cold.html');
-  fs.writeFileSync(blank, '<!doctype html><meta charset="utf-8"><title>cold</title>');
+  // The page's own module script opens the engine and searches, as a
+  // site's would (no round trip through the driver before it starts).
+  const script = `<script type="module">
+window.__cold = (async () => {
+  const { manifestPath, query, storage } = ${JSON.stringify({ manifestPath, query, storage })};
+  const { GitSenseSearch } = await import('/pkg/index.js');
+  const engine = await GitSenseSearch.open({ manifestUrl: manifestPath, storage, lazyFill: false });
+  const opened = performance.now();
+  const results = await engine.search(query);
+  const first = performance.now();
+  return { opened, first, returned: results.totalResultsReturned, info: await engine.info() };
+})();
+</script>`;
+  fs.writeFileSync(blank, `<!doctype html><meta charset="utf-8"><title>cold</title>${preload ? preloadTags(manifestPath).join('') : ''}${script}`);
   const server = await startServer({ root: siteRoot, port: 0, latencyMs, bandwidth, brotli: true, precompress: true });
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-cold-'));
   const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
   try {
     const page = await context.newPage();
     server.reset();
-    await page.goto(`${server.url}cold.html`);
-    const r = await page.evaluate(async ({ manifestPath, query, storage }) => {
-      const { GitSenseSearch } = await import('/pkg/index.js');
-      const engine = await GitSenseSearch.open({ manifestUrl: manifestPath, storage, lazyFill: false });
-      const opened = performance.now();
-      const results = await engine.search(query);
-      const first = performance.now();
-      return { opened, first, returned: results.totalResultsReturned, info: await engine.info() };
-    }, { manifestPath, query, storage });
+    // 'commit': a preload holds the load event back until the module is in.
+    await page.goto(`${server.url}cold.html`, { waitUntil: 'commit' });
+    await page.waitForFunction(() => window.__cold !== undefined);
+    const r = await page.evaluate(() => window.__cold);
     const stats = server.stats();
+    const once = preload && storage === 'auto' ? ['/pkg/index.js', WASM_PATH, '/pkg/lazy.js', manifestPath] : ['/pkg/index.js', WASM_PATH];
+    for (const p of once) {
+      if ((stats.byPath[p] || 0) !== 1) throw new Error(`${p} was fetched ${stats.byPath[p] || 0} times, not once`);
+    }
     const index = Object.entries(stats.bytesByPath).filter(([p]) => /\.(gsx|gz)$/.test(p));
     await page.goto('about:blank');
     return {
@@ -296,9 +324,9 @@ async function lazyMain() {
     { name: 'local', latencyMs: 0, bandwidth: 0 },
     { name: '50ms_20mbit', latencyMs: 50, bandwidth: 2_500_000 },
   ].filter((n) => !args.includes('--throttled-only') || n.latencyMs);
-  const rowOf = (c, n, visits) => {
+  const rowOf = (c, n, visits, preload) => {
     const manifest = JSON.parse(fs.readFileSync(path.join(c.siteRoot, 'data/manifest.json'), 'utf8'));
-    const mode = visits[0].info.storage === 'lazy' ? 'lazy' : 'full download';
+    const mode = (visits[0].info.storage === 'lazy' ? 'lazy' : 'full download') + (preload ? ', preloaded' : '');
     const lz = visits.map((v) => v.info.lazy).filter(Boolean);
     const row = {
       corpus: c.name,
@@ -332,18 +360,28 @@ async function lazyMain() {
   const groups = sites ? [corpora] : corpora.map((c) => [c]);
   for (const group of groups) {
     for (const n of networks) {
-      const storages = args.includes('--lazy-only') || group.some((c) => c.lazyOnly) ? ['auto'] : ['auto', 'opfs'];
-      for (const storage of storages) {
-        const visits = new Map(group.map((c) => [c, []]));
-        for (let i = 0; i < runs; i++) {
-          for (const query of group[0].queries) {
+      // Lazy mode on a page without and with README's preload tags, then
+      // the full download; --lazy-only drops the last, --preload-only
+      // keeps only the second.
+      let modes = [
+        { storage: 'auto', preload: false },
+        { storage: 'auto', preload: true },
+        { storage: 'opfs', preload: false },
+      ];
+      if (args.includes('--lazy-only') || group.some((c) => c.lazyOnly)) modes = modes.filter((m) => m.storage === 'auto');
+      if (args.includes('--preload-only')) modes = modes.filter((m) => m.preload);
+      // Modes and sites alternate visit by visit too.
+      const visits = new Map(modes.map((m) => [m, new Map(group.map((c) => [c, []]))]));
+      for (let i = 0; i < runs; i++) {
+        for (const query of group[0].queries) {
+          for (const m of modes) {
             for (const c of group) {
-              visits.get(c).push(await coldVisit({ siteRoot: c.siteRoot, query, storage, latencyMs: n.latencyMs, bandwidth: n.bandwidth }));
+              visits.get(m).get(c).push(await coldVisit({ siteRoot: c.siteRoot, query, storage: m.storage, preload: m.preload, latencyMs: n.latencyMs, bandwidth: n.bandwidth }));
             }
           }
         }
-        for (const c of group) rows.push(rowOf(c, n, visits.get(c)));
       }
+      for (const m of modes) for (const c of group) rows.push(rowOf(c, n, visits.get(m).get(c), m.preload));
     }
   }
   const result = {

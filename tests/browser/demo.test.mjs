@@ -26,11 +26,12 @@ test('first visit reads the index on demand, answers, and saves it for offline u
   const paths = () => Object.keys(site.server.stats().byPath);
   assert.ok(paths().some((p) => p.endsWith('.hot.gz')), paths().join());
   assert.ok(!paths().some((p) => p.endsWith('.gsx.gz')), 'no full download');
-  // The page preloads the module and its API; the engine uses those
+  // The page preloads the module, its API and lazy.js; the engine uses those
   // requests instead of making its own.
   const requests = site.server.stats().byPath;
   assert.equal(requests['/pkg/gitsense_search_bg.wasm'], 1, JSON.stringify(requests));
   assert.equal(requests['/pkg/index.js'], 1, JSON.stringify(requests));
+  assert.equal(requests['/pkg/lazy.js'], 1, JSON.stringify(requests));
   assert.ok(await page.isHidden('#download'));
   assert.ok(await page.isVisible('#welcome'));
 

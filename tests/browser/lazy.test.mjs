@@ -171,6 +171,48 @@ test('the worker opens the fill files as soon as the manifest is in, while the h
   await closePage(page);
 });
 
+test('a page with README\'s preload tags: the engine uses each preloaded response (one request each, one fetch in the page), answers lazily, the CLI\'s answers', async () => {
+  const page = await freshPage();
+  await closePage(page);
+  // Published afresh, so the manifest and index are not in the HTTP cache.
+  publish(site, SAMPLE_INDEX, 'preloaded');
+  const manifestPath = '/preloaded/manifest.json';
+  const tags = [
+    '<link rel="modulepreload" href="/pkg/index.js">',
+    '<link rel="preload" href="/pkg/gitsense_search_bg.wasm" as="fetch" type="application/wasm" crossorigin>',
+    '<link rel="modulepreload" href="/pkg/lazy.js">',
+    `<link rel="preload" href="${manifestPath}" as="fetch" crossorigin>`,
+  ];
+  const queries = ['payment', 'stripe lang:js', 'token OR session'];
+  const script = `<script type="module">
+window.__done = (async () => {
+  const { GitSenseSearch } = await import('/pkg/index.js');
+  const engine = await GitSenseSearch.open({ manifestUrl: ${JSON.stringify(manifestPath)}, lazyFill: false });
+  const answers = [];
+  for (const q of ${JSON.stringify(queries)}) answers.push(await engine.searchJson(q));
+  return { info: await engine.info(), answers };
+})().catch((e) => ({ error: String(e && (e.stack || e.message) || e) }));
+</script>`;
+  fs.writeFileSync(path.join(site.root, 'preloaded.html'), `<!doctype html><meta charset="utf-8"><title>preloaded</title>${tags.join('')}${script}`);
+  site.server.reset();
+  const p = await site.page(null);
+  await p.goto(`${site.url}preloaded.html`, { waitUntil: 'commit' });
+  await p.waitForFunction(() => window.__done !== undefined);
+  const r = await p.evaluate(() => window.__done);
+  assert.equal(r.error, undefined, r.error);
+  assert.equal(r.info.storage, 'lazy');
+  queries.forEach((q, i) => assert.equal(r.answers[i], cli('search', SAMPLE_INDEX, q, '--format', 'json').replace(/\n$/, ''), q));
+  // The manifest is revalidated on every fetch: the server sees each one.
+  assert.equal(site.server.stats().byPath[manifestPath], 1, JSON.stringify(site.server.stats().byPath));
+  // A preload the engine did not use shows as a second fetch of its URL
+  // (whether or not the HTTP cache answered it).
+  const fetched = await p.evaluate(() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname));
+  for (const u of ['/pkg/index.js', '/pkg/gitsense_search_bg.wasm', '/pkg/lazy.js', manifestPath]) {
+    assert.equal(fetched.filter((f) => f === u).length, 1, `${u}: ${fetched.join(', ')}`);
+  }
+  await closePage(p);
+});
+
 test('leaf-end hashes not at hand are not fetched for: the warm-up fetches the next leaves instead, no synchronous read, the CLI\'s answers', async () => {
   const index = path.join(FIXTURES, 'vocab.gsx');
   const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'vocab.json'), 'utf8'));
