@@ -153,16 +153,65 @@ impl Current {
 }
 
 /// Browser storage, or its setup still running: a first visit that reads
-/// lazily sets it up while its first query runs (see [`Session::open`]).
+/// lazily sets it up while its first query runs, or, when the page's
+/// prefetch was in before the session opened, only once something needs
+/// it (the fill; see [`Session::open`]).
 enum StorageSlot {
     Ready(Rc<Storage>),
     /// The setup's promise, and where it leaves the storage, its reason and
     /// how long it took.
     Pending(js_sys::Promise, Rc<RefCell<Option<Selected>>>),
+    /// Not started: the preference and manifest URL to set it up with.
+    Deferred(StoragePref, String),
     Failed(Error),
 }
 
 type Selected = (Result<(Storage, String)>, f64);
+
+/// Starts setting up browser storage (in the background: JS tasks
+/// interleave with the session's own work): the setup's promise and where
+/// it leaves its result.
+fn start_storage(
+    pref: StoragePref,
+    manifest_url: &str,
+) -> (js_sys::Promise, Rc<RefCell<Option<Selected>>>) {
+    let cell = Rc::new(RefCell::new(None));
+    let promise = wasm_bindgen_futures::future_to_promise({
+        let (cell, url) = (cell.clone(), manifest_url.to_string());
+        async move {
+            let t = now_ms();
+            let selected = Storage::select(pref, &url).await;
+            *cell.borrow_mut() = Some((selected, now_ms() - t));
+            Ok(JsValue::UNDEFINED)
+        }
+    });
+    (promise, cell)
+}
+
+/// `f`'s output if it is ready within a microtask turn (a promise that has
+/// already settled), else `None`; `f` can be polled again after `None`.
+async fn ready_soon<F: std::future::Future>(mut f: std::pin::Pin<&mut F>) -> Option<F::Output> {
+    for turn in 0..2 {
+        if let Poll::Ready(v) = std::future::poll_fn(|cx| Poll::Ready(f.as_mut().poll(cx))).await {
+            return Some(v);
+        }
+        if turn == 0 {
+            let _ =
+                wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&JsValue::UNDEFINED))
+                    .await;
+        }
+    }
+    None
+}
+
+/// Whether the page's prefetch makes this a first visit read lazily: no
+/// stored copy, the fill files open, the manifest in and ranges served.
+fn first_lazy_visit(pref: StoragePref, p: &Prefetched) -> bool {
+    matches!(pref, StoragePref::Auto | StoragePref::Lazy)
+        && p.fill.is_some()
+        && p.manifest.is_some()
+        && p.probe.is_none()
+}
 
 pub struct Session {
     storage: RefCell<StorageSlot>,
@@ -213,9 +262,10 @@ impl Session {
     ///
     /// A first visit that reads lazily (the worker found no stored copy,
     /// opened the fill files and has the hot pages, before the module was
-    /// ready: `prefetched` carries the fill) opens the raw index at once
-    /// and sets up browser storage meanwhile, while its first query runs:
-    /// nothing before the first answer needs the storage pool.
+    /// ready: `prefetched` carries the fill) opens the raw index at once:
+    /// nothing before the first answer needs the storage pool. Its setup
+    /// starts when the fill needs it if the prefetch was in when the
+    /// session opened, else at once, racing the prefetch.
     pub async fn open(
         manifest_url: &str,
         pref: StoragePref,
@@ -224,34 +274,33 @@ impl Session {
         prefetched: impl std::future::Future<Output = Prefetched>,
     ) -> Result<Session> {
         let t0 = now_ms();
-        // Browser storage is set up in the background, racing the prefetch:
-        // a stored index opens as soon as storage is there, a first lazy
-        // visit as soon as the prefetch is.
-        let cell = Rc::new(RefCell::new(None));
-        let promise = wasm_bindgen_futures::future_to_promise({
-            let (cell, url) = (cell.clone(), manifest_url.to_string());
-            async move {
-                let t = now_ms();
-                let selected = Storage::select(pref, &url).await;
-                *cell.borrow_mut() = Some((selected, now_ms() - t));
-                Ok(JsValue::UNDEFINED)
-            }
-        });
+        // A prefetch already in that makes this a first lazy visit: storage
+        // waits until something needs it (the fill), so that its setup
+        // does not take turns with the first query's work.
         let mut prefetched = pin!(prefetched);
-        let mut storage_ready = pin!(wasm_bindgen_futures::JsFuture::from(promise.clone()));
-        let mut early = std::future::poll_fn(|cx| {
-            if let Poll::Ready(p) = prefetched.as_mut().poll(cx) {
-                return Poll::Ready(Some(p));
-            }
-            storage_ready.as_mut().poll(cx).map(|_| None)
-        })
-        .await;
-        let first_lazy = matches!(pref, StoragePref::Auto | StoragePref::Lazy)
-            && early
-                .as_ref()
-                .is_some_and(|p| p.fill.is_some() && p.manifest.is_some() && p.probe.is_none());
+        let mut early = ready_soon(prefetched.as_mut()).await;
+        let first_lazy = early.as_ref().is_some_and(|p| first_lazy_visit(pref, p));
+        let pending = (!first_lazy).then(|| start_storage(pref, manifest_url));
+        if let (None, Some((promise, _))) = (&early, &pending) {
+            // Else browser storage is set up in the background, racing the
+            // prefetch: a stored index opens as soon as storage is there, a
+            // first lazy visit as soon as the prefetch is.
+            let mut storage_ready = pin!(wasm_bindgen_futures::JsFuture::from(promise.clone()));
+            early = std::future::poll_fn(|cx| {
+                if let Poll::Ready(p) = prefetched.as_mut().poll(cx) {
+                    return Poll::Ready(Some(p));
+                }
+                storage_ready.as_mut().poll(cx).map(|_| None)
+            })
+            .await;
+        }
+        let slot = match pending {
+            Some((promise, cell)) => StorageSlot::Pending(promise, cell),
+            None => StorageSlot::Deferred(pref, manifest_url.to_string()),
+        };
+        let first_lazy = first_lazy || early.as_ref().is_some_and(|p| first_lazy_visit(pref, p));
         let mut session = Session {
-            storage: RefCell::new(StorageSlot::Pending(promise, cell)),
+            storage: RefCell::new(slot),
             request_timeout_ms,
             storage_reason: RefCell::new(String::new()),
             manifest_url: manifest_url.to_string(),
@@ -266,8 +315,14 @@ impl Session {
             opened_at: t0,
         };
         if first_lazy {
-            *session.storage_reason.borrow_mut() =
-                "OPFS sync access handles are available (a first visit: browser storage is set up while the first query runs)".into();
+            let when = if matches!(&*session.storage.borrow(), StorageSlot::Deferred(..)) {
+                "when the background copy starts"
+            } else {
+                "while the first query runs"
+            };
+            *session.storage_reason.borrow_mut() = format!(
+                "OPFS sync access handles are available (a first visit: browser storage is set up {when})"
+            );
         } else {
             // The newest stored index, if it opens; one that does not (a
             // format this build cannot read) is removed and downloaded again.
@@ -364,10 +419,24 @@ impl Session {
     /// is waited for (and, when it did not end up in OPFS, the lazy fill
     /// stops: the copy could not be kept).
     async fn storage(&self) -> Result<Rc<Storage>> {
+        let deferred = match &*self.storage.borrow() {
+            StorageSlot::Deferred(pref, url) => Some((*pref, url.clone())),
+            _ => None,
+        };
+        if let Some((pref, url)) = deferred {
+            let (promise, cell) = start_storage(pref, &url);
+            *self.storage.borrow_mut() = StorageSlot::Pending(promise, cell);
+        }
         let (promise, cell) = match &*self.storage.borrow() {
             StorageSlot::Ready(s) => return Ok(s.clone()),
             StorageSlot::Failed(e) => return Err(e.clone()),
             StorageSlot::Pending(p, c) => (p.clone(), c.clone()),
+            StorageSlot::Deferred(..) => {
+                return Err(Error::new(
+                    "internal.error",
+                    "browser storage setup was not started",
+                ))
+            }
         };
         let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
         // Another caller may have taken it meanwhile.
@@ -829,7 +898,7 @@ impl Session {
                     }
                 });
             }
-            StorageSlot::Failed(_) => {}
+            StorageSlot::Deferred(..) | StorageSlot::Failed(_) => {}
         }
     }
 }
