@@ -243,13 +243,24 @@ export async function startServer(opts = {}) {
       bodyCache.set(file, { version, body: whole });
       return whole;
     };
-    const slice = async (start, end) => {
-      if (inMemory || size <= 1_000_000) return (await load()).subarray(start, end + 1);
+    // The bytes of ranges [[start, end], ...] (inclusive), read at once
+    // from one open file, as a static host serves them from the page cache
+    // (a file opened, read and closed range by range took ~50 ms for the
+    // 20 ranges of one round here, time no real host spends).
+    const slices = async (ranges) => {
+      if (inMemory || size <= 1_000_000) {
+        const whole = await load();
+        return ranges.map(([start, end]) => whole.subarray(start, end + 1));
+      }
       const fh = await fs.promises.open(file, 'r');
       try {
-        const bytes = Buffer.alloc(end - start + 1);
-        await fh.read(bytes, 0, bytes.length, start);
-        return bytes;
+        return await Promise.all(
+          ranges.map(async ([start, end]) => {
+            const bytes = Buffer.alloc(end - start + 1);
+            await fh.read(bytes, 0, bytes.length, start);
+            return bytes;
+          }),
+        );
       } finally {
         await fh.close();
       }
@@ -297,15 +308,16 @@ export async function startServer(opts = {}) {
       if (parts.length === 1) {
         const [start, end] = parts[0];
         headers['content-range'] = `bytes ${start}-${end}/${size}`;
-        body = await slice(start, end);
+        [body] = await slices([[start, end]]);
       } else {
         counters.multipart++;
         const boundary = `gitsense${Math.random().toString(16).slice(2)}`;
         const pieces = [];
-        for (const [start, end] of parts) {
+        const bytes = await slices(parts);
+        parts.forEach(([start, end], i) => {
           pieces.push(Buffer.from(`\r\n--${boundary}\r\ncontent-type: ${headers['content-type']}\r\ncontent-range: bytes ${start}-${end}/${size}\r\n\r\n`));
-          pieces.push(await slice(start, end));
-        }
+          pieces.push(bytes[i]);
+        });
         pieces.push(Buffer.from(`\r\n--${boundary}--\r\n`));
         body = Buffer.concat(pieces);
         headers['content-type'] = `multipart/byteranges; boundary=${boundary}`;
