@@ -20,8 +20,8 @@
 // ('auto', on a page without and with README's preload tags) and the full
 // download ('opfs'); merged under `lazy`. With
 // `--corpus sharegpt` (not run otherwise): the 288 MB ShareGPT chat index
-// (bench/importers.sh builds it), lazy mode only; a `--corpus` run replaces
-// that corpus's rows and keeps the others.
+// (bench/importers.sh builds it), lazy mode only. A run replaces the rows
+// of the corpora it measured and keeps the others'.
 // coldVisit() is exported for other benchmarks.
 
 import { chromium } from 'playwright-core';
@@ -396,10 +396,11 @@ async function lazyMain() {
   if (!sites) {
     const file = path.join(ROOT, 'bench/results.json');
     const all = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
-    // One corpus rerun replaces its own rows only.
-    // Each row keeps the command that made it.
+    // A run replaces the rows of the corpora it measured and keeps the
+    // others; each row keeps the command that made it.
     for (const r of rows) r.command = result.command;
-    if (only && all.lazy) result.rows = [...all.lazy.rows.filter((r) => r.corpus !== only).map((r) => ({ command: all.lazy.command, ...r })), ...rows];
+    const measured = new Set(rows.map((r) => r.corpus));
+    if (all.lazy) result.rows = [...all.lazy.rows.filter((r) => !measured.has(r.corpus)).map((r) => ({ command: all.lazy.command, ...r })), ...rows];
     all.lazy = result;
     const sorted = Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]]));
     fs.writeFileSync(file, JSON.stringify(sorted, null, 2) + '\n');
