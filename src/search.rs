@@ -64,6 +64,34 @@ fn system_clock() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// A deferred read transaction for as long as it lives, when the
+/// connection is not in one already; ended (`COMMIT`, else `ROLLBACK`)
+/// on drop, whatever the search returned. Failing to begin only costs the
+/// per-statement locking it saves.
+struct ReadTransaction<'a>(Option<&'a Connection>);
+
+impl<'a> ReadTransaction<'a> {
+    fn begin(conn: &'a Connection) -> Self {
+        let began = conn.is_autocommit()
+            && conn
+                .prepare_cached("BEGIN")
+                .and_then(|mut s| s.execute([]))
+                .is_ok();
+        ReadTransaction(began.then_some(conn))
+    }
+}
+
+impl Drop for ReadTransaction<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.0 {
+            let end = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([]));
+            if end("COMMIT").is_err() {
+                let _ = end("ROLLBACK");
+            }
+        }
+    }
+}
+
 /// An open index, ready to answer queries.
 pub struct Engine {
     conn: Connection,
@@ -113,6 +141,16 @@ impl Engine {
 
     /// Runs a query and returns the results object.
     pub fn search(&self, text: &str, opts: &SearchOptions) -> Result<SearchResults> {
+        // One read transaction for the search's twenty-odd statements:
+        // outside one, SQLite takes and drops its shared lock around each
+        // of them, and each time looks for a hot journal and rereads the
+        // file's change counter (VFS calls; in the browser, calls out of
+        // wasm into OPFS).
+        let _read = ReadTransaction::begin(&self.conn);
+        self.search_in_transaction(text, opts)
+    }
+
+    fn search_in_transaction(&self, text: &str, opts: &SearchOptions) -> Result<SearchResults> {
         let t0 = (self.clock)();
         let mut opts = opts.clone();
         if let Some(c) = opts.cursor.take() {
