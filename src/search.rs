@@ -14,7 +14,7 @@ use crate::profiles;
 use crate::query::{self, ast::Scope, ast::Target};
 use crate::results::*;
 use crate::util::escape_html;
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
+use rusqlite::{config::DbConfig, params, params_from_iter, Connection, OptionalExtension};
 use serde_json::{json, Map, Value};
 
 const MARK_OPEN: &str = "\u{E000}";
@@ -110,6 +110,12 @@ impl Engine {
     pub fn from_connection(conn: Connection) -> Result<Engine> {
         let info = index::verify(&conn)?;
         index::rank::register(&conn)?;
+        // Plans that never depend on bound values (the query planner
+        // stability guarantee): otherwise SQLite compiles a statement
+        // again each time a value bound to its LIMIT (or one it compared
+        // while planning) changes, that is on nearly every search.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .ctx("configuring the connection")?;
         // Many small statements run per search; keep them prepared.
         conn.set_prepared_statement_cache_capacity(64);
         Ok(Engine {
