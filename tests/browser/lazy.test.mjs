@@ -95,6 +95,19 @@ function cliJson(query, o) {
   return cli(...args).replace(/\n$/, '');
 }
 
+/** Runs `queries` in the page: each answer must be the CLI's JSON byte for
+ * byte, with no synchronous page read; resolves info() after them. */
+async function answersLikeCli(page, index, queries) {
+  for (const q of queries) {
+    const { value: json, error } = await call(page, 'searchJson', q, {});
+    assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
+    assert.equal(json, cli('search', index, q, '--format', 'json').replace(/\n$/, ''), q);
+  }
+  const { value: info } = await call(page, 'info');
+  assert.equal(info.lazy.readRequests, 0, `no synchronous reads: ${JSON.stringify(info.lazy)}`);
+  return info;
+}
+
 test('a first visit answers lazily before the whole index could have downloaded', async () => {
   const page = await freshPage();
   // 20 ms per response and 2 MB/s: the gzip index alone would take ~0.4 s.
@@ -232,13 +245,7 @@ test('leaf-end hashes not at hand are not fetched for: the warm-up fetches the n
   const info = await openEngine(page, { manifestUrl: '/vocab-noends/manifest.json', lazyFill: false });
   assert.equal(info.storage, 'lazy');
   assert.equal(info.lazy.hotPages, m.hotPages.length);
-  for (const q of facts.queries) {
-    const { value: json, error } = await call(page, 'searchJson', q, {});
-    assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
-    assert.equal(json, cli('search', index, q, '--format', 'json').replace(/\n$/, ''), q);
-  }
-  const { value: after } = await call(page, 'info');
-  assert.equal(after.lazy.readRequests, 0, `no synchronous reads: ${JSON.stringify(after.lazy)}`);
+  await answersLikeCli(page, index, facts.queries);
   await closePage(page);
 });
 
@@ -293,13 +300,7 @@ test('terms are looked up in an FTS index too big to be hot in batched rounds: n
   const page = await freshPage();
   const info = await openEngine(page, { manifestUrl: '/vocab/manifest.json', lazyFill: false });
   assert.equal(info.storage, 'lazy');
-  for (const q of facts.queries) {
-    const { value: json, error } = await call(page, 'searchJson', q, {});
-    assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
-    assert.equal(json, cli('search', index, q, '--format', 'json').replace(/\n$/, ''), q);
-  }
-  const { value: after } = await call(page, 'info');
-  assert.equal(after.lazy.readRequests, 0, `no synchronous reads: ${JSON.stringify(after.lazy)}`);
+  const after = await answersLikeCli(page, index, facts.queries);
   assert.ok(after.lazy.prefetchRounds >= facts.queries.length, JSON.stringify(after.lazy));
   await closePage(page);
 });
