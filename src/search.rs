@@ -67,7 +67,9 @@ fn system_clock() -> f64 {
 /// A deferred read transaction for as long as it lives, when the
 /// connection is not in one already; ended (`COMMIT`, else `ROLLBACK`)
 /// on drop, whatever the search returned. Failing to begin only costs the
-/// per-statement locking it saves.
+/// per-statement locking it saves. Not rusqlite's `Transaction`: it
+/// compiles `BEGIN DEFERRED` and `ROLLBACK` anew on every search (+5 % on
+/// a native Python-docs query, 0.25 -> 0.27 ms median); these are cached.
 struct ReadTransaction<'a>(Option<&'a Connection>);
 
 impl<'a> ReadTransaction<'a> {
