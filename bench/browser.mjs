@@ -103,7 +103,7 @@ window.__cold = (async () => {
     for (const p of once) {
       if ((stats.byPath[p] || 0) !== 1) throw new Error(`${p} was fetched ${stats.byPath[p] || 0} times, not once`);
     }
-    const index = Object.entries(stats.bytesByPath).filter(([p]) => /\.(gsx|gz)$/.test(p));
+    const index = Object.entries(stats.bytesByPath).filter(([p]) => /\.(gsx|gz|pages)$/.test(p));
     await page.goto('about:blank');
     return {
       firstResultMs: r.first,
@@ -112,7 +112,7 @@ window.__cold = (async () => {
       bytes: stats.bytes,
       requests: stats.total,
       indexBytes: index.reduce((n, [, b]) => n + b, 0),
-      indexRequests: Object.entries(stats.byPath).filter(([p]) => /\.(gsx|gz)$/.test(p)).reduce((n, [, c]) => n + c, 0),
+      indexRequests: Object.entries(stats.byPath).filter(([p]) => /\.(gsx|gz|pages)$/.test(p)).reduce((n, [, c]) => n + c, 0),
       byPath: stats.bytesByPath,
       info: r.info,
     };

@@ -6,9 +6,14 @@
 //!   module downloads once and stores),
 //! - `index-<hash>.gsx`: the uncompressed index (for HTTP Range reads),
 //! - `index-<hash>.hot.gz`: the index's hot pages (those nearly every query
-//!   reads, see [`crate::index::hot`]) concatenated and gzipped, so a
-//!   browser reading lazily gets them in one request while its module
-//!   compiles,
+//!   reads, see [`crate::index::hot`]) concatenated, then the packed file's
+//!   page lengths ([`encode_packed_lengths`]), gzipped, so a browser
+//!   reading lazily gets them in one request while its module compiles,
+//! - `index-<hash>.pages`: every page of the index compressed on its own
+//!   (raw DEFLATE, or as is where that is not smaller), one after another:
+//!   what a browser reading lazily asks ranges of, 40 % of the raw index's
+//!   bytes for the Python docs (static hosts do not compress range
+//!   answers, so the pages come compressed),
 //! - `manifest.json`: a [`Manifest`] naming both, with the size and SHA-256
 //!   of the uncompressed index, its format version, corpus revision and
 //!   page geometry.
@@ -67,6 +72,59 @@ pub struct Manifest {
     /// relative to the manifest's URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_file: Option<String>,
+    /// Every page compressed on its own ([`pack_page`]), relative to the
+    /// manifest's URL; each page's length in it follows the hot pages in
+    /// `hot_file`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packed_file: Option<String>,
+    /// Bytes of `packed_file`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub packed_size: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The page lengths of a packed file as they follow the hot pages in the
+/// hot file: each length less one as a 16-bit number, the low bytes of
+/// all pages first, then the high bytes (which gzip better than
+/// interleaved: 11.4 vs 12.8 KB for the Python docs' 8,020 pages).
+pub fn encode_packed_lengths(lengths: &[u32]) -> Vec<u8> {
+    let mut out = vec![0u8; lengths.len() * 2];
+    for (i, &l) in lengths.iter().enumerate() {
+        let v = l.saturating_sub(1) as u16;
+        out[i] = v as u8;
+        out[lengths.len() + i] = (v >> 8) as u8;
+    }
+    out
+}
+
+/// The inverse of [`encode_packed_lengths`] for `count` pages; `None`
+/// when `bytes` is not `2 × count` long.
+pub fn decode_packed_lengths(bytes: &[u8], count: usize) -> Option<Vec<u32>> {
+    (bytes.len() == count * 2).then(|| {
+        (0..count)
+            .map(|i| (u32::from(bytes[i]) | u32::from(bytes[count + i]) << 8) + 1)
+            .collect()
+    })
+}
+
+/// Byte offsets of each page in a packed file (one more than pages: the
+/// last is the file's size), if `lengths` fits pages of `page_size` and
+/// adds up to `packed_size`.
+pub fn packed_offsets(lengths: &[u32], page_size: u64, packed_size: u64) -> Option<Vec<u64>> {
+    let mut offsets = Vec::with_capacity(lengths.len() + 1);
+    let mut at = 0u64;
+    offsets.push(0);
+    for &l in lengths {
+        if l == 0 || u64::from(l) > page_size {
+            return None;
+        }
+        at += u64::from(l);
+        offsets.push(at);
+    }
+    (at == packed_size).then_some(offsets)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,6 +165,8 @@ impl Manifest {
             },
             hot_pages: Vec::new(),
             hot_file: None,
+            packed_file: None,
+            packed_size: 0,
         }
     }
 
@@ -183,6 +243,14 @@ impl Manifest {
                 "hotPages must be ascending page numbers of the index, with a hotFile",
             ));
         }
+        if self.packed_file.is_some()
+            && (self.hot_file.is_none() || self.packed_size == 0 || self.page_size > 65536)
+        {
+            return Err(Error::new(
+                "manifest.invalid",
+                "a packedFile needs a hotFile (which holds its page lengths), a packedSize, and pages of at most 64 KiB",
+            ));
+        }
         Ok(())
     }
 }
@@ -221,6 +289,22 @@ mod write {
             .map_err(|e| Error::io("compressing the index", e))
     }
 
+    /// One page as the packed file holds it: raw DEFLATE at the best
+    /// level, or the page as is when that is not smaller (so a length
+    /// equal to the page size means stored).
+    pub fn pack_page(page: &[u8]) -> Result<Vec<u8>> {
+        use flate2::write::DeflateEncoder;
+        let mut d = DeflateEncoder::new(Vec::with_capacity(page.len()), Compression::best());
+        d.write_all(page)
+            .map_err(|e| Error::io("compressing a page", e))?;
+        let packed = d.finish().map_err(|e| Error::io("compressing a page", e))?;
+        Ok(if packed.len() < page.len() {
+            packed
+        } else {
+            page.to_vec()
+        })
+    }
+
     /// Publishes `index_path` into `out_dir` and returns the manifest written.
     pub fn publish(index_path: &Path, out_dir: &Path) -> Result<Manifest> {
         let conn = index::open_file(index_path)?;
@@ -244,6 +328,7 @@ mod write {
         let raw_file = format!("{stem}.gsx");
         let file = format!("{stem}.gsx.gz");
         let hot_file = format!("{stem}.hot.gz");
+        let packed_file = format!("{stem}.pages");
 
         let compressed = gzip(&bytes)?;
         let hot = crate::index::hot::hot_pages(index_path)?.pages;
@@ -253,10 +338,28 @@ mod write {
             let at = (p as usize - 1) * page_size;
             hot_bytes.extend_from_slice(&bytes[at..at + page_size]);
         }
+        // Pages of at most 64 KiB (SQLite's largest) always fit the
+        // 16-bit lengths; the check is for a corrupt header.
+        let packed = if page_size <= 65536 && !hot.is_empty() {
+            let mut packed = Vec::with_capacity(bytes.len() / 2);
+            let mut lengths = Vec::with_capacity(info.page_count as usize);
+            for page in bytes.chunks(page_size) {
+                let p = pack_page(page)?;
+                lengths.push(p.len() as u32);
+                packed.extend_from_slice(&p);
+            }
+            hot_bytes.extend_from_slice(&encode_packed_lengths(&lengths));
+            Some(packed)
+        } else {
+            None
+        };
 
         std::fs::create_dir_all(out_dir).map_err(|e| io_err("creating", out_dir, e))?;
         write_atomically(&out_dir.join(&raw_file), &bytes)?;
         write_atomically(&out_dir.join(&file), &compressed)?;
+        if let Some(packed) = &packed {
+            write_atomically(&out_dir.join(&packed_file), packed)?;
+        }
         if !hot.is_empty() {
             write_atomically(&out_dir.join(&hot_file), &gzip(&hot_bytes)?)?;
         }
@@ -265,6 +368,10 @@ mod write {
         if !hot.is_empty() {
             manifest.hot_pages = hot;
             manifest.hot_file = Some(hot_file);
+        }
+        if let Some(packed) = &packed {
+            manifest.packed_file = Some(packed_file);
+            manifest.packed_size = packed.len() as u64;
         }
         manifest.check()?;
         let mut json = serde_json::to_string_pretty(&manifest)
@@ -277,7 +384,7 @@ mod write {
 }
 
 #[cfg(feature = "native")]
-pub use write::publish;
+pub use write::{pack_page, publish};
 
 #[cfg(test)]
 mod tests {
@@ -304,6 +411,8 @@ mod tests {
             },
             hot_pages: vec![1, 2],
             hot_file: Some("index-0123456789abcdef.hot.gz".into()),
+            packed_file: Some("index-0123456789abcdef.pages".into()),
+            packed_size: 5000,
         }
     }
 
@@ -353,9 +462,44 @@ mod tests {
             hot_without_file.check().unwrap_err().code,
             "manifest.invalid"
         );
+        let packed_without_size = Manifest {
+            packed_size: 0,
+            ..sample()
+        };
+        assert_eq!(
+            packed_without_size.check().unwrap_err().code,
+            "manifest.invalid"
+        );
+        let packed_without_hot = Manifest {
+            hot_pages: vec![],
+            hot_file: None,
+            ..sample()
+        };
+        assert_eq!(
+            packed_without_hot.check().unwrap_err().code,
+            "manifest.invalid"
+        );
         assert_eq!(
             Manifest::parse("{\"file\": 3}").unwrap_err().code,
             "manifest.invalid"
         );
+    }
+
+    #[test]
+    fn packed_lengths_round_trip_and_give_offsets() {
+        let lengths = vec![1, 4096, 300, 65536, 257];
+        let enc = encode_packed_lengths(&lengths);
+        assert_eq!(enc.len(), 10);
+        assert_eq!(decode_packed_lengths(&enc, 5).unwrap(), lengths);
+        assert_eq!(decode_packed_lengths(&enc, 4), None);
+        let small = [10, 4096, 1];
+        assert_eq!(
+            packed_offsets(&small, 4096, 4107).unwrap(),
+            vec![0, 10, 4106, 4107]
+        );
+        // A total that is not the packed file's size, a page longer than a
+        // page: unusable.
+        assert_eq!(packed_offsets(&small, 4096, 4108), None);
+        assert_eq!(packed_offsets(&[4097], 4096, 4097), None);
     }
 }

@@ -353,7 +353,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
             } else {
                 println!(
-                    "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {} ({} hot pages), {}",
+                    "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {} ({} hot pages), {} ({} bytes: pages compressed one by one), {}",
                     m.revision,
                     out_dir.display(),
                     m.file,
@@ -362,6 +362,8 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                     m.raw_file.as_deref().unwrap_or("-"),
                     m.hot_file.as_deref().unwrap_or("-"),
                     m.hot_pages.len(),
+                    m.packed_file.as_deref().unwrap_or("-"),
+                    m.packed_size,
                     gitsense_search::publish::MANIFEST_FILE
                 );
             }

@@ -86,6 +86,13 @@ extern "C" {
         timeout_ms: u32,
         per_request: u32,
     ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = inflateRuns)]
+    pub async fn inflate_runs(
+        answers: &JsValue,
+        lengths: Vec<u32>,
+        counts: Vec<u32>,
+        page_size: f64,
+    ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = probeRanges)]
     pub async fn probe_ranges(url: &str, size: f64, timeout_ms: u32) -> JsValue;
     #[wasm_bindgen(catch, js_name = fillOpen)]

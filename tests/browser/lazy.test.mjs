@@ -21,6 +21,13 @@ after(async () => {
   await site.close();
 });
 
+/** The packed file's page lengths, as they follow the hot pages in the (gunzipped) hot file. */
+function packedLengths(hot, m) {
+  const tail = hot.subarray(m.hotPages.length * m.pageSize);
+  assert.equal(tail.length, 2 * m.pageCount);
+  return Array.from({ length: m.pageCount }, (_, i) => (tail[i] | (tail[m.pageCount + i] << 8)) + 1);
+}
+
 function serverDefaults() {
   Object.assign(site.server.options, { latencyMs: 0, bandwidth: 0, range: true, multiRange: true, gzipRanges: false, contentLength: true, block: [], dropFirst: null, stall: [], delay: [] });
 }
@@ -48,7 +55,7 @@ async function freshPage() {
   return page;
 }
 
-/** Bytes and requests of the index files (raw, hot pages, gzip) served so far. */
+/** Bytes and requests of the index files (raw, packed pages, hot pages, gzip) served so far. */
 function indexTraffic() {
   const s = site.server.stats();
   const pick = (re) => Object.entries(s.bytesByPath).filter(([p]) => re.test(p));
@@ -57,6 +64,8 @@ function indexTraffic() {
   return {
     raw: bytes(/\.gsx$/),
     rawRequests: requests(/\.gsx$/),
+    packed: bytes(/\.pages$/),
+    packedRequests: requests(/\.pages$/),
     hot: bytes(/\.hot\.gz$/),
     gzip: bytes(/\.gsx\.gz$/),
     gzipRequests: requests(/\.gsx\.gz$/),
@@ -134,7 +143,7 @@ test('a first visit answers lazily before the whole index could have downloaded'
   assert.ok(first.totalResultsReturned > 0);
   // What reached the browser for the first answer: hot pages and a few
   // ranges, a fraction of the index (3 MB raw, 740 KB gzip).
-  const fetched = atFirst.raw + atFirst.hot;
+  const fetched = atFirst.raw + atFirst.packed + atFirst.hot;
   assert.ok(fetched < manifest.size / 4, `${fetched} bytes of ${manifest.size} before the first answer`);
   assert.ok(fetched < manifest.compressedSize, `${fetched} bytes, less than the gzip download (${manifest.compressedSize})`);
   assert.equal(atFirst.gzipRequests, 0, 'the gzip index is not downloaded');
@@ -238,7 +247,10 @@ test('leaf-end hashes not at hand are not fetched for: the warm-up fetches the n
   assert.ok(facts.leafEndsPages.every((p) => m.hotPages.includes(p)), 'published hot, as small tables are');
   const hot = zlib.gunzipSync(fs.readFileSync(path.join(root, m.hotFile)));
   const keep = m.hotPages.map((p, i) => [p, i]).filter(([p]) => !facts.leafEndsPages.includes(p));
-  fs.writeFileSync(path.join(root, m.hotFile), zlib.gzipSync(Buffer.concat(keep.map(([, i]) => hot.subarray(i * m.pageSize, (i + 1) * m.pageSize)))));
+  // (The packed file's page lengths follow the hot pages.)
+  const lengths = hot.subarray(m.hotPages.length * m.pageSize);
+  assert.equal(lengths.length, 2 * m.pageCount);
+  fs.writeFileSync(path.join(root, m.hotFile), zlib.gzipSync(Buffer.concat([...keep.map(([, i]) => hot.subarray(i * m.pageSize, (i + 1) * m.pageSize)), lengths])));
   m.hotPages = keep.map(([p]) => p);
   fs.writeFileSync(path.join(root, 'manifest.json'), JSON.stringify(m));
   const page = await freshPage();
@@ -291,6 +303,60 @@ for (const [multiRange, what] of [
 // large corpus's is: the warm-up finds the `_idx` leaves its term lookups
 // land on from the hot inner pages and fetches them in a batch, so no
 // page is read one synchronous request at a time.
+test('pages come compressed from the packed file: fewer bytes than the pages they hold, the CLI\'s answers', async () => {
+  const page = await freshPage();
+  const opened = await openEngine(page, { lazyFill: false });
+  assert.equal(opened.lazy.packed, true, JSON.stringify(opened.lazy));
+  assert.equal(opened.lazy.packedOff, undefined);
+  for (const [query, options] of QUERIES) {
+    const { value: json, error } = await call(page, 'searchJson', query, options);
+    assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
+    assert.equal(json, cliJson(query, options), `${query} ${JSON.stringify(options)}`);
+  }
+  const { value: info } = await call(page, 'info');
+  const t = indexTraffic();
+  assert.ok(t.packedRequests > 0 && t.packed > 0, JSON.stringify(t));
+  // The raw index serves the range probes and SQLite's synchronous reads (a
+  // page the warm-up did not foresee) only.
+  assert.ok(t.raw - info.lazy.readBytes < 1024, `${t.raw} bytes of the raw index, ${info.lazy.readBytes} read synchronously`);
+  // (The server's count holds the multipart answers' part headers too.)
+  assert.ok(info.lazy.prefetchBytes <= t.packed && t.packed < info.lazy.prefetchBytes * 1.1, `info() counts the compressed bytes: ${info.lazy.prefetchBytes} of ${t.packed}`);
+  const pages = info.lazy.pagesStored + info.lazy.pagesCached - info.lazy.hotPages;
+  assert.ok(pages > 0);
+  assert.ok(t.packed < pages * manifest.pageSize * 0.75, `${t.packed} bytes for ${pages} pages`);
+  await closePage(page);
+});
+
+for (const [n, [what, spoil, reason]] of [
+  ['is missing', (file) => fs.rmSync(file), /HTTP 404/],
+  ['is another index\'s', (file) => fs.copyFileSync(path.join(site.root, 'packed-other', publish(site, HOSTILE_INDEX, 'packed-other').packedFile), file), /not the published index/],
+  ['holds bytes that do not inflate', (file) => fs.writeFileSync(file, Buffer.alloc(fs.statSync(file).size, 0xff)), /does not inflate|inflated to/],
+].entries()) {
+  test(`a packed file that ${what}: the pages come from the raw index, the CLI's answers, info() says why`, async () => {
+    // A directory of its own (the browser's HTTP cache keeps range answers
+    // of other URLs).
+    const dir = `packed-spoiled-${n}`;
+    const m = publish(site, SAMPLE_INDEX, dir);
+    spoil(path.join(site.root, dir, m.packedFile));
+    const page = await freshPage();
+    const opened = await openEngine(page, { manifestUrl: `/${dir}/manifest.json`, lazyFill: false });
+    assert.equal(opened.storage, 'lazy');
+    for (const [query, options] of QUERIES) {
+      const { value: json, error } = await call(page, 'searchJson', query, options);
+      assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
+      assert.equal(json, cliJson(query, options), `${query} ${JSON.stringify(options)}`);
+    }
+    const { value: info } = await call(page, 'info');
+    assert.equal(info.lazy.packed, false);
+    assert.match(info.lazy.packedOff, /the packed file failed, pages are read from the raw index/);
+    assert.match(info.lazy.packedOff, reason);
+    assert.ok(info.lazy.prefetchBytes > 0);
+    const t = indexTraffic();
+    assert.ok(t.raw - info.lazy.readBytes >= info.lazy.prefetchBytes, `the warm-up read the raw index: ${JSON.stringify(t)}, ${JSON.stringify(info.lazy)}`);
+    await closePage(page);
+  });
+}
+
 test('terms are looked up in an FTS index too big to be hot in batched rounds: no synchronous reads, the CLI\'s answers', async () => {
   const index = path.join(FIXTURES, 'vocab.gsx');
   const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'vocab.json'), 'utf8'));
@@ -369,9 +435,14 @@ test('the fill completes, the engine switches to OPFS, and the next visit reads 
   assert.ok(detail.timings.storageMs > 0, JSON.stringify(detail.timings));
   assert.equal((await call(page, 'searchJson', 'payment', {})).value, before, 'same answer after the switch');
   assert.deepEqual((await call(page, 'storedFiles')).value.map((f) => f.includes(manifest.sha256)), [true]);
-  // No page was fetched twice: fill, hot pages and query reads add up to the file.
+  // No page was fetched twice: fill, hot pages and query reads add up to
+  // the packed file (the pages compressed one by one), read instead of the raw index.
   const traffic = indexTraffic();
-  assert.ok(traffic.raw <= manifest.size + 64 * 1024, `${traffic.raw} raw bytes for a ${manifest.size}-byte index`);
+  assert.equal(detail.lazy.packed, true, JSON.stringify(detail.lazy));
+  assert.ok(traffic.raw < 1024, `${traffic.raw} raw bytes: the range probes only`);
+  assert.ok(traffic.packed <= manifest.packedSize + 16 * 1024, `${traffic.packed} packed bytes for a ${manifest.packedSize}-byte packed file`);
+  const counted = detail.lazy.fillBytes + detail.lazy.prefetchBytes;
+  assert.ok(counted <= traffic.packed && traffic.packed < counted * 1.1, `info() counts the bytes on the wire: ${counted} of ${traffic.packed}`);
   await closePage(page);
 
   site.server.reset();
@@ -382,7 +453,7 @@ test('the fill completes, the engine switches to OPFS, and the next visit reads 
   assert.ok((await call(again, 'search', 'payment', {})).value.totalResultsReturned > 0);
   await again.waitForFunction(() => window.engineEvents.length > 0);
   const reload = indexTraffic();
-  assert.deepEqual([reload.raw, reload.hot, reload.gzip], [0, 0, 0], JSON.stringify(site.server.stats().byPath));
+  assert.deepEqual([reload.raw, reload.packed, reload.hot, reload.gzip], [0, 0, 0, 0], JSON.stringify(site.server.stats().byPath));
   await closePage(again);
 });
 
@@ -426,6 +497,15 @@ test('a reload during the fill resumes it without fetching stored pages again', 
   await page.reload();
   site.server.options.bandwidth = 0;
   site.server.reset();
+  // Which pages the fill had stored (its map file: one byte a page).
+  const resumedPresent = await page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('.gitsense-search-lazy');
+    for await (const [name, handle] of dir.entries()) {
+      if (name.endsWith('.map')) return Array.from(new Uint8Array(await (await handle.getFile()).arrayBuffer()));
+    }
+    return null;
+  });
+  assert.equal(resumedPresent.length, manifest.pageCount);
   const info = await openEngine(page);
   assert.equal(info.storage, 'lazy');
   assert.ok(info.lazy.pagesStored >= stored, `resumed with ${info.lazy.pagesStored} of ${stored} stored pages`);
@@ -435,9 +515,13 @@ test('a reload during the fill resumes it without fetching stored pages again', 
   const { type, detail } = await filled;
   assert.equal(type, 'fill', JSON.stringify(detail));
   assert.equal(detail.storage, 'opfs');
-  const fetched = indexTraffic().raw;
-  const missing = (manifest.pageCount - info.lazy.pagesStored) * manifest.pageSize;
-  assert.ok(fetched <= missing + 64 * 1024, `fetched ${fetched} bytes for ${missing} missing`);
+  // Of the packed file (pages compressed one by one): what the missing pages take there.
+  const fetched = indexTraffic().packed;
+  const m = JSON.parse(fs.readFileSync(path.join(site.root, 'data/manifest.json'), 'utf8'));
+  const hot = zlib.gunzipSync(fs.readFileSync(path.join(site.root, 'data', m.hotFile)));
+  const lengths = packedLengths(hot, m);
+  const missing = lengths.reduce((n, l, i) => n + (resumedPresent[i] ? 0 : l), 0);
+  assert.ok(fetched <= missing + 16 * 1024, `fetched ${fetched} bytes for ${missing} missing`);
   await closePage(page);
 });
 
@@ -454,8 +538,11 @@ test('a republished index never mixes pages of two versions', async () => {
   // Were the old file replaced by other bytes, a range answer naming
   // another size is refused rather than mixed in.
   const raw = path.join(site.root, 'data', manifest.rawFile);
+  const packed = path.join(site.root, 'data', manifest.packedFile);
   const original = fs.readFileSync(raw);
+  const originalPacked = fs.readFileSync(packed);
   fs.copyFileSync(path.join(site.root, 'data', next.rawFile), raw);
+  fs.copyFileSync(path.join(site.root, 'data', next.packedFile), packed);
   try {
     const { error } = await call(page, 'search', 'stripe checkout webhook', {});
     assert.ok(error, 'a query needing new pages fails');
@@ -465,6 +552,7 @@ test('a republished index never mixes pages of two versions', async () => {
     assert.equal((await call(page, 'searchJson', 'payment', {})).value, answer);
   } finally {
     fs.writeFileSync(raw, original);
+    fs.writeFileSync(packed, originalPacked);
     publish(site, SAMPLE_INDEX);
   }
   await closePage(page);

@@ -76,6 +76,13 @@ export interface LazyInfo {
   pageCount: number;
   pagesStored: number;
   pagesCached: number;
+  /** The warm-up and the fill read the packed file (the index's pages
+   * compressed one by one, publish's `index-<hash>.pages`), not the raw
+   * index; prefetchBytes and fillBytes count its compressed bytes. */
+  packed: boolean;
+  /** Why pages come from the raw index although a packed file is
+   * published (it is missing, or not what its lengths say). */
+  packedOff?: string;
   /** Synchronous range requests made while queries ran, and their bytes. */
   readRequests: number;
   readBytes: number;

@@ -328,6 +328,53 @@ function probeError(e) {
   return { code: (e && e.code) || 'network.failed', message: e && e.message };
 }
 
+/**
+ * Pages from runs of the packed file (publish's `index-<hash>.pages`: each
+ * page raw DEFLATE on its own, or as is when its length is the page size):
+ * `answers[i]` holds `counts[i]` pages whose lengths are the next
+ * `counts[i]` of `lengths`. Resolves an array with each run's pages, all
+ * inflated in parallel. Throws lazy.packed_invalid when the bytes are not
+ * what the lengths say or a page does not inflate to exactly `pageSize`
+ * bytes (the caller then reads the raw index instead).
+ */
+export async function inflateRuns(answers, lengths, counts, pageSize) {
+  const bad = (why) => fail('lazy.packed_invalid', `the packed index pages are not usable: ${why}`);
+  let k = 0;
+  const runs = Array.from(answers, (bytes, i) => {
+    const pages = [];
+    let at = 0;
+    for (let n = 0; n < counts[i]; n++, k++) {
+      pages.push(bytes.subarray(at, at + lengths[k]));
+      at += lengths[k];
+    }
+    if (at !== bytes.length) throw bad(`a run of ${counts[i]} pages came as ${bytes.length} bytes, not ${at}`);
+    return pages;
+  });
+  return Promise.all(
+    runs.map(async (pages) => {
+      const out = new Uint8Array(pages.length * pageSize);
+      await Promise.all(
+        pages.map(async (bytes, n) => {
+          if (bytes.length === pageSize) {
+            out.set(bytes, n * pageSize);
+            return;
+          }
+          let page;
+          try {
+            const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
+            page = new Uint8Array(await new Response(stream).arrayBuffer());
+          } catch (e) {
+            throw bad(`a page does not inflate (${e && e.message})`);
+          }
+          if (page.length !== pageSize) throw bad(`a page inflated to ${page.length} bytes, not ${pageSize}`);
+          out.set(page, n * pageSize);
+        }),
+      );
+      return out;
+    }),
+  );
+}
+
 async function gunzip(res) {
   const stream = res.body.pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
@@ -517,9 +564,10 @@ export async function prepareFill(value, manifestUrl, early) {
   }
   let fill;
   try {
-    const { sha256, pageCount, pageSize, hotPages } = JSON.parse(value.manifest);
+    const { sha256, pageCount, pageSize, hotPages, packedFile } = JSON.parse(value.manifest);
     const ok = typeof sha256 === 'string' && sha256.length >= 16 && Number.isInteger(pageCount) && Number.isInteger(pageSize) && Array.isArray(hotPages);
-    if (!ok || value.hot.length !== hotPages.length * pageSize) {
+    // The hot file: the hot pages, then the packed file's page lengths (2 bytes a page).
+    if (!ok || value.hot.length !== hotPages.length * pageSize + (typeof packedFile === 'string' ? 2 * pageCount : 0)) {
       unused();
       return value;
     }

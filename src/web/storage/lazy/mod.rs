@@ -123,6 +123,27 @@ pub struct LazyStats {
     /// Whether the worker opened the fill files (and stored the hot pages)
     /// while the module loaded, rather than the session after it.
     pub fill_prepared: bool,
+    /// Whether the warm-up and the fill read the packed file (pages
+    /// compressed one by one) rather than the raw index.
+    pub packed: bool,
+}
+
+/// The packed file (`Manifest::packed_file`): where each page is in it.
+struct Packed {
+    url: String,
+    size: u64,
+    /// Byte offset of each page, and the file's size last.
+    offsets: Vec<u64>,
+}
+
+impl Packed {
+    /// The byte range `start..=end` holding pages `first..=last` (0-based)
+    /// and their lengths.
+    fn range(&self, first: u32, last: u32) -> (u64, u64, Vec<u32>) {
+        let o = &self.offsets[first as usize..=last as usize + 1];
+        let lengths = o.windows(2).map(|w| (w[1] - w[0]) as u32).collect();
+        (o[0], o[o.len() - 1] - 1, lengths)
+    }
 }
 
 /// The page source of one lazily read index.
@@ -150,6 +171,10 @@ pub struct LazySource {
     last_len: u32,
     /// Reads fail rather than fetch a missing page (`LazyIndex::local_only`).
     local_only: bool,
+    /// The packed file, while it is used.
+    packed: Option<Packed>,
+    /// Why pages are read from the raw index, when there is a packed file.
+    packed_off: Option<String>,
 }
 
 fn lock(m: &Mutex<LazySource>) -> MutexGuard<'_, LazySource> {
@@ -376,6 +401,10 @@ pub struct LazyInfo {
     pub pages_stored: u32,
     /// Pages held in the memory cache.
     pub pages_cached: u32,
+    /// Why pages are read from the raw index although a packed file is
+    /// published.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed_off: Option<String>,
     #[serde(flatten)]
     pub stats: LazyStats,
 }
@@ -392,6 +421,35 @@ pub struct LazyIndex {
     /// A second connection for the warm-up (it awaits between statements,
     /// so it cannot borrow the engine's).
     spare: Rc<RefCell<Option<rusqlite::Connection>>>,
+}
+
+/// The packed file `manifest` names (`None` when it names none), its page
+/// lengths read from `tail`, what follows the hot pages in the hot file;
+/// `Err` says why it cannot be used.
+fn packed_of(
+    manifest: &Manifest,
+    manifest_url: &str,
+    tail: &[u8],
+) -> Option<std::result::Result<Packed, String>> {
+    let file = manifest.packed_file.as_deref()?;
+    let count = manifest.page_count as usize;
+    Some(
+        (|| {
+            let lengths = crate::publish::decode_packed_lengths(tail, count)
+                .ok_or("the hot file does not end with its page lengths")?;
+            let offsets =
+                crate::publish::packed_offsets(&lengths, manifest.page_size, manifest.packed_size)
+                    .ok_or("its page lengths do not add up to its size")?;
+            let url =
+                host::resolve_url(file, manifest_url).map_err(|_| "its URL does not resolve")?;
+            Ok(Packed {
+                url,
+                size: manifest.packed_size,
+                offsets,
+            })
+        })()
+        .map_err(|e: &str| e.to_string()),
+    )
 }
 
 /// Prefix of every fill file of a storage scope.
@@ -457,6 +515,8 @@ impl LazyIndex {
             last_end: u32::MAX - 2,
             last_len: 0,
             local_only: false,
+            packed: None,
+            packed_off: None,
         };
         // Fill files the worker opened while the module loaded, if they
         // are this index's (else closed unused).
@@ -507,7 +567,29 @@ impl LazyIndex {
         }
         if let Some(hot) = prefetched.hot {
             let ps = manifest.page_size as usize;
-            if hot.len() == manifest.hot_pages.len() * ps {
+            let pages_end = manifest.hot_pages.len() * ps;
+            // After the hot pages, the packed file's page lengths.
+            match packed_of(
+                manifest,
+                manifest_url,
+                hot.get(pages_end..).unwrap_or_default(),
+            ) {
+                Some(Ok(p)) => {
+                    source.packed = Some(p);
+                    source.stats.packed = true;
+                }
+                Some(Err(why)) => {
+                    source.packed_off = Some(format!("the packed file is not used: {why}"));
+                }
+                None => {}
+            }
+            let expected = pages_end
+                + if manifest.packed_file.is_some() {
+                    2 * page_count as usize
+                } else {
+                    0
+                };
+            if hot.len() == expected {
                 source.stats.hot_pages = manifest.hot_pages.len() as u64;
                 source.stats.hot_bytes = hot.len() as u64;
                 for (i, &p) in manifest.hot_pages.iter().enumerate() {
@@ -561,46 +643,96 @@ impl LazyIndex {
     /// that serves several ranges per request, runs of adjacent pages in
     /// requests of `RANGES_PER_REQUEST` ranges; else runs joined as
     /// [`crate::index::pagevfs::coalesce_runs`] says, at most
-    /// `MAX_PARALLEL` requests.
+    /// `MAX_PARALLEL` requests. From the packed file when there is one:
+    /// if that fails in any way (not there, not what its lengths say),
+    /// the round is asked again of the raw index, which serves every
+    /// later one, and `info().lazy.packedOff` says why.
     pub async fn fetch_pages(&self, pages: &[u32]) -> Result<()> {
+        match self.fetch_round(pages).await {
+            Err((e, true)) => {
+                {
+                    let mut s = lock(&self.source);
+                    s.packed = None;
+                    s.stats.packed = false;
+                    s.packed_off = Some(format!(
+                        "the packed file failed, pages are read from the raw index: {}",
+                        e.message
+                    ));
+                }
+                self.fetch_round(pages).await.map_err(|(e, _)| e)
+            }
+            r => r.map_err(|(e, _)| e),
+        }
+    }
+
+    /// One round of [`LazyIndex::fetch_pages`]; a failure says whether
+    /// it read the packed file.
+    async fn fetch_round(&self, pages: &[u32]) -> std::result::Result<(), (Error, bool)> {
         const MAX_PARALLEL: usize = 24;
         // A Range header of 64 ranges is about 1.3 KB, well inside what
         // servers accept (nginx: 8 KB; Apache: 200 ranges).
         const RANGES_PER_REQUEST: usize = 64;
-        let (url, size, page_size, timeout, multi, mut missing) = {
+        let (url, size, page_size, timeout, multi, runs, packed) = {
             let s = lock(&self.source);
-            let mut m: Vec<u32> = pages
+            let missing = pages
                 .iter()
                 .filter_map(|p| p.checked_sub(1))
                 .filter(|&p| p < s.page_count && !s.has(p))
-                .collect();
-            m.sort_unstable();
-            m.dedup();
+                .collect::<std::collections::BTreeSet<u32>>()
+                .into_iter();
+            let multi = s.stats.multi_range;
+            let runs = if multi {
+                crate::index::pagevfs::adjacent_runs(missing)
+            } else {
+                crate::index::pagevfs::coalesce_runs(missing, MAX_PARALLEL)
+            };
+            // Byte ranges, and for the packed file each page's length.
+            let packed = s.packed.as_ref().map(|p| {
+                (
+                    p.url.clone(),
+                    p.size,
+                    runs.iter().map(|r| p.range(r.0, r.1)).collect::<Vec<_>>(),
+                )
+            });
             (
                 s.url.clone(),
                 s.size,
                 s.page_size,
                 s.fetch_timeout_ms,
-                s.stats.multi_range,
-                m,
+                multi,
+                runs,
+                packed,
             )
         };
-        if missing.is_empty() {
+        if runs.is_empty() {
             return Ok(());
         }
-        let runs = if multi {
-            crate::index::pagevfs::adjacent_runs(missing.drain(..))
-        } else {
-            crate::index::pagevfs::coalesce_runs(missing.drain(..), MAX_PARALLEL)
+        let used_packed = packed.is_some();
+        let fail = |e: JsValue| {
+            (
+                js_error(&e, "network.failed", "prefetching index pages"),
+                used_packed,
+            )
         };
-        let starts: Vec<f64> = runs
-            .iter()
-            .map(|r| (u64::from(r.0) * page_size) as f64)
-            .collect();
-        let ends: Vec<f64> = runs
-            .iter()
-            .map(|r| ((u64::from(r.1) + 1) * page_size - 1) as f64)
-            .collect();
+        let (url, size, starts, ends, lengths) = match packed {
+            Some((url, size, ranges)) => {
+                let starts = ranges.iter().map(|r| r.0 as f64).collect();
+                let ends = ranges.iter().map(|r| r.1 as f64).collect();
+                let lengths: Vec<u32> = ranges.into_iter().flat_map(|r| r.2).collect();
+                (url, size, starts, ends, Some(lengths))
+            }
+            None => (
+                url,
+                size,
+                runs.iter()
+                    .map(|r| (u64::from(r.0) * page_size) as f64)
+                    .collect(),
+                runs.iter()
+                    .map(|r| ((u64::from(r.1) + 1) * page_size - 1) as f64)
+                    .collect(),
+                None,
+            ),
+        };
         let t = host::now_ms();
         let answers = if multi {
             host::range_fetch_multi(
@@ -615,11 +747,24 @@ impl LazyIndex {
         } else {
             host::range_fetch_all(&url, starts, ends, size as f64, timeout).await
         }
-        .map_err(|e| js_error(&e, "network.failed", "prefetching index pages"))?;
+        .map_err(fail)?;
         let fell_back = multi
             && js_sys::Reflect::get(&answers, &JsValue::from_str("fellBack"))
                 .is_ok_and(|v| v.is_truthy());
-        let answers: js_sys::Array = answers.into();
+        let wire: u64 = js_sys::Array::from(&answers)
+            .iter()
+            .map(|a| u64::from(Uint8Array::new(&a).length()))
+            .sum();
+        let pages: js_sys::Array = match lengths {
+            Some(lengths) => {
+                let counts = runs.iter().map(|r| r.1 - r.0 + 1).collect();
+                host::inflate_runs(&answers, lengths, counts, page_size as f64)
+                    .await
+                    .map_err(fail)?
+                    .into()
+            }
+            None => answers.into(),
+        };
         let mut s = lock(&self.source);
         if fell_back {
             // Range by range from now on, joined as on any other host.
@@ -632,9 +777,9 @@ impl LazyIndex {
         } else {
             runs.len() as u64
         };
+        s.stats.prefetch_bytes += wire;
         for (i, r) in runs.iter().enumerate() {
-            let bytes = Uint8Array::new(&answers.get(i as u32)).to_vec();
-            s.stats.prefetch_bytes += bytes.len() as u64;
+            let bytes = Uint8Array::new(&pages.get(i as u32)).to_vec();
             s.keep(r.0, &bytes);
         }
         s.commit();
@@ -670,28 +815,95 @@ impl LazyIndex {
 
     /// Fetches the next run of missing pages (one request) into the fill
     /// file; `Ok(false)` once every page is stored (or there is no fill).
+    /// From the packed file when there is one (a run of up to
+    /// `FILL_CHUNK_BYTES` of it); should that fail, from the raw index.
     pub async fn fill_step(&self) -> Result<bool> {
-        let (url, size, page_size, timeout, run) = {
+        let (url, size, page_size, timeout, run, packed) = {
             let s = lock(&self.source);
             if s.fill.is_none() {
                 return Ok(false);
             }
             let max = (FILL_CHUNK_BYTES / s.page_size).max(1) as u32;
-            let run = s.next_missing(max);
-            (s.url.clone(), s.size, s.page_size, s.fetch_timeout_ms, run)
+            let run = match &s.packed {
+                // Pages compress: ask for more of them, as many as fit the
+                // chunk packed.
+                Some(p) => s.next_missing(max * 8).map(|(first, count)| {
+                    let (a, b) = (first as usize, (first + count) as usize);
+                    let limit = p.offsets[a] + FILL_CHUNK_BYTES;
+                    let fit = p.offsets[a + 1..=b].partition_point(|&o| o <= limit);
+                    (first, (fit as u32).max(1))
+                }),
+                None => s.next_missing(max),
+            };
+            let packed = match (&s.packed, run) {
+                (Some(p), Some((first, count))) => {
+                    Some((p.url.clone(), p.size, p.range(first, first + count - 1)))
+                }
+                _ => None,
+            };
+            (
+                s.url.clone(),
+                s.size,
+                s.page_size,
+                s.fetch_timeout_ms,
+                run,
+                packed,
+            )
         };
         let Some((first, count)) = run else {
             return Ok(false);
         };
-        let start = u64::from(first) * page_size;
-        let end = u64::from(first + count) * page_size - 1;
-        let bytes = host::range_fetch(&url, start as f64, end as f64, size as f64, timeout)
-            .await
-            .map_err(|e| js_error(&e, "network.failed", "filling the index copy"))?;
-        let bytes = Uint8Array::new(&bytes).to_vec();
+        let fail = |e: JsValue| js_error(&e, "network.failed", "filling the index copy");
+        let mut wire = 0u64;
+        let mut bytes = None;
+        if let Some((purl, psize, (start, end, lengths))) = packed {
+            let got =
+                match host::range_fetch(&purl, start as f64, end as f64, psize as f64, timeout)
+                    .await
+                {
+                    Ok(answer) => {
+                        wire = end - start + 1;
+                        let answers = js_sys::Array::of1(&answer);
+                        host::inflate_runs(&answers, lengths, vec![count], page_size as f64)
+                            .await
+                            .map(|pages| {
+                                Uint8Array::new(&js_sys::Array::from(&pages).get(0)).to_vec()
+                            })
+                    }
+                    Err(e) => Err(e),
+                };
+            match got {
+                Ok(b) => bytes = Some(b),
+                Err(e) => {
+                    let e = fail(e);
+                    let mut s = lock(&self.source);
+                    s.packed = None;
+                    s.stats.packed = false;
+                    s.packed_off = Some(format!(
+                        "the packed file failed, pages are read from the raw index: {}",
+                        e.message
+                    ));
+                    // The next step asks the raw index.
+                    return Ok(true);
+                }
+            }
+        }
+        let bytes = match bytes {
+            Some(b) => b,
+            None => {
+                let start = u64::from(first) * page_size;
+                let end = u64::from(first + count) * page_size - 1;
+                let b = host::range_fetch(&url, start as f64, end as f64, size as f64, timeout)
+                    .await
+                    .map_err(fail)?;
+                let b = Uint8Array::new(&b).to_vec();
+                wire = b.len() as u64;
+                b
+            }
+        };
         let mut s = lock(&self.source);
         s.stats.fill_requests += 1;
-        s.stats.fill_bytes += bytes.len() as u64;
+        s.stats.fill_bytes += wire;
         if s.fill.is_some() {
             // Pages a query fetched meanwhile are written again: the same
             // bytes (the file is content-addressed).
@@ -767,6 +979,7 @@ impl LazyIndex {
             page_count: s.page_count,
             pages_stored: s.stored,
             pages_cached: s.cache.len() as u32,
+            packed_off: s.packed_off.clone(),
             stats: s.stats.clone(),
         }
     }
