@@ -120,6 +120,23 @@ pub struct TargetPlan {
     pub skipped: Option<String>,
 }
 
+impl TargetPlan {
+    /// The tables a plan without an FTS expression (a query of filters
+    /// only) scans whole: its count and page statements read every row of
+    /// the tables they join (`TargetSql::tables`), through the table or
+    /// one of its indexes as SQLite's planner picks
+    /// ([`crate::index::btrees_of`] adds those). Empty for a plan with
+    /// words (what it reads is found from its doclists). The lazy warm-up
+    /// fetches them in one round (`tests/page_reads.rs` checks they cover
+    /// what such a query reads).
+    pub fn scanned(&self) -> &[&'static str] {
+        match &self.sql {
+            Some(sql) if sql.fts.is_none() => &sql.tables,
+            _ => &[],
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub query: Query,

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::sample_index;
+use common::{fixture_index, sample_index};
 use gitsense_search::index::hot::{hot_pages, page_owners, Traced};
 use gitsense_search::index::{btree, doclists};
 use gitsense_search::plan::{self, MatchMode};
@@ -771,6 +771,94 @@ fn preparing_a_search_reads_only_hot_pages() {
             serde_json::to_value(&r).unwrap(),
             serde_json::to_value(fresh.search(q, &SearchOptions::default()).unwrap()).unwrap(),
             "{q}"
+        );
+    }
+}
+
+/// Every page of the b-tree rooted at `root` (a file's bytes), through
+/// `btree::children`.
+fn btree_pages(bytes: &[u8], page_size: usize, root: u32) -> BTreeSet<u32> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![root];
+    while let Some(p) = stack.pop() {
+        if out.insert(p) {
+            stack.extend(btree::children(page(bytes, p, page_size), p).unwrap_or_default());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_query_without_words_reads_only_the_btrees_its_plan_scans() {
+    // The sample has no code blocks; the chat-app fixture has.
+    for (path, q) in [
+        (sample_index(), "msg-type:regular"),
+        (sample_index(), "role:user"),
+        (fixture_index("scans"), "role:user"),
+        (fixture_index("scans"), "lang:python"),
+        (fixture_index("scans"), "msg-type:regular"),
+    ] {
+        let bytes = std::fs::read(&path).unwrap();
+        let page_size = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+        let owners = owners(&path);
+        let hot: BTreeSet<u32> = hot_pages(&path).unwrap().pages.into_iter().collect();
+        let (engine, trace) = Traced::engine(&path).unwrap();
+        let parsed = query::parse(q, &profiles::exists).unwrap();
+        let p = plan::plan(&parsed, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
+        let conn = engine.connection();
+        let mut scanned = BTreeSet::new();
+        let mut names = BTreeSet::new();
+        let tables: Vec<&str> = p
+            .target_plans
+            .iter()
+            .flat_map(|tp| tp.scanned().iter().copied())
+            .collect();
+        for name in gitsense_search::index::btrees_of(conn, &tables).unwrap() {
+            scanned.extend(btree_pages(&bytes, page_size, root_page(conn, &name)));
+            names.insert(name);
+        }
+        assert!(!names.is_empty(), "{q}: a plan without words scans");
+        trace.take_pages();
+        let mut returned = 0;
+        for tp in &p.target_plans {
+            let Some(sql) = &tp.sql else { continue };
+            assert!(sql.fts.is_none());
+            let _: i64 = conn
+                .query_row(
+                    &sql.count_sql,
+                    rusqlite::params_from_iter(sql.params.iter()),
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let params = sql.page_params(25, 0);
+            let mut s = conn.prepare(&sql.page_sql).unwrap();
+            let n = s
+                .query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                    r.get::<_, i64>(0)
+                })
+                .unwrap()
+                .count();
+            returned += n;
+        }
+        assert!(returned > 0, "{q}: nothing returned");
+        let read: BTreeSet<u32> = trace.take_pages().into_iter().collect();
+        let outside: Vec<u32> = read
+            .iter()
+            .copied()
+            .filter(|p| !hot.contains(p) && !scanned.contains(p))
+            .collect();
+        assert!(
+            outside.is_empty(),
+            "{q}: scanning {names:?} left out pages of {:?}",
+            tables_of(&outside, &owners)
+        );
+        // And the scanned b-trees are mostly what it reads.
+        let fetched = scanned.difference(&hot).count();
+        let needed = read.difference(&hot).count();
+        eprintln!("{q}: {fetched} pages fetched for {needed} read");
+        assert!(
+            fetched <= 2 * needed + 4,
+            "{q}: {fetched} pages fetched for {needed} read"
         );
     }
 }

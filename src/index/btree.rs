@@ -79,6 +79,21 @@ fn cells(page: &[u8], page_no: u32) -> Option<(PageKind, Vec<usize>)> {
     Some((k, offsets))
 }
 
+/// Every child of an interior page (table or index), left to right;
+/// `None` for a leaf or a page it cannot read.
+pub fn children(page: &[u8], page_no: u32) -> Option<Vec<u32>> {
+    let (k, offsets) = cells(page, page_no)?;
+    if !matches!(k, PageKind::InteriorTable | PageKind::InteriorIndex) {
+        return None;
+    }
+    let mut out = offsets
+        .iter()
+        .map(|&o| u32_at(page, o))
+        .collect::<Option<Vec<_>>>()?;
+    out.push(u32_at(page, header_at(page_no) + 8)?);
+    Some(out)
+}
+
 /// For an interior table page: the child page each of `keys` (ascending
 /// rowids) descends to, deduplicated, in page order of first use.
 pub fn descend(page: &[u8], page_no: u32, keys: &[i64]) -> Option<Vec<(u32, Vec<i64>)>> {

@@ -266,6 +266,30 @@ impl IndexInfo {
     }
 }
 
+/// `tables` and every index on them, by name: the b-trees a scan of
+/// those tables may read (the planner may scan an index that covers the
+/// columns a statement needs instead of the table).
+pub fn btrees_of(conn: &Connection, tables: &[&str]) -> Result<Vec<String>> {
+    let mut s = conn
+        .prepare_cached(
+            "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1 ORDER BY name",
+        )
+        .ctx("listing indexes")?;
+    let mut out = Vec::new();
+    for t in tables {
+        out.push((*t).to_string());
+        let names = s
+            .query_map([t], |r| r.get::<_, String>(0))
+            .ctx("listing indexes")?;
+        for n in names {
+            out.push(n.ctx("listing indexes")?);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
 /// Opens an index file read-only and checks its format version.
 pub fn open_file(path: &Path) -> Result<Connection> {
     if !path.exists() {

@@ -357,6 +357,15 @@ for (const [n, [what, spoil, reason]] of [
   });
 }
 
+test('a query of filters only fetches the tables it scans in one round: no synchronous reads, the CLI\'s answers', async () => {
+  const page = await freshPage();
+  await openEngine(page, { lazyFill: false });
+  const info = await answersLikeCli(page, SAMPLE_INDEX, ['msg-type:regular', 'role:user', 'role:assistant chat-type:regular']);
+  // The scan's round, then the returned page's rows and their overflow pages.
+  assert.ok(info.lazy.prefetchRounds >= 3, JSON.stringify(info.lazy));
+  await closePage(page);
+});
+
 test('terms are looked up in an FTS index too big to be hot in batched rounds: no synchronous reads, the CLI\'s answers', async () => {
   const index = path.join(FIXTURES, 'vocab.gsx');
   const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'vocab.json'), 'utf8'));

@@ -22,6 +22,12 @@
 //!    that ranks nothing, in a round of their own),
 //! 4. the overflow pages of those rows.
 //!
+//! A query without words (filters only) scans its targets' tables: their
+//! pages and their indexes' come in one round
+//! ([`crate::plan::TargetPlan::scanned`]; the inner pages are hot, so
+//! every leaf is known), up to
+//! [`MAX_SCAN_PAGES`], then rounds 3 and 4.
+//!
 //! Everything here is an optimisation: any failure ends the warm-up and
 //! the query reads what it still needs page by page.
 
@@ -43,6 +49,9 @@ use std::pin::pin;
 const MAX_KEYS: usize = 50_000;
 /// Deepest b-tree walked.
 const MAX_LEVELS: usize = 6;
+/// Pages fetched at most for the tables a query without words scans
+/// (16 MiB raw; above it the scan reads page by page).
+const MAX_SCAN_PAGES: usize = 4096;
 
 /// Rowids to look up, per table.
 type Keys = BTreeMap<&'static str, BTreeSet<i64>>;
@@ -270,6 +279,44 @@ async fn walk_by<K>(
     Ok(leaves)
 }
 
+/// Fetches every page of the b-trees `names` not in hand (their inner
+/// pages are hot: the leaves come in one round), unless that is more than
+/// [`MAX_SCAN_PAGES`]: SQLite then reads them page by page.
+async fn scan(lazy: &LazyIndex, conn: &Connection, names: &[String]) -> Result<()> {
+    let roots: Vec<u32> = names.iter().filter_map(|n| root_of(conn, n)).collect();
+    // Count what is missing from the pages in hand.
+    let mut stack = roots.clone();
+    let mut seen = BTreeSet::new();
+    let mut missing = 0;
+    while let Some(p) = stack.pop() {
+        if !seen.insert(p) {
+            continue;
+        }
+        match lazy.peek(p) {
+            None => missing += 1,
+            Some(page) => stack.extend(btree::children(&page, p).unwrap_or_default()),
+        }
+        if missing > MAX_SCAN_PAGES {
+            return Ok(());
+        }
+    }
+    walk_by(
+        lazy,
+        roots.into_iter().map(|r| (r, vec![()])).collect(),
+        &[],
+        |page, page_no, _| {
+            Some(
+                btree::children(page, page_no)?
+                    .into_iter()
+                    .map(|c| (c, vec![()]))
+                    .collect(),
+            )
+        },
+    )
+    .await?;
+    Ok(())
+}
+
 /// The overflow pages of the rows `leaves` hold for their keys.
 fn overflow_pages(lazy: &LazyIndex, leaves: &[(u32, Vec<i64>)]) -> Vec<u32> {
     let mut pages = Vec::new();
@@ -341,6 +388,25 @@ pub async fn warm(
         })
         .collect();
     walk_terms(lazy, conn, terms).await?;
+    if exprs.is_empty() {
+        // No words: the filters and sort scan the targets' tables. Those
+        // in one round (the search's statements compiled meanwhile), then
+        // the returned page.
+        let tables: Vec<&str> = p
+            .target_plans
+            .iter()
+            .flat_map(|tp| tp.scanned().iter().copied())
+            .collect();
+        if tables.is_empty() {
+            return Ok(());
+        }
+        let names = crate::index::btrees_of(conn, &tables)?;
+        meanwhile(scan(lazy, conn, &names), || {
+            crate::search::prepare_statements(conn, &p)
+        })
+        .await?;
+        return returned_page(lazy, conn, &p).await;
+    }
     let mut keys = Keys::new();
     for ((t, expr), segs) in exprs.iter().zip(&segids) {
         let data: &'static str = match t {
@@ -433,13 +499,16 @@ pub async fn warm(
         }
     }
     walk(lazy, conn, &keys, &[]).await?;
+    returned_page(lazy, conn, &p).await
+}
 
-    // Round 3: ranking (as the engine will run it; pages are in place
-    // now), then the rows of the returned page: their own rows, payload,
-    // chats and the messages of code blocks (known from the ranking
-    // records when ranking read them, else from the rows of filter tables
-    // in place, else a round later). Round 4: the overflow pages of those
-    // rows.
+/// Rounds 3 and 4 (see the module docs): ranking (as the engine will run
+/// it; pages are in place now), then the rows of the returned page: their
+/// own rows, payload, chats and the messages of code blocks (known from
+/// the ranking records when ranking read them, else from the rows of
+/// filter tables in place, else a round later); then the overflow pages
+/// of those rows.
+async fn returned_page(lazy: &LazyIndex, conn: &Connection, p: &plan::Plan) -> Result<()> {
     let mut keys = Keys::new();
     let mut code_later = BTreeSet::new();
     let offset = (p.page.saturating_sub(1)) * p.per_page;
