@@ -579,6 +579,11 @@ impl Session {
                 return Err(e);
             }
         };
+        // Marked before the switch, so that once info() says 'complete' a
+        // new tab knows the index is stored (it then needs the pool at once).
+        if storage.is_opfs() {
+            host::mark_stored(storage.scope()).await;
+        }
         if !still_current() {
             // Replaced meanwhile (an update): the copy is not wanted.
             drop(engine);
@@ -595,9 +600,6 @@ impl Session {
             old.retire(&storage).await?;
         }
         self.timings.borrow_mut().fill_ms = Some(now_ms() - self.opened_at);
-        if storage.is_opfs() {
-            host::mark_stored(storage.scope()).await;
-        }
         report(on_progress, "ready", 1.0, 1.0);
         Ok(())
     }
