@@ -96,6 +96,11 @@ pub struct TargetSql {
     pub tables: Vec<&'static str>,
     /// The `message_names` key ranking looks up (exact-name boost).
     pub name_key: Option<i64>,
+    /// Whether `page_sql` scores every matching row with one of the
+    /// engine's ranking functions (FTS on messages or code blocks, sorted
+    /// by rank first): its [`crate::index::rank::Tally`] is then the
+    /// count, and `count_sql` need not run.
+    pub counted_by_rank: bool,
 }
 
 impl TargetSql {
@@ -985,6 +990,9 @@ fn plan_target(
             params: conds.params,
             rank_params,
             name_key: if target == Target::Messages && fts.is_some() { exact } else { None },
+            counted_by_rank: fts.is_some()
+                && target != Target::Chats
+                && sort.first().is_none_or(|k| k.field == SortField::FtsRank),
             fts,
             tables,
         }),
@@ -1009,6 +1017,26 @@ mod tests {
 
     fn fts_of(q: &str, target: Target) -> Option<String> {
         sql_of(q, target).and_then(|s| s.fts)
+    }
+
+    #[test]
+    fn only_rank_sorted_fts_plans_of_messages_and_code_are_counted_by_their_ranking() {
+        let counted = |q: &str, t: Target| sql_of(q, t).map(|s| s.counted_by_rank);
+        assert_eq!(counted("payment", Target::Messages), Some(true));
+        assert_eq!(counted("payment", Target::CodeBlocks), Some(true));
+        assert_eq!(
+            counted("payment sort:fts_rank:desc", Target::Messages),
+            Some(true)
+        );
+        // bm25() of chats keeps count(*); so do other sorts (an index in
+        // sort order may let a LIMIT stop early) and plans without words.
+        assert_eq!(counted("payment", Target::Chats), Some(false));
+        assert_eq!(
+            counted("payment sort:updated_at:desc", Target::Messages),
+            Some(false)
+        );
+        assert_eq!(counted("msg-type:regular", Target::Messages), Some(false));
+        assert_eq!(counted("-payment", Target::Messages), Some(false));
     }
 
     #[test]

@@ -66,11 +66,21 @@ pub fn exists(name: &str) -> bool {
     SOURCES.iter().any(|(n, _)| *n == name)
 }
 
-/// Loads a built-in profile by name.
+/// Loads a built-in profile by name (parsed once per process: every
+/// search plans with one).
 pub fn get(name: &str) -> Option<Profile> {
-    let (_, src) = SOURCES.iter().find(|(n, _)| *n == name)?;
-    let v: Value = serde_json::from_str(src).expect("built-in profiles are valid JSON");
-    Some(from_json(name, &v))
+    static PARSED: std::sync::OnceLock<Vec<Profile>> = std::sync::OnceLock::new();
+    let parsed = PARSED.get_or_init(|| {
+        SOURCES
+            .iter()
+            .map(|(n, src)| {
+                let v: Value = serde_json::from_str(src).expect("built-in profiles are valid JSON");
+                from_json(n, &v)
+            })
+            .collect()
+    });
+    let i = SOURCES.iter().position(|(n, _)| *n == name)?;
+    parsed.get(i).cloned()
 }
 
 fn field_of(key: &str) -> Option<Field> {

@@ -99,6 +99,16 @@ pub struct Engine {
     conn: Connection,
     info: IndexInfo,
     clock: Clock,
+    /// Rows the ranking functions scored (counts of rank-sorted targets).
+    tally: index::rank::Tally,
+}
+
+/// A target's number of results and, when counting ranked them too,
+/// its returned page.
+struct Counted {
+    target: Target,
+    total: u64,
+    page: Option<Vec<(i64, f64)>>,
 }
 
 impl Engine {
@@ -111,7 +121,7 @@ impl Engine {
     /// VFS); checks the format version and registers the ranking function.
     pub fn from_connection(conn: Connection) -> Result<Engine> {
         let info = index::verify(&conn)?;
-        index::rank::register(&conn)?;
+        let tally = index::rank::register(&conn)?;
         // Plans that never depend on bound values (the query planner
         // stability guarantee): otherwise SQLite compiles a statement
         // again each time a value bound to its LIMIT (or one it compared
@@ -124,6 +134,7 @@ impl Engine {
             conn,
             info,
             clock: system_clock,
+            tally,
         })
     }
 
@@ -177,33 +188,30 @@ impl Engine {
         }
         let t_parse = (self.clock)();
         let mut p = plan::plan(&q, &opts, MatchMode::AllTerms)?;
-        let mut counts = self.count(&p)?;
+        let mut counted = self.count(&p)?;
         let mut fallback = None;
-        if counts.iter().all(|(_, n)| *n == 0) && plan::can_fall_back(&q) {
+        if counted.iter().all(|c| c.total == 0) && plan::can_fall_back(&q) {
             let any = plan::plan(&q, &opts, MatchMode::AnyTerm)?;
-            let any_counts = self.count(&any)?;
+            let any_counted = self.count(&any)?;
             fallback = Some(json!({
                 "from": "all-terms",
                 "to": "any-term",
                 "reason": "no result contains every term, so results containing any of them are shown, best first",
             }));
             p = any;
-            counts = any_counts;
+            counted = any_counted;
         }
         let t_count = (self.clock)();
         let mut results = ResultSets::default();
         let offset = (p.page - 1) * p.per_page;
-        for tp in &p.target_plans {
+        let counts: Vec<(Target, u64)> = counted.iter().map(|c| (c.target, c.total)).collect();
+        for (tp, c) in p.target_plans.iter().zip(counted) {
             let Some(sql) = &tp.sql else { continue };
-            let total = counts
-                .iter()
-                .find(|(t, _)| *t == tp.target)
-                .map(|(_, n)| *n)
-                .unwrap_or(0);
-            if offset >= total {
-                continue;
-            }
-            let ids = self.page_ids(sql, p.per_page, offset)?;
+            let ids = match c.page {
+                Some(ids) => ids,
+                None if offset >= c.total => continue,
+                None => self.page_ids(sql, p.per_page, offset)?,
+            };
             for (id, rank) in ids {
                 match tp.target {
                     Target::Chats => results.chats.push(self.chat_result(id, rank, sql, &opts)?),
@@ -292,22 +300,40 @@ impl Engine {
             .is_some())
     }
 
-    fn count(&self, p: &Plan) -> Result<Vec<(Target, u64)>> {
+    /// Each target's number of results. A target sorted by rank gets its
+    /// returned page at the same time: its ranking scores every match
+    /// (see [`crate::index::rank::Tally`]), so one pass over the doclists
+    /// both ranks and counts; the others run `count(*)`.
+    fn count(&self, p: &Plan) -> Result<Vec<Counted>> {
+        let offset = (p.page - 1) * p.per_page;
         let mut out = Vec::new();
         for tp in &p.target_plans {
-            let n = match &tp.sql {
-                None => 0,
-                Some(sql) => self
-                    .conn
-                    .prepare_cached(&sql.count_sql)
-                    .and_then(|mut s| {
-                        s.query_row(params_from_iter(sql.params.iter()), |r| r.get::<_, i64>(0))
-                    })
-                    .map_err(fts_error)? as u64,
+            let (total, page) = match &tp.sql {
+                None => (0, None),
+                Some(sql) if sql.counted_by_rank => {
+                    self.tally.reset();
+                    let ids = self.page_ids(sql, p.per_page, offset)?;
+                    (self.tally.rows(), Some(ids))
+                }
+                Some(sql) => (self.count_rows(sql)?, None),
             };
-            out.push((tp.target, n));
+            out.push(Counted {
+                target: tp.target,
+                total,
+                page,
+            });
         }
         Ok(out)
+    }
+
+    fn count_rows(&self, sql: &TargetSql) -> Result<u64> {
+        Ok(self
+            .conn
+            .prepare_cached(&sql.count_sql)
+            .and_then(|mut s| {
+                s.query_row(params_from_iter(sql.params.iter()), |r| r.get::<_, i64>(0))
+            })
+            .map_err(fts_error)? as u64)
     }
 
     fn page_ids(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<Vec<(i64, f64)>> {
@@ -661,7 +687,9 @@ pub fn prepare_statements(conn: &Connection, p: &Plan) {
         };
         // A statement that does not prepare fails the same way in the
         // search, which reports it.
-        let _ = conn.prepare_cached(&sql.count_sql);
+        if !sql.counted_by_rank {
+            let _ = conn.prepare_cached(&sql.count_sql);
+        }
         let _ = conn.prepare_cached(&sql.page_sql);
         let _ = conn.prepare_cached(row);
         if sql.fts.is_some() {

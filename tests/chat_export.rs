@@ -219,6 +219,24 @@ fn a_slice_of_the_real_sharegpt_export_imports_every_turn_and_fence() {
         .all(|m| m.messages_role.as_deref() == Some("user")));
     let chats = search(&out, "in:chats chat-type:regular");
     assert_eq!(chats.total_counts.chats, n as u64);
+
+    // Sorted by rank, code blocks and messages are counted by their
+    // ranking; sorted otherwise, by count(*): the same numbers.
+    let mut blocks = 0;
+    for q in [
+        "in:code-blocks import",
+        "in:code-blocks lang:python import",
+        "import json",
+        "def OR class",
+        "\"import numpy\"",
+        "return -print",
+    ] {
+        let ranked = search(&out, q);
+        let other = search(&out, &format!("{q} sort:updated_at:desc"));
+        assert_eq!(ranked.total_counts, other.total_counts, "{q}");
+        blocks += ranked.total_counts.code_blocks;
+    }
+    assert!(blocks > 0);
 }
 
 #[test]

@@ -19,6 +19,48 @@ fn single_keyword_counts_equal_the_gitsense_backend() {
 }
 
 #[test]
+fn counts_of_searches_sorted_by_rank_equal_count_star() {
+    // Sorted by rank, a target's count is the number of rows its ranking
+    // scored; sorted otherwise, it is a count(*) of its own. Both must
+    // agree, on every page, past the last one too. (Code blocks, which
+    // the sample has none of: tests/chat_export.rs.)
+    let e = sample_engine();
+    let queries = [
+        "payment",
+        "authentication token",
+        "\"secure payments\"",
+        "pay*",
+        "payment OR refund",
+        "payment -refund",
+        "(payment OR refund) -payment",
+        "stripe lang:js",
+        "auth* -test msg-type:git-blob",
+        "payment role:assistant",
+        "payment in:messages git-path:backend/src/payment/*",
+        "payment xyzzyq", // no row has both: the any-term fallback
+        "PayVault option:case-sensitive",
+    ];
+    for q in queries {
+        for page in [1, 2, 40] {
+            let opts = SearchOptions {
+                page,
+                ..Default::default()
+            };
+            let ranked = search_with(&e, q, opts.clone());
+            let other = search_with(&e, &format!("{q} sort:updated_at:desc"), opts);
+            assert_eq!(counts(&ranked), counts(&other), "{q}, page {page}");
+            assert_eq!(
+                ranked.search_criteria["matchMode"], other.search_criteria["matchMode"],
+                "{q}"
+            );
+            if page == 1 {
+                assert!(counts(&ranked) != (0, 0, 0), "{q} finds nothing");
+            }
+        }
+    }
+}
+
+#[test]
 fn pagination_fields_follow_the_contract() {
     let e = sample_engine();
     let r = search(&e, "payment");

@@ -26,6 +26,8 @@ use rusqlite::{ffi, Connection};
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The SQL name of the message ranking function.
 pub const MESSAGE_RANK: &str = "gs_message_rank";
@@ -47,6 +49,48 @@ struct QueryData {
     avgdl: f64,
     idf: Vec<f64>,
     chunk: RefCell<Option<Chunk>>,
+}
+
+/// The rows the ranking functions of a connection scored since
+/// [`Tally::reset`]. A statement whose `ORDER BY` starts with the rank
+/// scores every row it matches (a sorter sees them all, even under a
+/// `LIMIT`), so after it this is that statement's `count(*)`: a search
+/// needs no second pass over the doclists to count its results. A row
+/// scored twice in a row (SQLite evaluating the expression once for the
+/// sort key and once for the column) counts once.
+#[derive(Clone, Default)]
+pub struct Tally(Arc<TallyInner>);
+
+#[derive(Default)]
+struct TallyInner {
+    rows: AtomicU64,
+    last: AtomicI64,
+}
+
+impl Tally {
+    pub fn reset(&self) {
+        self.0.rows.store(0, Ordering::Relaxed);
+    }
+
+    /// Rows scored since the last reset.
+    pub fn rows(&self) -> u64 {
+        self.0.rows.load(Ordering::Relaxed)
+    }
+}
+
+impl TallyInner {
+    fn scored(&self, rowid: i64) {
+        if self.rows.load(Ordering::Relaxed) == 0 || self.last.load(Ordering::Relaxed) != rowid {
+            self.rows.fetch_add(1, Ordering::Relaxed);
+            self.last.store(rowid, Ordering::Relaxed);
+        }
+    }
+}
+
+unsafe extern "C" fn free_tally(p: *mut c_void) {
+    if !p.is_null() {
+        drop(Arc::from_raw(p as *const TallyInner));
+    }
 }
 
 unsafe extern "C" fn free_query_data(p: *mut c_void) {
@@ -273,10 +317,19 @@ unsafe fn result(
     } else {
         std::slice::from_raw_parts(vals, n_val as usize)
     };
-    match api.as_ref().map(|api| score(api, fts, args)) {
-        Some(Ok(v)) => ffi::sqlite3_result_double(ctx, v),
-        Some(Err(rc)) => ffi::sqlite3_result_error_code(ctx, rc),
-        None => ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE),
+    let Some(api) = api.as_ref() else {
+        return ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
+    };
+    if let (Some(user), Some(rowid)) = (api.xUserData, api.xRowid) {
+        let tally = user(fts) as *const TallyInner;
+        // Borrowed: the registration holds a reference.
+        if let Some(tally) = tally.as_ref() {
+            tally.scored(rowid(fts));
+        }
+    }
+    match score(api, fts, args) {
+        Ok(v) => ffi::sqlite3_result_double(ctx, v),
+        Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
     }
 }
 
@@ -301,8 +354,9 @@ unsafe extern "C" fn code_rank(
 }
 
 /// Registers [`MESSAGE_RANK`] and [`CODE_RANK`] on a connection (FTS5's API pointer comes
-/// from `SELECT fts5(?1)`, as the FTS5 documentation describes).
-pub fn register(conn: &Connection) -> Result<()> {
+/// from `SELECT fts5(?1)`, as the FTS5 documentation describes); returns
+/// the [`Tally`] of the rows they score.
+pub fn register(conn: &Connection) -> Result<Tally> {
     let failed = |what: &str| {
         Error::new(
             "internal.error",
@@ -335,14 +389,19 @@ pub fn register(conn: &Connection) -> Result<()> {
             (c"gs_message_rank", Some(message_rank)),
             (c"gs_code_rank", Some(code_rank)),
         ];
+        let tally = Tally::default();
         for (name, f) in functions {
-            let rc = create(api, name.as_ptr(), ptr::null_mut(), f, None);
+            // Each registration holds a reference, released by FTS5 when
+            // the connection closes (a failed registration keeps none).
+            let user = Arc::into_raw(tally.0.clone()) as *mut c_void;
+            let rc = create(api, name.as_ptr(), user, f, Some(free_tally));
             if rc != ffi::SQLITE_OK {
+                free_tally(user);
                 return Err(failed(&format!("SQLite error {rc}")));
             }
         }
+        Ok(tally)
     }
-    Ok(())
 }
 
 /// The column sizes in an FTS5 `_docsize` blob (one varint per column).
