@@ -44,6 +44,26 @@ fn tables_of(pages: &[u32], owners: &std::collections::BTreeMap<u32, String>) ->
         .collect()
 }
 
+/// A target's `count(*)` and the ids of its first page of 25, by the
+/// plan's own statements.
+fn count_and_page(conn: &rusqlite::Connection, sql: &plan::TargetSql) -> (i64, Vec<i64>) {
+    let n: i64 = conn
+        .query_row(
+            &sql.count_sql,
+            rusqlite::params_from_iter(sql.params.iter()),
+            |r| r.get(0),
+        )
+        .unwrap();
+    let params = sql.page_params(25, 0);
+    let mut s = conn.prepare(&sql.page_sql).unwrap();
+    let ids: Vec<i64> = s
+        .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    (n, ids)
+}
+
 #[test]
 fn ranking_reads_only_fts_and_filter_pages() {
     let path = sample_index();
@@ -56,21 +76,7 @@ fn ranking_reads_only_fts_and_filter_pages() {
         let mut ranked = 0;
         for tp in &p.target_plans {
             let Some(sql) = &tp.sql else { continue };
-            let conn = engine.connection();
-            let n: i64 = conn
-                .query_row(
-                    &sql.count_sql,
-                    rusqlite::params_from_iter(sql.params.iter()),
-                    |r| r.get(0),
-                )
-                .unwrap();
-            let params = sql.page_params(25, 0);
-            let mut s = conn.prepare(&sql.page_sql).unwrap();
-            let ids: Vec<i64> = s
-                .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(0))
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap();
+            let (n, ids) = count_and_page(engine.connection(), sql);
             assert!(ids.len() as i64 <= n);
             ranked += ids.len();
         }
@@ -823,22 +829,7 @@ fn a_query_without_words_reads_only_the_btrees_its_plan_scans() {
         for tp in &p.target_plans {
             let Some(sql) = &tp.sql else { continue };
             assert!(sql.fts.is_none());
-            let _: i64 = conn
-                .query_row(
-                    &sql.count_sql,
-                    rusqlite::params_from_iter(sql.params.iter()),
-                    |r| r.get(0),
-                )
-                .unwrap();
-            let params = sql.page_params(25, 0);
-            let mut s = conn.prepare(&sql.page_sql).unwrap();
-            let n = s
-                .query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                    r.get::<_, i64>(0)
-                })
-                .unwrap()
-                .count();
-            returned += n;
+            returned += count_and_page(conn, sql).1.len();
         }
         assert!(returned > 0, "{q}: nothing returned");
         let read: BTreeSet<u32> = trace.take_pages().into_iter().collect();

@@ -650,19 +650,22 @@ impl LazyIndex {
     pub async fn fetch_pages(&self, pages: &[u32]) -> Result<()> {
         match self.fetch_round(pages).await {
             Err((e, true)) => {
-                {
-                    let mut s = lock(&self.source);
-                    s.packed = None;
-                    s.stats.packed = false;
-                    s.packed_off = Some(format!(
-                        "the packed file failed, pages are read from the raw index: {}",
-                        e.message
-                    ));
-                }
+                self.drop_packed(&e);
                 self.fetch_round(pages).await.map_err(|(e, _)| e)
             }
             r => r.map_err(|(e, _)| e),
         }
+    }
+
+    /// Stops reading the packed file for the session (it failed with `e`).
+    fn drop_packed(&self, e: &Error) {
+        let mut s = lock(&self.source);
+        s.packed = None;
+        s.stats.packed = false;
+        s.packed_off = Some(format!(
+            "the packed file failed, pages are read from the raw index: {}",
+            e.message
+        ));
     }
 
     /// One round of [`LazyIndex::fetch_pages`]; a failure says whether
@@ -875,14 +878,7 @@ impl LazyIndex {
             match got {
                 Ok(b) => bytes = Some(b),
                 Err(e) => {
-                    let e = fail(e);
-                    let mut s = lock(&self.source);
-                    s.packed = None;
-                    s.stats.packed = false;
-                    s.packed_off = Some(format!(
-                        "the packed file failed, pages are read from the raw index: {}",
-                        e.message
-                    ));
+                    self.drop_packed(&fail(e));
                     // The next step asks the raw index.
                     return Ok(true);
                 }
