@@ -101,6 +101,42 @@ pub struct TargetSql {
     /// by rank first): its [`crate::index::rank::Tally`] is then the
     /// count, and `count_sql` need not run.
     pub counted_by_rank: bool,
+    /// The phrases of `fts` in FTS5's order ([`fts_phrases`]).
+    pub phrases: Vec<String>,
+}
+
+/// The phrases of an FTS5 expression the planner wrote, left to right
+/// (FTS5 numbers them so, those under NOT included): each quoted string
+/// with its `*`, as written. The planner writes nothing else but `AND`,
+/// `OR`, `NOT` and parentheses.
+pub fn fts_phrases(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = expr.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < b.len() {
+            if b[i] == b'"' {
+                if b.get(i + 1) == Some(&b'"') {
+                    i += 2;
+                    continue;
+                }
+                break;
+            }
+            i += 1;
+        }
+        i += 1;
+        if b.get(i) == Some(&b'*') {
+            i += 1;
+        }
+        out.push(expr[start..i.min(b.len())].to_string());
+    }
+    out
 }
 
 impl TargetSql {
@@ -993,6 +1029,7 @@ fn plan_target(
             counted_by_rank: fts.is_some()
                 && target != Target::Chats
                 && sort.first().is_none_or(|k| k.field == SortField::FtsRank),
+            phrases: fts.as_deref().map(fts_phrases).unwrap_or_default(),
             fts,
             tables,
         }),
@@ -1017,6 +1054,18 @@ mod tests {
 
     fn fts_of(q: &str, target: Target) -> Option<String> {
         sql_of(q, target).and_then(|s| s.fts)
+    }
+
+    #[test]
+    fn phrases_come_in_fts5_order_as_written() {
+        assert_eq!(
+            fts_phrases(r#"("a" AND "b c"*) NOT ("say ""hi""" OR "é")"#),
+            [r#""a""#, r#""b c"*"#, r#""say ""hi""""#, r#""é""#]
+        );
+        assert_eq!(fts_phrases(""), Vec::<String>::new());
+        let sql = sql_of("json -dumps \"event loop\" pay*", Target::Messages).unwrap();
+        assert_eq!(sql.phrases.len(), 4, "{:?}", sql.fts);
+        assert_eq!(sql.phrases.concat().matches('"').count(), 8);
     }
 
     #[test]

@@ -210,7 +210,7 @@ impl Engine {
             let ids = match c.page {
                 Some(ids) => ids,
                 None if offset >= c.total => continue,
-                None => self.page_ids(sql, p.per_page, offset)?,
+                None => self.ranked_page(sql, p.per_page, offset)?.0,
             };
             for (id, rank) in ids {
                 match tp.target {
@@ -311,9 +311,8 @@ impl Engine {
             let (total, page) = match &tp.sql {
                 None => (0, None),
                 Some(sql) if sql.counted_by_rank => {
-                    self.tally.reset();
-                    let ids = self.page_ids(sql, p.per_page, offset)?;
-                    (self.tally.rows(), Some(ids))
+                    let (ids, scored) = self.ranked_page(sql, p.per_page, offset)?;
+                    (scored, Some(ids))
                 }
                 Some(sql) => (self.count_rows(sql)?, None),
             };
@@ -334,6 +333,20 @@ impl Engine {
                 s.query_row(params_from_iter(sql.params.iter()), |r| r.get::<_, i64>(0))
             })
             .map_err(fts_error)? as u64)
+    }
+
+    /// A page of ids with their rank, and the rows the ranking scored
+    /// meanwhile (see [`crate::index::rank::Tally`]).
+    fn ranked_page(
+        &self,
+        sql: &TargetSql,
+        limit: u64,
+        offset: u64,
+    ) -> Result<(Vec<(i64, f64)>, u64)> {
+        self.tally.begin(&sql.phrases);
+        let ids = self.page_ids(sql, limit, offset);
+        self.tally.end();
+        Ok((ids?, self.tally.rows()))
     }
 
     fn page_ids(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<Vec<(i64, f64)>> {

@@ -237,6 +237,23 @@ fn a_slice_of_the_real_sharegpt_export_imports_every_turn_and_fence() {
         blocks += ranked.total_counts.code_blocks;
     }
     assert!(blocks > 0);
+    // One engine for all (phrase counts from its cache after the first
+    // search that has them) answers as a fresh engine per query.
+    let engine = Engine::open(&out).unwrap();
+    for q in [
+        "import json",
+        "json",
+        "import",
+        "json -import",
+        "import OR json",
+    ] {
+        let warm = engine.search_json(q, "{}").unwrap();
+        assert_eq!(
+            warm,
+            serde_json::to_string(&search(&out, q)).unwrap(),
+            "{q}"
+        );
+    }
 }
 
 #[test]

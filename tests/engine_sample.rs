@@ -61,6 +61,38 @@ fn counts_of_searches_sorted_by_rank_equal_count_star() {
 }
 
 #[test]
+fn answers_are_the_same_when_phrase_counts_come_from_the_cache() {
+    // A connection counts the rows of a phrase once (for its IDF), then
+    // takes the count from its cache: every later search that has the
+    // phrase, in any expression, must rank exactly as a fresh engine.
+    let queries = [
+        "payment",
+        "payment refund",
+        "refund",
+        "payment OR refund",
+        "payment -refund",
+        "refund -payment",
+        "pay*",
+        "\"secure payments\"",
+        "secure payments",
+        "payments",
+        "payment in:messages sort:updated_at:desc",
+    ];
+    let warm = sample_engine();
+    for q in queries {
+        search(&warm, q);
+    }
+    for q in queries {
+        let fresh = sample_engine();
+        assert_eq!(
+            as_json(&search(&warm, q)),
+            as_json(&search(&fresh, q)),
+            "{q}"
+        );
+    }
+}
+
+#[test]
 fn pagination_fields_follow_the_contract() {
     let e = sample_engine();
     let r = search(&e, "payment");

@@ -24,10 +24,15 @@ use super::{BM25_B, BM25_K1, MESSAGE_COLUMN_WEIGHTS};
 use crate::error::{Error, Result};
 use rusqlite::{ffi, Connection};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The SQL name of the message ranking function.
 pub const MESSAGE_RANK: &str = "gs_message_rank";
@@ -65,11 +70,42 @@ pub struct Tally(Arc<TallyInner>);
 struct TallyInner {
     rows: AtomicU64,
     last: AtomicI64,
+    /// The phrases of the statement running now, in FTS5's order, as
+    /// [`Tally::begin`] gave them.
+    phrases: Mutex<Option<Vec<String>>>,
+    /// Rows containing each phrase, by ranking function and phrase text:
+    /// the index never changes under a connection, so a phrase's IDF is
+    /// counted once per connection instead of once per search.
+    hits: Mutex<HashMap<(Kind, String), i64>>,
 }
+
+/// Which ranking function (and so which FTS table) a phrase was counted in.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Message,
+    Code,
+}
+
+/// Phrases whose row counts a connection keeps (then it starts over).
+const MAX_CACHED_PHRASES: usize = 4096;
 
 impl Tally {
     pub fn reset(&self) {
         self.0.rows.store(0, Ordering::Relaxed);
+    }
+
+    /// Before a statement that ranks: resets the count and names the
+    /// phrases of its FTS5 expression in order (`crate::plan::fts_phrases`),
+    /// so their row counts can come from, and go to, the cache. Ranking
+    /// checks the number against FTS5's own and counts afresh when they
+    /// differ. [`Tally::end`] after the statement.
+    pub fn begin(&self, phrases: &[String]) {
+        self.reset();
+        *lock(&self.0.phrases) = Some(phrases.to_vec());
+    }
+
+    pub fn end(&self) {
+        *lock(&self.0.phrases) = None;
     }
 
     /// Rows scored since the last reset.
@@ -120,6 +156,7 @@ fn ok(rc: c_int) -> std::result::Result<(), c_int> {
 unsafe fn query_data(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
+    kind: Kind,
 ) -> std::result::Result<*const QueryData, c_int> {
     let (Some(get), Some(set), Some(phrases), Some(rows), Some(total), Some(query)) = (
         api.xGetAuxdata,
@@ -141,15 +178,44 @@ unsafe fn query_data(
     let mut n_token: i64 = 0;
     ok(total(fts, -1, &mut n_token))?;
     let avgdl = n_token as f64 / n_row as f64;
+    let tally = api
+        .xUserData
+        .map(|user| user(fts) as *const TallyInner)
+        .and_then(|t| t.as_ref());
+    // The statement's phrases, when the engine named as many as FTS5 has.
+    let named = tally.and_then(|t| {
+        lock(&t.phrases)
+            .as_ref()
+            .filter(|p| p.len() == n_phrase.max(0) as usize)
+            .cloned()
+    });
     let mut idf = Vec::with_capacity(n_phrase.max(0) as usize);
     for i in 0..n_phrase {
-        let mut hits: i64 = 0;
-        ok(query(
-            fts,
-            i,
-            &mut hits as *mut i64 as *mut c_void,
-            Some(count_hit),
-        ))?;
+        let key = named.as_ref().map(|p| (kind, p[i as usize].clone()));
+        let cached = match (tally, &key) {
+            (Some(t), Some(k)) => lock(&t.hits).get(k).copied(),
+            _ => None,
+        };
+        let hits = match cached {
+            Some(h) => h,
+            None => {
+                let mut hits: i64 = 0;
+                ok(query(
+                    fts,
+                    i,
+                    &mut hits as *mut i64 as *mut c_void,
+                    Some(count_hit),
+                ))?;
+                if let (Some(t), Some(k)) = (tally, key) {
+                    let mut cache = lock(&t.hits);
+                    if cache.len() >= MAX_CACHED_PHRASES {
+                        cache.clear();
+                    }
+                    cache.insert(k, hits);
+                }
+                hits
+            }
+        };
         let v = (((n_row - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
         idf.push(if v <= 0.0 { 1e-6 } else { v });
     }
@@ -248,7 +314,7 @@ unsafe fn score(
         ffi::sqlite3_value_double(*avg_title),
         ffi::sqlite3_value_double(*avg_keywords),
     );
-    let data = &*query_data(api, fts)?;
+    let data = &*query_data(api, fts, Kind::Message)?;
     let [_chat, title_len, body_len, keywords_len] =
         record(api, fts, data, *records, &MESSAGE_FIELDS)?;
     let n = data.idf.len();
@@ -286,7 +352,7 @@ unsafe fn code_score(
     let [records] = args else {
         return Err(ffi::SQLITE_MISUSE);
     };
-    let data = &*query_data(api, fts)?;
+    let data = &*query_data(api, fts, Kind::Code)?;
     let [_message, _chat, content_len] = record(api, fts, data, *records, &CODE_FIELDS)?;
     let n = data.idf.len();
     let mut freq = vec![0.0f64; n];
@@ -520,6 +586,77 @@ mod tests {
             }
             assert!(seen > 0, "{q} matches");
         }
+    }
+
+    /// The row count of a named phrase comes from the connection's cache
+    /// once counted; unnamed, or named wrongly (another number of
+    /// phrases), it is counted afresh.
+    #[test]
+    fn phrase_row_counts_are_cached_per_connection() {
+        let c = Connection::open_in_memory().unwrap();
+        let tally = register(&c).unwrap();
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE f USING fts5(content, tokenize='trigram');
+             INSERT INTO f(rowid, content) VALUES (3, 'json.dumps(obj, indent=2)');
+             INSERT INTO f(rowid, content) VALUES (300, 'import json\nprint(json.loads(s))');
+             INSERT INTO f(rowid, content) VALUES (301, 'def dumps(x): return pickle.dumps(x)');
+             CREATE TABLE k(chunk INTEGER PRIMARY KEY, records BLOB);",
+        )
+        .unwrap();
+        let recs: Vec<(i64, Vec<i64>)> = [(3, 20), (300, 30), (301, 35)]
+            .iter()
+            .map(|&(id, n)| (id, vec![id * 2, 5, n]))
+            .collect();
+        for (chunk, blob) in records::chunks(&recs, &CODE_FIELDS) {
+            c.execute(
+                "INSERT INTO k VALUES (?1, ?2)",
+                rusqlite::params![chunk, blob],
+            )
+            .unwrap();
+        }
+        let ranks = |phrases: Option<&[&str]>| -> (Vec<u64>, u64) {
+            if let Some(p) = phrases {
+                tally.begin(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            } else {
+                tally.reset();
+            }
+            let mut s = c
+                .prepare(
+                    "SELECT gs_code_rank(f, k.records) AS r FROM f JOIN k ON k.chunk = f.rowid >> 8
+                     WHERE f MATCH '\"json\" AND \"dumps\"*' ORDER BY r",
+                )
+                .unwrap();
+            let v = s
+                .query_map([], |r| r.get::<_, f64>(0))
+                .unwrap()
+                .map(|r| r.unwrap().to_bits())
+                .collect();
+            tally.end();
+            (v, tally.rows())
+        };
+        let named: &[&str] = &["\"json\"", "\"dumps\"*"];
+        let (afresh, rows) = ranks(None);
+        assert_eq!(rows, 1, "one row has both");
+        assert!(lock(&tally.0.hits).is_empty());
+        assert_eq!(ranks(Some(named)), (afresh.clone(), 1));
+        let cached = |p: &str| {
+            lock(&tally.0.hits)
+                .get(&(Kind::Code, p.to_string()))
+                .copied()
+        };
+        assert_eq!((cached(named[0]), cached(named[1])), (Some(2), Some(2)));
+        assert_eq!(ranks(Some(named)).0, afresh, "from the cache");
+        // The cache is what ranks a named phrase: a wrong count shows.
+        lock(&tally.0.hits).insert((Kind::Code, named[0].to_string()), 1);
+        assert_ne!(ranks(Some(named)).0, afresh);
+        assert_eq!(ranks(None).0, afresh, "unnamed: counted afresh");
+        assert_eq!(
+            ranks(Some(&named[..1])).0,
+            afresh,
+            "one name for two phrases"
+        );
+        // Phrases of the other ranking function are apart.
+        assert!(!lock(&tally.0.hits).contains_key(&(Kind::Message, named[0].to_string())));
     }
 
     /// `gs_code_rank` against `bm25()` on an FTS5 table built here (the
