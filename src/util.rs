@@ -2,6 +2,14 @@
 //! ids, hex, JSON arguments of the JSON entry points.
 
 use crate::error::{Error, Result};
+use std::sync::{Mutex, MutexGuard};
+
+/// Locks a mutex, poisoned or not: a panic while holding the lock aborts
+/// in the browser (panic = "abort"), and natively what the engine keeps
+/// behind its locks stays consistent.
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Formats Unix seconds as an ISO 8601 UTC timestamp (`2025-06-16T18:56:00Z`).
 pub fn iso8601_utc(secs: i64) -> String {

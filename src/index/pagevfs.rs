@@ -13,6 +13,7 @@
 //! (sorters, with `temp_store = FILE`) live in memory.
 
 use crate::error::{Error, Result};
+use crate::util::lock;
 use rsqlite_vfs::{
     register_vfs, AccessMode, DeviceCharacteristics, LockLevel, MemChunksFile, OpenAccess,
     OpenOptions, OpenRequest, OpenedFile, OsCallback, SQLiteIoMethods, SQLiteVfs, SyncOptions,
@@ -21,7 +22,7 @@ use rsqlite_vfs::{
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// One immutable file, read in byte ranges.
 pub trait PageSource: 'static {
@@ -42,12 +43,6 @@ pub struct PageFiles<S> {
 /// The structured error of the last failed read (SQLite only sees an I/O
 /// error code).
 type ErrorSlot = Arc<Mutex<Option<Error>>>;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding the lock aborts (panic = "abort" in the browser);
-    // natively a poisoned registry still holds consistent data.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 impl<S: PageSource> PageFiles<S> {
     /// Registers a VFS named `vfs_name` serving the files of the returned

@@ -22,17 +22,14 @@
 use super::records::{self, Chunk, Col, CODE_FIELDS, MESSAGE_FIELDS};
 use super::{BM25_B, BM25_K1, MESSAGE_COLUMN_WEIGHTS};
 use crate::error::{Error, Result};
+use crate::util::lock;
 use rusqlite::{ffi, Connection};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use std::sync::{Arc, Mutex};
 
 /// The SQL name of the message ranking function.
 pub const MESSAGE_RANK: &str = "gs_message_rank";
@@ -123,6 +120,16 @@ impl TallyInner {
     }
 }
 
+/// The tally a ranking function was registered with (borrowed: the
+/// registration holds a reference).
+unsafe fn tally_of<'a>(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+) -> Option<&'a TallyInner> {
+    let user = api.xUserData?;
+    (user(fts) as *const TallyInner).as_ref()
+}
+
 unsafe extern "C" fn free_tally(p: *mut c_void) {
     if !p.is_null() {
         drop(Arc::from_raw(p as *const TallyInner));
@@ -178,10 +185,7 @@ unsafe fn query_data(
     let mut n_token: i64 = 0;
     ok(total(fts, -1, &mut n_token))?;
     let avgdl = n_token as f64 / n_row as f64;
-    let tally = api
-        .xUserData
-        .map(|user| user(fts) as *const TallyInner)
-        .and_then(|t| t.as_ref());
+    let tally = tally_of(api, fts);
     // The statement's phrases, when the engine named as many as FTS5 has.
     let named = tally.and_then(|t| {
         lock(&t.phrases)
@@ -386,12 +390,8 @@ unsafe fn result(
     let Some(api) = api.as_ref() else {
         return ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
     };
-    if let (Some(user), Some(rowid)) = (api.xUserData, api.xRowid) {
-        let tally = user(fts) as *const TallyInner;
-        // Borrowed: the registration holds a reference.
-        if let Some(tally) = tally.as_ref() {
-            tally.scored(rowid(fts));
-        }
+    if let (Some(tally), Some(rowid)) = (tally_of(api, fts), api.xRowid) {
+        tally.scored(rowid(fts));
     }
     match score(api, fts, args) {
         Ok(v) => ffi::sqlite3_result_double(ctx, v),
@@ -588,25 +588,30 @@ mod tests {
         }
     }
 
-    /// The row count of a named phrase comes from the connection's cache
-    /// once counted; unnamed, or named wrongly (another number of
-    /// phrases), it is counted afresh.
-    #[test]
-    fn phrase_row_counts_are_cached_per_connection() {
-        let c = Connection::open_in_memory().unwrap();
-        let tally = register(&c).unwrap();
+    /// A trigram FTS5 table `f` of four code blocks and their ranking
+    /// records in `k(chunk, records)`, lengths from `f`'s own `_docsize`.
+    fn code_fixture(c: &Connection) {
         c.execute_batch(
             "CREATE VIRTUAL TABLE f USING fts5(content, tokenize='trigram');
              INSERT INTO f(rowid, content) VALUES (3, 'json.dumps(obj, indent=2)');
              INSERT INTO f(rowid, content) VALUES (300, 'import json\nprint(json.loads(s))');
              INSERT INTO f(rowid, content) VALUES (301, 'def dumps(x): return pickle.dumps(x)');
+             INSERT INTO f(rowid, content) VALUES (1000, 'nothing here');
              CREATE TABLE k(chunk INTEGER PRIMARY KEY, records BLOB);",
         )
         .unwrap();
-        let recs: Vec<(i64, Vec<i64>)> = [(3, 20), (300, 30), (301, 35)]
-            .iter()
-            .map(|&(id, n)| (id, vec![id * 2, 5, n]))
-            .collect();
+        let recs: Vec<(i64, Vec<i64>)> = {
+            let mut s = c
+                .prepare("SELECT id, sz FROM f_docsize ORDER BY id")
+                .unwrap();
+            s.query_map([], |r| {
+                let (id, sz): (i64, Vec<u8>) = (r.get(0)?, r.get(1)?);
+                Ok((id, vec![id * 2, 5, docsize_columns(&sz)[0]]))
+            })
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+        };
         for (chunk, blob) in records::chunks(&recs, &CODE_FIELDS) {
             c.execute(
                 "INSERT INTO k VALUES (?1, ?2)",
@@ -614,6 +619,16 @@ mod tests {
             )
             .unwrap();
         }
+    }
+
+    /// The row count of a named phrase comes from the connection's cache
+    /// once counted; unnamed, or named wrongly (another number of
+    /// phrases), it is counted afresh.
+    #[test]
+    fn phrase_row_counts_are_cached_per_connection() {
+        let c = Connection::open_in_memory().unwrap();
+        let tally = register(&c).unwrap();
+        code_fixture(&c);
         let ranks = |phrases: Option<&[&str]>| -> (Vec<u64>, u64) {
             if let Some(p) = phrases {
                 tally.begin(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>());
@@ -665,38 +680,7 @@ mod tests {
     fn code_rank_equals_bm25() {
         let c = Connection::open_in_memory().unwrap();
         register(&c).unwrap();
-        c.execute_batch(
-            "CREATE VIRTUAL TABLE f USING fts5(content, tokenize='trigram');
-             INSERT INTO f(rowid, content) VALUES (3, 'json.dumps(obj, indent=2)');
-             INSERT INTO f(rowid, content) VALUES (300, 'import json\nprint(json.loads(s))');
-             INSERT INTO f(rowid, content) VALUES (301, 'def dumps(x): return pickle.dumps(x)');
-             INSERT INTO f(rowid, content) VALUES (1000, 'nothing here');",
-        )
-        .unwrap();
-        let sizes: Vec<(i64, i64)> = {
-            let mut s = c
-                .prepare("SELECT id, sz FROM f_docsize ORDER BY id")
-                .unwrap();
-            s.query_map([], |r| {
-                Ok((r.get(0)?, docsize_columns(&r.get::<_, Vec<u8>>(1)?)[0]))
-            })
-            .unwrap()
-            .map(|r| r.unwrap())
-            .collect()
-        };
-        let recs: Vec<(i64, Vec<i64>)> = sizes
-            .iter()
-            .map(|&(id, n)| (id, vec![id * 2, 5, n]))
-            .collect();
-        c.execute_batch("CREATE TABLE k(chunk INTEGER PRIMARY KEY, records BLOB)")
-            .unwrap();
-        for (chunk, blob) in records::chunks(&recs, &CODE_FIELDS) {
-            c.execute(
-                "INSERT INTO k VALUES (?1, ?2)",
-                rusqlite::params![chunk, blob],
-            )
-            .unwrap();
-        }
+        code_fixture(&c);
         for q in [
             "json",
             "dumps",

@@ -32,12 +32,13 @@ use super::{Storage, StoredIndex};
 use crate::error::{Error, Result};
 use crate::index::pagevfs::{PageCache, PageFiles, PageSource};
 use crate::publish::Manifest;
+use crate::util::lock;
 use crate::web::host::{self, js_error};
 use js_sys::Uint8Array;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use wasm_bindgen::JsValue;
 
 /// SQLite VFS name of lazily read indexes.
@@ -175,10 +176,6 @@ pub struct LazySource {
     packed: Option<Packed>,
     /// Why pages are read from the raw index, when there is a packed file.
     packed_off: Option<String>,
-}
-
-fn lock(m: &Mutex<LazySource>) -> MutexGuard<'_, LazySource> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl LazySource {
