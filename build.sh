@@ -142,12 +142,16 @@ build_sample_index() {
 }
 
 # The browser module: wasm (size profile) → wasm-bindgen --target web →
-# wasm-opt -Oz → pkg/ with the hand-written JS API, worker and typings.
+# wasm-opt -Oz → pkg/ with the hand-written JS API, worker and typings →
+# split in two (split_module). Needs the CLI and the sample index (the
+# split's profile run).
 build_wasm() {
   need_wasm_tools
+  need_browser
   log "building the wasm module"
   cargo build --lib --target "$WASM_TARGET" --no-default-features --profile wasm --quiet
-  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/web/js Cargo.toml -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
+  cargo build --release --quiet --example wasm-split --example web-fixtures
+  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/web/js tools Cargo.toml target/sample/sample.gsx -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
     return 0 # pkg/ is up to date
   fi
   local tmp=target/pkg.tmp
@@ -166,16 +170,45 @@ build_wasm() {
   mv "$tmp/gitsense_search_bg.opt.wasm" "$tmp/gitsense_search_bg.wasm"
   # lazy.js is also a wasm-bindgen snippet; index.js imports this copy to
   # prefetch hot pages before the module is ready.
-  cp src/web/js/index.js src/web/js/worker.js src/web/js/lazy.js src/web/js/index.d.ts src/web/js/results.d.ts "$tmp/"
+  cp src/web/js/index.js src/web/js/worker.js src/web/js/lazy.js src/web/js/split.js src/web/js/index.d.ts src/web/js/results.d.ts "$tmp/"
+  node tools/split-glue.mjs glue "$tmp" || die "wiring split.js into the wasm-bindgen output failed"
   # The worker, the bindings and the snippets as one file: a cold worker
   # starts after one request, not three dependent round trips.
   node src/web/js/bundle-worker.mjs "$tmp" >/dev/null || die "bundling the worker failed"
-  rm -rf "$tmp/gitsense_search.js" "$tmp/gitsense_search.d.ts" "$tmp/gitsense_search_bg.wasm.d.ts" "$tmp/snippets"
+  rm -rf "$tmp/gitsense_search.js" "$tmp/gitsense_search.d.ts" "$tmp/gitsense_search_bg.wasm.d.ts" "$tmp/snippets" "$tmp/split.js"
+  split_module "$tmp"
   local version
   version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
   sed "s/@VERSION@/$version/" src/web/js/package.json > "$tmp/package.json"
   rm -rf pkg
   mv "$tmp" pkg
+}
+
+# The module in two (tools/wasm_split.rs): what a visit runs, by a profile
+# run of an instrumented copy in headless Chromium on the sample index
+# (tools/split-profile.mjs), stays in gitsense_search_bg.wasm; the rest
+# goes to gitsense_search_bg-HASH.wasm, which the worker loads after the
+# first answer (src/web/js/split.js).
+split_module() {
+  local pkg=$1 dir=target/split split=target/release/examples/wasm-split
+  rm -rf "$dir" && mkdir -p "$dir"
+  mv "$pkg/gitsense_search_bg.wasm" "$dir/full.wasm"
+  cp -r "$pkg" "$dir/profile-pkg"
+  "$split" instrument "$dir/full.wasm" "$dir/profile-pkg/gitsense_search_bg.wasm" >/dev/null || die "wasm-split instrument failed"
+  # Chats without code blocks (the sample) and documentation with code
+  # blocks (this repository's Markdown).
+  mkdir -p "$dir/docs"
+  cp README.md BENCHMARKS.md "$dir/docs/"
+  ./target/release/gitsense-search build --docs "$dir/docs" --out "$dir/docs.gsx" --quiet >/dev/null || die "building the profile's docs index failed"
+  cargo run --release --quiet --example web-fixtures -- "$dir/fixtures" target/sample/sample.gsx >/dev/null ||
+    die "building the profile's fixtures failed"
+  log "profiling the module in headless Chromium (what a visit runs)"
+  node tools/split-profile.mjs "$dir/profile-pkg" target/release/gitsense-search "$dir/profile.txt" target/sample/sample.gsx "$dir/docs.gsx" \
+    "$dir/fixtures/vocab.gsx=$dir/fixtures/vocab.json" "$dir/fixtures/ranked.gsx=$dir/fixtures/ranked.json" ||
+    die "the split profile run failed"
+  "$split" split "$dir/full.wasm" --keep "$dir/profile.txt" --primary "$pkg/gitsense_search_bg.wasm" --secondary "$dir/secondary.wasm" ||
+    die "wasm-split split failed"
+  node tools/split-glue.mjs name "$pkg" "$dir/secondary.wasm" >/dev/null || die "naming the second module failed"
 }
 
 # The demo site: page, module, and the sample index published next to it.
@@ -273,7 +306,7 @@ cmd_serve() {
 case "${1:-build}" in
   build) cmd_build ;;
   test) cmd_test ;;
-  wasm) build_wasm ;;
+  wasm) build_native; build_sample_index; build_wasm ;;
   bench) shift; cmd_bench "$@" ;;
   serve) shift; cmd_serve "$@" ;;
   *) die "usage: ./build.sh [build|serve [PORT]|test|wasm|bench [OPTIONS]]" ;;

@@ -151,6 +151,13 @@ export interface EngineInfo {
     fillMs?: number;
   };
   lazy?: LazyInfo;
+  /**
+   * The engine's code (see README, "The module in two parts"): `split`
+   * when a build ships its functions in two wasm modules, the second of
+   * which (`secondLoaded`) comes after the first answer or when first
+   * needed.
+   */
+  module: { split: boolean; secondLoaded: boolean };
 }
 
 export interface SyntaxGuide {

@@ -40,6 +40,7 @@ import init, {
   formatOutcome,
 } from './gitsense_search.js';
 import { openFill, prepareFill } from './lazy.js';
+import { loadSecondary, splitState } from './split.js';
 
 // The module: compiled by the page when it says so ('open' with
 // pageCompiles: the page starts compiling while this worker's scripts
@@ -111,7 +112,10 @@ function scheduleFill() {
     if (started) return;
     started = true;
     startFill = null;
-    sessionFill(progress).then(
+    // The fill runs in the engine's second part: in first, then the fill.
+    loadSecondary()
+      .then(() => sessionFill(progress))
+      .then(
       (detail) => self.postMessage({ type: 'fill', detail }),
       (e) => self.postMessage({ type: 'fillerror', error: toError(e) }),
     );
@@ -133,6 +137,12 @@ const ops = {
   async open({ manifestUrl, storage, lazyFill, requestTimeoutMs }) {
     // The prefetch goes in as a Promise: storage opens while it finishes.
     const pre = prefetched;
+    // The engine's second part (split.js): a lazy first visit fetches it
+    // after its first answer (the bytes would compete with the index's);
+    // opening a stored index or downloading one needs it now.
+    Promise.resolve(pre).then((p) => {
+      if (!p || p.stored) loadSecondary();
+    });
     const info = await sessionOpen({ manifestUrl, storage, requestTimeoutMs }, progress, pre);
     prefetched = null;
     if (lazyFill !== false && info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') scheduleFill();
@@ -155,9 +165,15 @@ const ops = {
       return { json, ms: performance.now() - t0 };
     } finally {
       if (startFill) setTimeout(startFill, 0);
+      else setTimeout(loadSecondary, 0);
     }
   },
-  info: () => sessionInfo(),
+  info: () => {
+    const info = sessionInfo();
+    const { split, ready } = splitState();
+    info.module = { split, secondLoaded: ready };
+    return info;
+  },
   update: () => update(),
   files: () => sessionStoredFiles(),
   close() {

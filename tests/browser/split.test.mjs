@@ -1,0 +1,110 @@
+// The engine in two wasm modules (tools/wasm_split.rs, src/web/js/split.js)
+// in headless Chromium: a cold visit's first answers need only the first
+// module; the second comes after them, or at once when a function of it
+// is called first; a second module that cannot be had is a clean error.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setup, cli, call, openEngine, closePage, SAMPLE_INDEX } from './harness.mjs';
+
+let site;
+let secondary; // the second module's path on the site
+before(async () => {
+  site = await setup();
+  const names = fs.readdirSync(path.join(site.root, 'pkg')).filter((f) => /^gitsense_search_bg-[0-9a-f]{16}\.wasm$/.test(f));
+  assert.equal(names.length, 1, `one second module in pkg/: ${names}`);
+  secondary = `/pkg/${names[0]}`;
+});
+after(async () => {
+  await site.close();
+});
+
+async function freshPage() {
+  Object.assign(site.server.options, { block: [], delay: [] });
+  for (const p of site.context.pages()) await closePage(p);
+  const page = await site.blank();
+  const cleared = await page.evaluate(async () => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    await GitSenseSearch.clear();
+    return 'ok';
+  });
+  assert.equal(cleared, 'ok');
+  site.server.reset();
+  return page;
+}
+
+const cliJson = (q) => cli('search', SAMPLE_INDEX, q, '--format', 'json').replace(/\n$/, '');
+/** CLI stdout with its `N results in X.XXs` footer set to 0.00s. */
+const zeroFooter = (s) => s.replace(/results in \d+\.\d\ds\n$/, 'results in 0.00s\n');
+
+async function waitForSecond(page) {
+  for (let i = 0; i < 100; i++) {
+    const { value: info } = await call(page, 'info');
+    if (info.module.secondLoaded) return info;
+    await page.waitForTimeout(50);
+  }
+  assert.fail('the second module never came in');
+}
+
+test('the first module is smaller, and a cold visit answers with it alone', async () => {
+  const first = fs.statSync(path.join(site.root, 'pkg/gitsense_search_bg.wasm')).size;
+  const second = fs.statSync(path.join(site.root, secondary)).size;
+  assert.ok(second > first / 4, `the second module holds a real share of the code (${first} + ${second} bytes)`);
+
+  const page = await freshPage();
+  // Were a first answer to need a function of the second module, loading
+  // it would fail and so would the search.
+  site.server.options.block = [secondary];
+  const info = await openEngine(page, { lazyFill: false });
+  assert.equal(info.storage, 'lazy');
+  assert.deepEqual(info.module, { split: true, secondLoaded: false });
+  // Queries of kinds the build's profile run does not type word for word.
+  for (const q of ['refund', 'webhook OR checkout', '"payment intent"', 'customer -stripe', 'in:messages session*', 'role:user token']) {
+    const { value: json, error } = await call(page, 'searchJson', q, {});
+    assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
+    assert.equal(json, cliJson(q), q);
+  }
+  const { value: still } = await call(page, 'info');
+  assert.equal(still.module.secondLoaded, false, 'blocked: not in');
+
+  // Unblocked, the next answer brings it in the background.
+  site.server.options.block = [];
+  const { error } = await call(page, 'searchJson', 'payment', {});
+  assert.equal(error, undefined);
+  await waitForSecond(page);
+  await closePage(page);
+});
+
+test('a function of the second module called before it is in loads it at once', async () => {
+  const page = await freshPage();
+  await openEngine(page, { lazyFill: false });
+  // No search yet, so nothing has fetched the second module; formatting
+  // lives in it.
+  const { value: info } = await call(page, 'info');
+  assert.equal(info.module.secondLoaded, false);
+  const { value: text, error } = await call(page, 'formatResults', cliJson('payment'), 'terse', { elapsedSecs: 0 });
+  assert.equal(error, undefined, JSON.stringify(error));
+  assert.equal(text, zeroFooter(cli('search', SAMPLE_INDEX, 'payment', '--format', 'terse')));
+  const { value: after } = await call(page, 'info');
+  assert.equal(after.module.secondLoaded, true);
+  assert.equal(site.server.stats().byPath[secondary], 1, 'fetched once');
+  // And the engine goes on answering.
+  const { value: json } = await call(page, 'searchJson', 'stripe lang:js', {});
+  assert.equal(json, cliJson('stripe lang:js'));
+  await closePage(page);
+});
+
+test('a second module that cannot be loaded is a clean error, not a hang', async () => {
+  const page = await freshPage();
+  site.server.options.block = [secondary];
+  await openEngine(page, { lazyFill: false });
+  const { error } = await call(page, 'formatResults', cliJson('payment'), 'terse', {});
+  assert.equal(error.code, 'internal.panic', JSON.stringify(error));
+  assert.match(error.message, /second module .*could not be loaded/);
+  // The instance is not trusted after that: every call says so.
+  const { error: next } = await call(page, 'searchJson', 'payment', {});
+  assert.equal(next.code, 'internal.panic');
+  await closePage(page);
+});
