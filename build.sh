@@ -195,16 +195,20 @@ split_module() {
   mv "$pkg/gitsense_search_bg.wasm" "$dir/full.wasm"
   cp -r "$pkg" "$dir/profile-pkg"
   "$split" instrument "$dir/full.wasm" "$dir/profile-pkg/gitsense_search_bg.wasm" >/dev/null || die "wasm-split instrument failed"
-  # Chats without code blocks (the sample) and documentation with code
-  # blocks (this repository's Markdown).
+  # Chats without code blocks (the sample), documentation with code blocks
+  # (this repository's Markdown), the browser tests' made-up indexes and a
+  # made-up documentation site the size of a real one (web-fixtures).
   mkdir -p "$dir/docs"
   cp README.md BENCHMARKS.md "$dir/docs/"
   ./target/release/gitsense-search build --docs "$dir/docs" --out "$dir/docs.gsx" --quiet >/dev/null || die "building the profile's docs index failed"
   cargo run --release --quiet --example web-fixtures -- "$dir/fixtures" target/sample/sample.gsx >/dev/null ||
     die "building the profile's fixtures failed"
+  ./target/release/gitsense-search build --docs "$dir/fixtures/large-docs" --out "$dir/large.gsx" --quiet >/dev/null ||
+    die "building the profile's large docs index failed"
   log "profiling the module in headless Chromium (what a visit runs)"
   node tools/split-profile.mjs "$dir/profile-pkg" target/release/gitsense-search "$dir/profile.txt" target/sample/sample.gsx "$dir/docs.gsx" \
-    "$dir/fixtures/vocab.gsx=$dir/fixtures/vocab.json" "$dir/fixtures/ranked.gsx=$dir/fixtures/ranked.json" ||
+    "$dir/fixtures/vocab.gsx=$dir/fixtures/vocab.json" "$dir/fixtures/ranked.gsx=$dir/fixtures/ranked.json" \
+    "$dir/large.gsx=$dir/fixtures/large.json" ||
     die "the split profile run failed"
   "$split" split "$dir/full.wasm" --keep "$dir/profile.txt" --primary "$pkg/gitsense_search_bg.wasm" --secondary "$dir/secondary.wasm" ||
     die "wasm-split split failed"

@@ -52,6 +52,9 @@ const QUERIES = [
   ['s* OR t*', { perPage: 100 }],
   ['a* -b*', { perPage: 50, page: 2 }],
   ['in:chats e*', { perPage: 100 }],
+  // Text beyond ASCII (headings with dashes, names with accents).
+  ['subprocess — Subprocess management', {}],
+  ['naïve café über', {}],
 ];
 // The engine's background work after open (storage setup on a first
 // visit, the update check on a repeat one) and after a search.

@@ -93,7 +93,9 @@ fn run(args: &[String]) -> Result<String> {
                     "--primary" => primary = Some(value()?),
                     "--secondary" => secondary = Some(value()?),
                     "--expand" => {
-                        expand = value()?.parse().map_err(|_| "--expand takes a number of levels".to_string())?
+                        expand = value()?
+                            .parse()
+                            .map_err(|_| "--expand takes a number of levels".to_string())?
                     }
                     _ if input.is_none() && !a.starts_with("--") => input = Some(a.clone()),
                     _ => return Err(format!("unknown argument {a}")),
@@ -228,7 +230,11 @@ fn split(bytes: &[u8], hits: &BTreeSet<u32>, expand: u32) -> Result<Split> {
     // The profile, and `expand` levels of the functions it calls directly:
     // a profile run meets only the sizes and shapes of its own data (a
     // longer doclist, a deeper b-tree take paths next to the ones it saw).
-    let index_of: HashMap<FunctionId, u32> = ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
+    let index_of: HashMap<FunctionId, u32> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| (id, i as u32))
+        .collect();
     let mut keep: HashSet<FunctionId> = hits.iter().map(|&i| ids[i as usize]).collect();
     let mut frontier: Vec<FunctionId> = keep.iter().copied().collect();
     for _ in 0..expand {
