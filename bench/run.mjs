@@ -213,6 +213,9 @@ async function main() {
         firstResult: FIRST_RESULT[e.name],
         buildMs: e.buildMs ?? results.corpora.docs.build.wallSeconds * 1000,
         bundle: sizes(e.bundleFiles),
+        // Code fetched before the first result (engines that load more later
+        // say which files that is).
+        firstBundle: sizes(e.firstBundleFiles || e.bundleFiles),
         index: sizes(e.indexFiles),
         browser: {},
       };

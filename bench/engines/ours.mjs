@@ -26,6 +26,9 @@ export function prepare({ site, index, dir = 'ours', cli }) {
     version,
     publishMs,
     bundleFiles: walk(path.join(base, 'pkg')).filter((f) => /\.(js|wasm)$/.test(f)),
+    // The module's second part (README, "The module in two parts") comes
+    // after the first answer.
+    firstBundleFiles: walk(path.join(base, 'pkg')).filter((f) => /\.(js|wasm)$/.test(f) && !/gitsense_search_bg-[0-9a-f]{16}\.wasm$/.test(f)),
     // What a full download fetches; lazy reads take parts of the raw file.
     indexFiles: [path.join(base, 'data', manifest.file)],
     block: [`/${dir}/data/`],

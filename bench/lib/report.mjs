@@ -56,6 +56,7 @@ function metrics(networks) {
   };
   const rows = [
     ['wasm + JS, brotli', (e) => e.bundle && e.bundle.brotli, kib],
+    ['wasm + JS before the first result, brotli', (e) => (e.firstBundle || e.bundle) && (e.firstBundle || e.bundle).brotli, kib],
     ['index, gzip (raw)', (e) => e.index && e.index.gzip, bytes],
   ];
   for (const [net, label] of networks) {
@@ -273,7 +274,8 @@ export function targets(ours, networks) {
     const w = ours.browser[local[0]].warm;
     if (w) t.push({ target: 'queries: 0.4 ms median, 1.5 ms p95 (browser, new queries from the page)', measured: `${msText(w.fresh.median)} / ${msText(w.fresh.p95)} (in the worker: ${msText(w.freshInWorker.median)} / ${msText(w.freshInWorker.p95)})`, met: w.fresh.median <= 0.4 && w.fresh.p95 <= 1.5 });
   }
-  t.push({ target: 'wasm + JS at most 400 KiB brotli', measured: kib(ours.bundle.brotli), met: ours.bundle.brotli <= 400 * 1024 });
+  const first = ours.firstBundle || ours.bundle;
+  t.push({ target: 'wasm + JS at most 400 KiB brotli', measured: `${kib(ours.bundle.brotli)} in all, ${kib(first.brotli)} before the first result`, met: ours.bundle.brotli <= 400 * 1024 });
   return t;
 }
 
