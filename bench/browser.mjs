@@ -84,7 +84,7 @@ window.__cold = (async () => {
   const opened = performance.now();
   const results = await engine.search(query);
   const first = performance.now();
-  return { opened, first, returned: results.totalResultsReturned, info: await engine.info() };
+  return { opened, first, firstAt: performance.timeOrigin + first, returned: results.totalResultsReturned, info: await engine.info() };
 })();
 </script>`;
   fs.writeFileSync(blank, `<!doctype html><meta charset="utf-8"><title>cold</title>${preload ? preloadTags(manifestPath).join('') : ''}${script}`);
@@ -98,7 +98,10 @@ window.__cold = (async () => {
     await page.goto(`${server.url}cold.html`, { waitUntil: 'commit' });
     await page.waitForFunction(() => window.__cold !== undefined);
     const r = await page.evaluate(() => window.__cold);
-    const stats = server.stats();
+    // Bytes and requests of what was asked for before the first result
+    // (not what the engine starts once it has answered: the module's
+    // second part).
+    const stats = server.stats(r.firstAt);
     const once = preload && storage === 'auto' ? ['/pkg/index.js', WASM_PATH, '/pkg/lazy.js', manifestPath] : ['/pkg/index.js', WASM_PATH];
     for (const p of once) {
       if ((stats.byPath[p] || 0) !== 1) throw new Error(`${p} was fetched ${stats.byPath[p] || 0} times, not once`);

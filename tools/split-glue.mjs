@@ -7,7 +7,8 @@
 //   node tools/split-glue.mjs name PKG_DIR SECONDARY.wasm
 //       moves SECONDARY.wasm into PKG_DIR as gitsense_search_bg-HASH.wasm
 //       (HASH: its SHA-256, 16 hex digits) and writes that name into the
-//       bundled worker.js, where split.js says '@SECONDARY@'.
+//       bundled worker.js, where split.js says '@SECONDARY@' (its constant
+//       and its `new URL('…', import.meta.url)`, which bundlers follow).
 // Stops the build when the text to change is not found exactly as expected
 // (another wasm-bindgen version, another bundle), never writes it half.
 import fs from 'node:fs';
@@ -43,7 +44,7 @@ if (mode === 'glue' && pkg) {
   const bytes = fs.readFileSync(secondary);
   const name = `gitsense_search_bg-${crypto.createHash('sha256').update(bytes).digest('hex').slice(0, 16)}.wasm`;
   const worker = path.join(pkg, 'worker.js');
-  const js = replaceCounted(fs.readFileSync(worker, 'utf8'), "'@SECONDARY@'", JSON.stringify(name).replace(/"/g, "'"), 1, worker);
+  const js = replaceCounted(fs.readFileSync(worker, 'utf8'), "'@SECONDARY@'", JSON.stringify(name).replace(/"/g, "'"), 2, worker);
   fs.writeFileSync(path.join(pkg, name), bytes);
   fs.writeFileSync(worker, js);
   fs.rmSync(secondary);

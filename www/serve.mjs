@@ -145,6 +145,8 @@ export async function startServer(opts = {}) {
   };
   const zero = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {}, ranges: 0, multipart: 0 });
   let counters = zero();
+  // Each request's arrival (epoch ms) and bytes sent, for stats(before).
+  let requests = [];
   const bodyCache = new Map(); // file → { version, body }
   let linkFreeAt = 0; // with sharedBandwidth: when the link has sent what it was given
 
@@ -153,9 +155,11 @@ export async function startServer(opts = {}) {
     res.writeHead(status, { ...options.headers, ...headers });
     if (!body) return res.end();
     const where = res.req ? decodeURIComponent(new URL(res.req.url, 'http://localhost').pathname) : '';
+    const entry = res.req && res.req.__entry;
     const count = (n) => {
       counters.bytes += n;
       counters.bytesByPath[where] = (counters.bytesByPath[where] || 0) + n;
+      if (entry) entry.bytes += n;
     };
     if (!options.bandwidth) {
       count(end - start);
@@ -203,6 +207,8 @@ export async function startServer(opts = {}) {
     }
     counters.total++;
     counters.byPath[pathname] = (counters.byPath[pathname] || 0) + 1;
+    req.__entry = { at: Date.now(), bytes: 0 };
+    requests.push(req.__entry);
     if (!options.quiet) console.log(`${req.method} ${req.url}${req.headers.range ? ` (${req.headers.range})` : ''}`);
     const matches = (b) => (b instanceof RegExp ? b.test(pathname) : pathname.startsWith(b));
     const drop = options.dropFirst && options.dropFirst.count > 0 && matches(options.dropFirst.match);
@@ -351,9 +357,22 @@ export async function startServer(opts = {}) {
     url: `http://${options.host}:${port}/`,
     port,
     options,
-    stats: () => JSON.parse(JSON.stringify(counters)),
+    // stats(before): `total` and `bytes` count only the requests that
+    // arrived before `before` (epoch ms; bytes sent for them so far), e.g.
+    // those a page made before its first result, not the ones it started
+    // right after.
+    stats: (before) => {
+      const c = JSON.parse(JSON.stringify(counters));
+      if (before !== undefined) {
+        const early = requests.filter((r) => r.at <= before);
+        c.total = early.length;
+        c.bytes = early.reduce((n, r) => n + r.bytes, 0);
+      }
+      return c;
+    },
     reset: () => {
       counters = zero();
+      requests = [];
     },
     close: () =>
       new Promise((resolve) => {

@@ -263,7 +263,7 @@ export async function measureNetwork({ site, engines, urls, network, runs, first
       let info = null;
       for (let i = 0; i < runs; i++) {
         const context = await launch();
-        await context.exposeBinding('__firstResult', () => server.stats());
+        await context.exposeBinding('__firstResult', (_source, at) => server.stats(at));
         try {
           const a = await visit(context, server, engine, urls[engine.name], firstQuery);
           visits.first.push(a.result);

@@ -36,8 +36,9 @@ export function splitState() {
   return { split: SECONDARY !== '' && !SECONDARY.startsWith('@'), ready };
 }
 
+// The name as a literal here too: bundlers follow new URL('…', import.meta.url).
 function url() {
-  return new URL(SECONDARY, import.meta.url);
+  return new URL('@SECONDARY@', import.meta.url);
 }
 
 function install(module) {
