@@ -151,7 +151,7 @@ build_wasm() {
   log "building the wasm module"
   cargo build --lib --target "$WASM_TARGET" --no-default-features --profile wasm --quiet
   cargo build --release --quiet --example wasm-split --example web-fixtures
-  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/web/js tools Cargo.toml target/sample/sample.gsx -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
+  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/web/js tools tests/fixtures Cargo.toml target/sample/sample.gsx -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
     return 0 # pkg/ is up to date
   fi
   local tmp=target/pkg.tmp
@@ -185,7 +185,7 @@ build_wasm() {
 }
 
 # The module in two (tools/wasm_split.rs): what a visit runs, by a profile
-# run of an instrumented copy in headless Chromium on the sample index
+# run of an instrumented copy in headless Chromium on five indexes
 # (tools/split-profile.mjs), stays in gitsense_search_bg.wasm; the rest
 # goes to gitsense_search_bg-HASH.wasm, which the worker loads after the
 # first answer (src/web/js/split.js).

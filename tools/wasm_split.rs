@@ -146,7 +146,7 @@ fn parse_hits(text: &str) -> Result<BTreeSet<u32>> {
 
 fn parse(bytes: &[u8]) -> Result<Module> {
     let mut config = ModuleConfig::new();
-    // Names only for the profile's sake would cost bytes; DWARF is not kept.
+    // walrus would add its own producers section to each output.
     config.generate_producers_section(false);
     config
         .parse(bytes)
@@ -230,11 +230,8 @@ fn split(bytes: &[u8], hits: &BTreeSet<u32>, expand: u32) -> Result<Split> {
     // The profile, and `expand` levels of the functions it calls directly:
     // a profile run meets only the sizes and shapes of its own data (a
     // longer doclist, a deeper b-tree take paths next to the ones it saw).
-    let index_of: HashMap<FunctionId, u32> = ids
-        .iter()
-        .enumerate()
-        .map(|(i, &id)| (id, i as u32))
-        .collect();
+    let index_of: HashMap<FunctionId, usize> =
+        ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
     let mut keep: HashSet<FunctionId> = hits.iter().map(|&i| ids[i as usize]).collect();
     let mut frontier: Vec<FunctionId> = keep.iter().copied().collect();
     for _ in 0..expand {
@@ -252,16 +249,15 @@ fn split(bytes: &[u8], hits: &BTreeSet<u32>, expand: u32) -> Result<Split> {
         }
         frontier = next;
     }
-    let hits: BTreeSet<u32> = keep.iter().map(|id| index_of[id]).collect();
 
     // What moves: local functions outside the profile that P can do without.
     let start = p.start;
     let mut moved: Vec<FunctionId> = Vec::new();
-    for (index, &id) in ids.iter().enumerate() {
+    for &id in &ids {
         let FunctionKind::Local(f) = &p.funcs.get(id).kind else {
             continue;
         };
-        if hits.contains(&(index as u32)) || Some(id) == start {
+        if keep.contains(&id) || Some(id) == start {
             continue;
         }
         let mut uses = SegmentUse::default();
@@ -298,7 +294,6 @@ fn split(bytes: &[u8], hits: &BTreeSet<u32>, expand: u32) -> Result<Split> {
     // P's items S may use, by their export name in P.
     let mut exports: Vec<(String, ExportItem)> = Vec::new();
     let s_ids = function_ids(&s);
-    let mut s_import_of: HashMap<FunctionId, String> = HashMap::new();
     for (index, (&pid, &sid)) in ids.iter().zip(&s_ids).enumerate() {
         if moved_set.contains(&pid) {
             continue;
@@ -316,7 +311,6 @@ fn split(bytes: &[u8], hits: &BTreeSet<u32>, expand: u32) -> Result<Split> {
         if let Some(old) = old_import {
             s.imports.delete(old);
         }
-        s_import_of.insert(sid, name.clone());
         exports.push((name, ExportItem::Function(pid)));
     }
     // Memories, tables and globals: imported whole.
@@ -384,10 +378,7 @@ fn split(bytes: &[u8], hits: &BTreeSet<u32>, expand: u32) -> Result<Split> {
     }
     s.start = None;
     // The moved bodies, written into P's table at `base`.
-    let s_moved: Vec<FunctionId> = moved
-        .iter()
-        .map(|pid| s_ids[ids.iter().position(|x| x == pid).expect("moved id is P's")])
-        .collect();
+    let s_moved: Vec<FunctionId> = moved.iter().map(|pid| s_ids[index_of[pid]]).collect();
     s.elements.add(
         ElementKind::Active {
             table: s_table,

@@ -20,15 +20,16 @@ export function prepare({ site, index, dir = 'ours', cli }) {
   const manifest = JSON.parse(run(cli, ['publish', index, '--out-dir', path.join(base, 'data'), '--json']));
   const publishMs = performance.now() - t0;
   const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'pkg/package.json'), 'utf8')).version;
+  const code = walk(path.join(base, 'pkg')).filter((f) => /\.(js|wasm)$/.test(f));
   return {
     name,
     label,
     version,
     publishMs,
-    bundleFiles: walk(path.join(base, 'pkg')).filter((f) => /\.(js|wasm)$/.test(f)),
+    bundleFiles: code,
     // The module's second part (README, "The module in two parts") comes
     // after the first answer.
-    firstBundleFiles: walk(path.join(base, 'pkg')).filter((f) => /\.(js|wasm)$/.test(f) && !/gitsense_search_bg-[0-9a-f]{16}\.wasm$/.test(f)),
+    firstBundleFiles: code.filter((f) => !/gitsense_search_bg-[0-9a-f]{16}\.wasm$/.test(f)),
     // What a full download fetches; lazy reads take parts of the raw file.
     indexFiles: [path.join(base, 'data', manifest.file)],
     block: [`/${dir}/data/`],

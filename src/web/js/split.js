@@ -17,6 +17,8 @@
 // clear error instead.
 
 const SECONDARY = '@SECONDARY@';
+// A build that was not split (the profile run's) keeps the placeholder.
+const SPLIT = !SECONDARY.startsWith('@');
 
 // A synchronous load that gets no answer must not hold the worker forever.
 const LOAD_TIMEOUT_MS = 30_000;
@@ -33,7 +35,7 @@ export function splitImports(getExports) {
 
 /** Whether this build has a second part, and whether it is in. */
 export function splitState() {
-  return { split: SECONDARY !== '' && !SECONDARY.startsWith('@'), ready };
+  return { split: SPLIT, ready };
 }
 
 // The name as a literal here too: bundlers follow new URL('…', import.meta.url).
@@ -52,7 +54,6 @@ function install(module) {
 /** A stub ran before the second part was in: load it now. */
 function loadNow() {
   if (ready) return;
-  let bytes;
   try {
     const xhr = new XMLHttpRequest();
     xhr.open('GET', url(), false);
@@ -60,8 +61,7 @@ function loadNow() {
     xhr.timeout = LOAD_TIMEOUT_MS;
     xhr.send();
     if (xhr.status !== 200) throw new Error(`HTTP ${xhr.status}`);
-    bytes = xhr.response;
-    install(new WebAssembly.Module(bytes));
+    install(new WebAssembly.Module(xhr.response));
   } catch (e) {
     // A trap, not an exception: the engine's state is unusable now, and
     // the worker reports it as such (internal.panic) from then on.
@@ -75,7 +75,7 @@ function loadNow() {
  * left for a stub to meet: it then tries again and reports.
  */
 export function loadSecondary() {
-  if (!splitState().split || ready) return Promise.resolve();
+  if (!SPLIT || ready) return Promise.resolve();
   if (!pending) {
     pending = (async () => {
       const res = await fetch(url(), { credentials: 'same-origin' });
@@ -98,5 +98,5 @@ export function loadSecondary() {
 function hit(index) {
   const g = globalThis;
   if (!g.__gitsenseSplitHits) g.__gitsenseSplitHits = new Set();
-  if (g.__gitsenseSplitRecord !== false) g.__gitsenseSplitHits.add(index);
+  g.__gitsenseSplitHits.add(index);
 }
