@@ -68,10 +68,16 @@ pub struct Manifest {
     /// not published.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hot_pages: Vec<u32>,
-    /// Those pages' bytes, concatenated in `hot_pages` order and gzipped,
-    /// relative to the manifest's URL.
+    /// Those pages' bytes in `hot_pages` order, then the packed file's
+    /// page lengths, gzipped, relative to the manifest's URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_file: Option<String>,
+    /// How `hot_file` holds the pages: 1, each page as it is; 2, each
+    /// encoded by [`crate::index::pagecodec::encode_hot`] (interior table
+    /// pages as deltas). A client that knows neither leaves the hot pages
+    /// out and reads them like any other.
+    #[serde(default = "hot_format_plain", skip_serializing_if = "is_hot_format_plain")]
+    pub hot_format: u32,
     /// Every page compressed on its own ([`pack_page`]), relative to the
     /// manifest's URL; each page's length in it follows the hot pages in
     /// `hot_file`.
@@ -84,6 +90,20 @@ pub struct Manifest {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// `hotFormat` of the pages as they are (the default: manifests before
+/// format 2 have no `hotFormat`).
+pub const HOT_FORMAT_PLAIN: u32 = 1;
+/// `hotFormat` of pages encoded by [`crate::index::pagecodec::encode_hot`].
+pub const HOT_FORMAT_DELTA: u32 = 2;
+
+fn hot_format_plain() -> u32 {
+    HOT_FORMAT_PLAIN
+}
+
+fn is_hot_format_plain(f: &u32) -> bool {
+    *f == HOT_FORMAT_PLAIN
 }
 
 /// The page lengths of a packed file as they follow the hot pages in the
@@ -165,6 +185,7 @@ impl Manifest {
             },
             hot_pages: Vec::new(),
             hot_file: None,
+            hot_format: HOT_FORMAT_PLAIN,
             packed_file: None,
             packed_size: 0,
         }
@@ -333,11 +354,12 @@ mod write {
         let compressed = gzip(&bytes)?;
         let hot = crate::index::hot::hot_pages(index_path)?.pages;
         let page_size = info.page_size as usize;
-        let mut hot_bytes = Vec::with_capacity(hot.len() * page_size);
+        let mut hot_pages = Vec::with_capacity(hot.len() * page_size);
         for &p in &hot {
             let at = (p as usize - 1) * page_size;
-            hot_bytes.extend_from_slice(&bytes[at..at + page_size]);
+            hot_pages.extend_from_slice(&bytes[at..at + page_size]);
         }
+        let mut hot_bytes = crate::index::pagecodec::encode_hot(&hot, &hot_pages, page_size);
         // Pages of at most 64 KiB (SQLite's largest) always fit the
         // 16-bit lengths; the check is for a corrupt header.
         let packed = if page_size <= 65536 && !hot.is_empty() {
@@ -368,6 +390,7 @@ mod write {
         if !hot.is_empty() {
             manifest.hot_pages = hot;
             manifest.hot_file = Some(hot_file);
+            manifest.hot_format = HOT_FORMAT_DELTA;
         }
         if let Some(packed) = &packed {
             manifest.packed_file = Some(packed_file);
@@ -411,6 +434,7 @@ mod tests {
             },
             hot_pages: vec![1, 2],
             hot_file: Some("index-0123456789abcdef.hot.gz".into()),
+            hot_format: HOT_FORMAT_DELTA,
             packed_file: Some("index-0123456789abcdef.pages".into()),
             packed_size: 5000,
         }
@@ -423,7 +447,11 @@ mod tests {
         assert!(json.contains(&format!("\"formatVersion\":{FORMAT_VERSION}")));
         assert!(json.contains("\"pageSize\":4096"));
         assert!(json.contains("\"hotPages\":[1,2]"));
+        assert!(json.contains("\"hotFormat\":2"));
         assert_eq!(Manifest::parse(&json).unwrap(), m);
+        // A manifest of before hotFormat: the pages as they are.
+        let plain = json.replace(",\"hotFormat\":2", "");
+        assert_eq!(Manifest::parse(&plain).unwrap().hot_format, HOT_FORMAT_PLAIN);
     }
 
     #[test]

@@ -7,7 +7,10 @@ mod common;
 
 use common::{sample_index, temp_dir};
 use flate2::read::{DeflateDecoder, GzDecoder};
-use gitsense_search::publish::{decode_packed_lengths, packed_offsets, publish, Manifest};
+use gitsense_search::index::pagecodec::decode_hot;
+use gitsense_search::publish::{
+    decode_packed_lengths, packed_offsets, publish, Manifest, HOT_FORMAT_DELTA,
+};
 use std::io::Read;
 
 #[test]
@@ -30,16 +33,33 @@ fn the_packed_file_holds_every_page_and_its_lengths_follow_the_hot_pages() {
     let ps = m.page_size as usize;
     let pages = m.page_count as usize;
     assert!(!m.hot_pages.is_empty());
-    assert_eq!(hot.len(), m.hot_pages.len() * ps + 2 * pages);
+    // The hot pages encoded (interior table pages as deltas), then the
+    // packed file's page lengths.
+    assert_eq!(m.hot_format, HOT_FORMAT_DELTA);
+    let (hot_pages, tail) = decode_hot(&hot, &m.hot_pages, ps).expect("hot pages decode");
+    assert_eq!(tail.len(), 2 * pages);
+    let mut interior = 0;
     for (i, &p) in m.hot_pages.iter().enumerate() {
         let at = (p as usize - 1) * ps;
         assert_eq!(
-            &hot[i * ps..(i + 1) * ps],
+            &hot_pages[i * ps..(i + 1) * ps],
             &raw[at..at + ps],
             "hot page {p}"
         );
+        let header = if p == 1 { 100 } else { 0 };
+        interior += usize::from(raw[at + header] == 0x05);
     }
-    let lengths = decode_packed_lengths(&hot[m.hot_pages.len() * ps..], pages).unwrap();
+    assert!(interior > 0, "the sample has interior table pages");
+    // Every interior table page came as deltas (codec byte 1), the rest as
+    // they are (0).
+    let mut at = 4 * m.hot_pages.len();
+    let mut encoded = 0;
+    for i in 0..m.hot_pages.len() {
+        encoded += usize::from(hot[at] == 1);
+        at += u32::from_le_bytes(hot[4 * i..4 * i + 4].try_into().unwrap()) as usize;
+    }
+    assert_eq!(encoded, interior);
+    let lengths = decode_packed_lengths(&tail, pages).unwrap();
     let offsets = packed_offsets(&lengths, m.page_size, m.packed_size).expect("lengths add up");
     let mut compressed = 0;
     for i in 0..pages {

@@ -29,6 +29,7 @@ pub mod btree;
 pub mod doclists;
 #[cfg(feature = "native")]
 pub mod hot;
+pub mod pagecodec;
 pub mod pagevfs;
 pub mod rank;
 pub mod records;

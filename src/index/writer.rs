@@ -275,7 +275,11 @@ impl IndexWriter {
         rank_lengths(&conn)?;
         conn.execute_batch("COMMIT; ANALYZE;")
             .ctx("committing build")?;
-        conn.execute_batch("PRAGMA journal_mode=DELETE; VACUUM;")
+        // secure_delete: VACUUM's b-tree balancing leaves the bytes of
+        // moved cells behind in free space; zeroed, they compress away
+        // (the hot pages a browser fetches first are mostly interior
+        // pages: 143 -> 108 KiB gzip for the Python docs).
+        conn.execute_batch("PRAGMA journal_mode=DELETE; PRAGMA secure_delete=ON; VACUUM;")
             .ctx("compacting index")?;
         drop(conn);
         std::fs::rename(&self.tmp_path, &self.out_path).map_err(|e| {

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
+import { decodeHot } from '../../src/web/js/lazy.js';
 
 let site;
 let manifest;
@@ -21,7 +22,15 @@ after(async () => {
   await site.close();
 });
 
-/** The packed file's page lengths, as they follow the hot pages in the (gunzipped) hot file. */
+/** The published hot file at `dir` as format 1 lays it out: the hot pages
+ * as they are, then the packed file's page lengths (lazy.js decodeHot). */
+function hotFile(dir, m) {
+  const bytes = zlib.gunzipSync(fs.readFileSync(path.join(dir, m.hotFile)));
+  assert.equal(m.hotFormat, 2, 'publish encodes the hot pages');
+  return decodeHot(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), m.hotPages, m.pageSize);
+}
+
+/** The packed file's page lengths, as they follow the hot pages in the (decoded) hot file. */
 function packedLengths(hot, m) {
   const tail = hot.subarray(m.hotPages.length * m.pageSize);
   assert.equal(tail.length, 2 * m.pageCount);
@@ -245,12 +254,15 @@ test('leaf-end hashes not at hand are not fetched for: the warm-up fetches the n
   const root = path.join(site.root, 'vocab-noends');
   const m = JSON.parse(fs.readFileSync(path.join(root, 'manifest.json'), 'utf8'));
   assert.ok(facts.leafEndsPages.every((p) => m.hotPages.includes(p)), 'published hot, as small tables are');
-  const hot = zlib.gunzipSync(fs.readFileSync(path.join(root, m.hotFile)));
+  const hot = hotFile(root, m);
   const keep = m.hotPages.map((p, i) => [p, i]).filter(([p]) => !facts.leafEndsPages.includes(p));
   // (The packed file's page lengths follow the hot pages.)
   const lengths = hot.subarray(m.hotPages.length * m.pageSize);
   assert.equal(lengths.length, 2 * m.pageCount);
+  // Written back as hot files were before hotFormat 2 (the pages as they
+  // are), which the engine still reads.
   fs.writeFileSync(path.join(root, m.hotFile), zlib.gzipSync(Buffer.concat([...keep.map(([, i]) => hot.subarray(i * m.pageSize, (i + 1) * m.pageSize)), lengths])));
+  delete m.hotFormat;
   m.hotPages = keep.map(([p]) => p);
   fs.writeFileSync(path.join(root, 'manifest.json'), JSON.stringify(m));
   const page = await freshPage();
@@ -258,6 +270,54 @@ test('leaf-end hashes not at hand are not fetched for: the warm-up fetches the n
   assert.equal(info.storage, 'lazy');
   assert.equal(info.lazy.hotPages, m.hotPages.length);
   await answersLikeCli(page, index, facts.queries);
+  await closePage(page);
+});
+
+test('the hot file (hotFormat 2) decodes to the index\'s own pages: interior table pages came as deltas', () => {
+  for (const [index, dir] of [[SAMPLE_INDEX, 'hot-sample'], [path.join(FIXTURES, 'vocab.gsx'), 'hot-vocab']]) {
+    const m = publish(site, index, dir);
+    const root = path.join(site.root, dir);
+    const raw = fs.readFileSync(path.join(root, m.rawFile));
+    const hot = hotFile(root, m);
+    let interior = 0;
+    m.hotPages.forEach((p, i) => {
+      const page = raw.subarray((p - 1) * m.pageSize, p * m.pageSize);
+      assert.ok(Buffer.from(hot.subarray(i * m.pageSize, (i + 1) * m.pageSize)).equals(page), `${dir}: hot page ${p}`);
+      if (page[p === 1 ? 100 : 0] === 0x05) interior++;
+    });
+    assert.ok(interior > 0, `${dir} has interior table pages among its hot pages`);
+    // Each encoded page's length leads the file, each page its codec byte:
+    // 1 (deltas) for the interior table pages.
+    const bytes = zlib.gunzipSync(fs.readFileSync(path.join(root, m.hotFile)));
+    let at = 4 * m.hotPages.length;
+    const codecs = m.hotPages.map((_, i) => {
+      const codec = bytes[at];
+      at += bytes.readUInt32LE(4 * i);
+      return codec;
+    });
+    assert.equal(codecs.filter((c) => c === 1).length, interior, dir);
+    // Cut short, or with a page of an unknown codec, it is refused.
+    const u8 = (b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    assert.throws(() => decodeHot(u8(bytes.subarray(0, 4 * m.hotPages.length + 10)), m.hotPages, m.pageSize), /cut short/);
+    const odd = Buffer.from(bytes);
+    odd[4 * m.hotPages.length] = 7;
+    assert.throws(() => decodeHot(u8(odd), m.hotPages, m.pageSize), /codec/);
+  }
+});
+
+test('a hot file of a format the engine does not know is left out: those pages are read like any other, the CLI\'s answers', async () => {
+  const m = publish(site, SAMPLE_INDEX, 'hot-unknown');
+  m.hotFormat = 99;
+  fs.writeFileSync(path.join(site.root, 'hot-unknown', 'manifest.json'), JSON.stringify(m));
+  const page = await freshPage();
+  const info = await openEngine(page, { manifestUrl: '/hot-unknown/manifest.json', lazyFill: false });
+  assert.equal(info.storage, 'lazy');
+  assert.equal(info.lazy.hotPages, 0, 'no hot pages used');
+  for (const [query, options] of QUERIES.slice(0, 4)) {
+    const { value: json, error } = await call(page, 'searchJson', query, options);
+    assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
+    assert.equal(json, cliJson(query, options), query);
+  }
   await closePage(page);
 });
 
@@ -527,8 +587,7 @@ test('a reload during the fill resumes it without fetching stored pages again', 
   // Of the packed file (pages compressed one by one): what the missing pages take there.
   const fetched = indexTraffic().packed;
   const m = JSON.parse(fs.readFileSync(path.join(site.root, 'data/manifest.json'), 'utf8'));
-  const hot = zlib.gunzipSync(fs.readFileSync(path.join(site.root, 'data', m.hotFile)));
-  const lengths = packedLengths(hot, m);
+  const lengths = packedLengths(hotFile(path.join(site.root, 'data'), m), m);
   const missing = lengths.reduce((n, l, i) => n + (resumedPresent[i] ? 0 : l), 0);
   assert.ok(fetched <= missing + 16 * 1024, `fetched ${fetched} bytes for ${missing} missing`);
   await closePage(page);

@@ -380,6 +380,113 @@ async function gunzip(res) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
+/** LEB128 at `at.i` (advanced), below 2^53; throws past the end. */
+function leb(b, at) {
+  let v = 0;
+  for (let scale = 1; scale < 2 ** 56; scale *= 128) {
+    if (at.i >= b.length) throw new RangeError('cut short');
+    const byte = b[at.i++];
+    v += (byte & 0x7f) * scale;
+    if (!(byte & 0x80)) {
+      if (v > Number.MAX_SAFE_INTEGER) throw new RangeError('too large');
+      return v;
+    }
+  }
+  throw new RangeError('too long');
+}
+
+const unzigzag = (z) => (z % 2 ? -(z + 1) / 2 : z / 2);
+
+/**
+ * One page of a hot file of `hotFormat` 2 (src/index/pagecodec.rs: a codec
+ * byte, then the page as it is (0), or an interior table page as its
+ * zeroed residue and its cells' deltas (1)) into `out` (pageSize bytes,
+ * zeroed). Throws on bytes that are not such a page.
+ */
+function decodePage(enc, pageNo, out) {
+  const size = out.length;
+  if (enc[0] === 0 && enc.length === size + 1) {
+    out.set(enc.subarray(1));
+    return;
+  }
+  if (enc[0] !== 1) throw new RangeError('unknown page codec');
+  const at = { i: 1 };
+  const kept = leb(enc, at);
+  if (kept > size || at.i + kept > enc.length) throw new RangeError('bad residue');
+  out.set(enc.subarray(at.i, at.i + kept));
+  at.i += kept;
+  const h = pageNo === 1 ? 100 : 0;
+  const n = (out[h + 3] << 8) | out[h + 4];
+  const ptrs = h + 12;
+  let prevPtr = size;
+  let child = 0;
+  let rowid = 0;
+  const groups = [];
+  for (let i = 0; i < n; i++) {
+    const gap = unzigzag(leb(enc, at));
+    child += unzigzag(leb(enc, at));
+    rowid += unzigzag(leb(enc, at));
+    if (child < 0 || child > 0xffffffff || rowid < 0 || rowid > Number.MAX_SAFE_INTEGER) throw new RangeError('bad cell');
+    // SQLite's varint: 7-bit groups, most significant first.
+    groups.length = 0;
+    let v = rowid;
+    do {
+      groups.push(v % 128);
+      v = Math.floor(v / 128);
+    } while (v > 0);
+    const ptr = prevPtr - gap - 4 - groups.length;
+    if (ptr < ptrs + 2 * n || ptr + 4 + groups.length > size) throw new RangeError('cell out of the page');
+    out[ptrs + 2 * i] = ptr >> 8;
+    out[ptrs + 2 * i + 1] = ptr & 0xff;
+    out[ptr] = Math.floor(child / 2 ** 24);
+    out[ptr + 1] = (child >> 16) & 0xff;
+    out[ptr + 2] = (child >> 8) & 0xff;
+    out[ptr + 3] = child & 0xff;
+    for (let k = 0; k < groups.length; k++) out[ptr + 4 + k] = groups[groups.length - 1 - k] | (k + 1 < groups.length ? 0x80 : 0);
+    prevPtr = ptr;
+  }
+  if (at.i !== enc.length) throw new RangeError('trailing bytes');
+}
+
+/**
+ * A gunzipped hot file of `hotFormat` 2 (each encoded page's length, 4
+ * bytes little-endian, then the encoded pages, then the packed lengths) as
+ * format 1 lays it out: the pages as they are, then the same tail. Throws
+ * on bytes that do not decode.
+ */
+export function decodeHot(bytes, hotPages, pageSize) {
+  const count = hotPages.length;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 4 * count;
+  const ends = [];
+  for (let i = 0; i < count; i++) {
+    at += view.getUint32(4 * i, true);
+    ends.push(at);
+  }
+  if (at > bytes.length) throw new RangeError('cut short');
+  const out = new Uint8Array(count * pageSize + bytes.length - at);
+  let start = 4 * count;
+  hotPages.forEach((p, i) => {
+    decodePage(bytes.subarray(start, ends[i]), p, out.subarray(i * pageSize, (i + 1) * pageSize));
+    start = ends[i];
+  });
+  out.set(bytes.subarray(at), count * pageSize);
+  return out;
+}
+
+/** The hot file's bytes as format 1 lays them out (see decodeHot), or null
+ * when its `hotFormat` is unknown or the bytes do not decode. */
+function hotPagesOf(bytes, m) {
+  const format = m.hotFormat ?? 1;
+  if (format === 1) return bytes;
+  if (format !== 2 || !Array.isArray(m.hotPages) || !Number.isInteger(m.pageSize)) return null;
+  try {
+    return decodeHot(bytes, m.hotPages, m.pageSize);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * What the page fetches before the wasm module is ready (index.js): the
  * manifest (or `manifestResponse`, a fetch of it already under way), then at once the hot pages and the range probes (probeRanges) of the
@@ -402,7 +509,7 @@ export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManif
     let hot = Promise.resolve(null);
     if (typeof m.hotFile === 'string' && typeof DecompressionStream !== 'undefined') {
       hot = fetch(new URL(m.hotFile, res.url || manifestUrl).href, { credentials: 'same-origin' })
-        .then((r) => (r.ok ? gunzip(r) : null))
+        .then(async (r) => (r.ok ? hotPagesOf(await gunzip(r), m) : null))
         .catch(() => null);
       if (onManifest) onManifest(text);
     }
