@@ -380,72 +380,75 @@ async function gunzip(res) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-/** LEB128 at `at.i` (advanced), below 2^53; throws past the end. */
-function leb(b, at) {
-  let v = 0;
-  for (let scale = 1; scale < 2 ** 56; scale *= 128) {
-    if (at.i >= b.length) throw new RangeError('cut short');
-    const byte = b[at.i++];
-    v += (byte & 0x7f) * scale;
-    if (!(byte & 0x80)) {
-      if (v > Number.MAX_SAFE_INTEGER) throw new RangeError('too large');
-      return v;
-    }
-  }
-  throw new RangeError('too long');
-}
-
-const unzigzag = (z) => (z % 2 ? -(z + 1) / 2 : z / 2);
-
 /**
  * One page of a hot file of `hotFormat` 2 (src/index/pagecodec.rs: a codec
  * byte, then the page as it is (0), or an interior table page as its
  * zeroed residue and its cells' deltas (1)) into `out` (pageSize bytes,
- * zeroed). Throws on bytes that are not such a page.
+ * zeroed). Throws on bytes that are not such a page. Written as one loop
+ * over plain numbers: it runs once, on the page's main thread, before the
+ * JIT has seen it (16,000 cells for the Python docs: 2 ms).
  */
 function decodePage(enc, pageNo, out) {
   const size = out.length;
-  if (enc[0] === 0 && enc.length === size + 1) {
+  const end = enc.length;
+  if (enc[0] === 0 && end === size + 1) {
     out.set(enc.subarray(1));
     return;
   }
   if (enc[0] !== 1) throw new RangeError('unknown page codec');
-  const at = { i: 1 };
-  const kept = leb(enc, at);
-  if (kept > size || at.i + kept > enc.length) throw new RangeError('bad residue');
-  out.set(enc.subarray(at.i, at.i + kept));
-  at.i += kept;
+  // LEB128 numbers below 2^53 (at most 8 bytes): the residue's length,
+  // then three zigzag numbers a cell (even n is n / 2, odd n -(n + 1) / 2).
+  let at = 1;
+  let kept = 0;
+  for (let scale = 1, byte = 0x80; byte & 0x80; scale *= 128) {
+    if (at >= end || scale > 2 ** 49) throw new RangeError('bad number');
+    byte = enc[at++];
+    kept += (byte & 0x7f) * scale;
+  }
+  if (kept > size || at + kept > end) throw new RangeError('bad residue');
+  out.set(enc.subarray(at, at + kept));
+  at += kept;
   const h = pageNo === 1 ? 100 : 0;
   const n = (out[h + 3] << 8) | out[h + 4];
   const ptrs = h + 12;
   let prevPtr = size;
   let child = 0;
   let rowid = 0;
-  const groups = [];
   for (let i = 0; i < n; i++) {
-    const gap = unzigzag(leb(enc, at));
-    child += unzigzag(leb(enc, at));
-    rowid += unzigzag(leb(enc, at));
+    let gap = 0;
+    for (let f = 0; f < 3; f++) {
+      let z = 0;
+      for (let scale = 1, byte = 0x80; byte & 0x80; scale *= 128) {
+        if (at >= end || scale > 2 ** 49) throw new RangeError('bad number');
+        byte = enc[at++];
+        z += (byte & 0x7f) * scale;
+      }
+      const d = z % 2 ? -(z + 1) / 2 : z / 2;
+      if (f === 0) gap = d;
+      else if (f === 1) child += d;
+      else rowid += d;
+    }
     if (child < 0 || child > 0xffffffff || rowid < 0 || rowid > Number.MAX_SAFE_INTEGER) throw new RangeError('bad cell');
-    // SQLite's varint: 7-bit groups, most significant first.
-    groups.length = 0;
-    let v = rowid;
-    do {
-      groups.push(v % 128);
-      v = Math.floor(v / 128);
-    } while (v > 0);
-    const ptr = prevPtr - gap - 4 - groups.length;
-    if (ptr < ptrs + 2 * n || ptr + 4 + groups.length > size) throw new RangeError('cell out of the page');
+    // SQLite's varint of the rowid: 7-bit groups, most significant first.
+    let len = 1;
+    for (let r = rowid; r >= 128; r = Math.floor(r / 128)) len++;
+    const ptr = prevPtr - gap - 4 - len;
+    if (ptr < ptrs + 2 * n || ptr + 4 + len > size) throw new RangeError('cell out of the page');
     out[ptrs + 2 * i] = ptr >> 8;
     out[ptrs + 2 * i + 1] = ptr & 0xff;
     out[ptr] = Math.floor(child / 2 ** 24);
-    out[ptr + 1] = (child >> 16) & 0xff;
-    out[ptr + 2] = (child >> 8) & 0xff;
+    out[ptr + 1] = (child >>> 16) & 0xff;
+    out[ptr + 2] = (child >>> 8) & 0xff;
     out[ptr + 3] = child & 0xff;
-    for (let k = 0; k < groups.length; k++) out[ptr + 4 + k] = groups[groups.length - 1 - k] | (k + 1 < groups.length ? 0x80 : 0);
+    let r = rowid;
+    out[ptr + 3 + len] = r % 128;
+    for (let k = len - 1; k >= 1; k--) {
+      r = Math.floor(r / 128);
+      out[ptr + 3 + k] = (r % 128) | 0x80;
+    }
     prevPtr = ptr;
   }
-  if (at.i !== enc.length) throw new RangeError('trailing bytes');
+  if (at !== end) throw new RangeError('trailing bytes');
 }
 
 /**
