@@ -21,7 +21,7 @@ pub enum PageKind {
 }
 
 /// Offset of the b-tree header: page 1 starts with the 100-byte file header.
-fn header_at(page_no: u32) -> usize {
+pub(crate) fn header_at(page_no: u32) -> usize {
     if page_no == 1 {
         100
     } else {

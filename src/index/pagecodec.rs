@@ -24,49 +24,16 @@
 //! byte, so the encoding never changes what SQLite reads. `src/web/js/
 //! lazy.js` (`decodeHot`) is the browser's decoder of the same bytes.
 
+use super::btree::{header_at, varint};
+use super::records::{put as put_leb, unzigzag, zigzag};
+
 /// Values the browser's decoder computes with JavaScript numbers stay
 /// below 2^53.
 const MAX_SAFE: u64 = (1 << 53) - 1;
 
-fn header_at(page_no: u32) -> usize {
-    if page_no == 1 {
-        100
-    } else {
-        0
-    }
-}
-
-fn put_leb(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
+/// A LEB128 number below 2^53 at `at` (advanced past it).
 fn get_leb(b: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v: u64 = 0;
-    for shift in (0..56).step_by(7) {
-        let byte = *b.get(*at)?;
-        *at += 1;
-        v |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return (v <= MAX_SAFE).then_some(v);
-        }
-    }
-    None
-}
-
-fn zigzag(d: i64) -> u64 {
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
-fn unzigzag(z: u64) -> i64 {
-    ((z >> 1) as i64) ^ -((z & 1) as i64)
+    super::records::get(b, at).filter(|&v| v <= MAX_SAFE)
 }
 
 /// SQLite's varint of `v` (below 2^56: never the 9-byte form).
@@ -81,8 +48,8 @@ fn sqlite_varint(v: u64, out: &mut [u8; 9]) -> usize {
             break;
         }
     }
-    for k in 0..n {
-        out[k] = groups[n - 1 - k] | if k + 1 < n { 0x80 } else { 0 };
+    for (k, byte) in out.iter_mut().take(n).enumerate() {
+        *byte = groups[n - 1 - k] | if k + 1 < n { 0x80 } else { 0 };
     }
     n
 }
@@ -122,7 +89,7 @@ fn encode_interior(page: &[u8], page_no: u32) -> Option<Vec<u8>> {
     for i in 0..n {
         let ptr = u16::from_be_bytes([page[ptrs + 2 * i], page[ptrs + 2 * i + 1]]) as usize;
         let child = u32::from_be_bytes(page.get(ptr..ptr + 4)?.try_into().ok()?);
-        let (rowid, len) = super::btree::varint(page, ptr + 4)?;
+        let (rowid, len) = varint(page, ptr + 4)?;
         if rowid > MAX_SAFE {
             return None;
         }

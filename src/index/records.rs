@@ -64,7 +64,8 @@ impl Chunk {
     }
 }
 
-fn put(out: &mut Vec<u8>, mut v: u64) {
+/// `v` as LEB128 (7 bits a byte, low first) at the end of `out`.
+pub(crate) fn put(out: &mut Vec<u8>, mut v: u64) {
     loop {
         let byte = (v & 0x7f) as u8;
         v >>= 7;
@@ -76,7 +77,8 @@ fn put(out: &mut Vec<u8>, mut v: u64) {
     }
 }
 
-fn get(blob: &[u8], at: &mut usize) -> Option<u64> {
+/// The LEB128 number at `at` (advanced past it); `None` past the end.
+pub(crate) fn get(blob: &[u8], at: &mut usize) -> Option<u64> {
     let mut v: u64 = 0;
     for shift in (0..64).step_by(7) {
         let byte = *blob.get(*at)?;
@@ -89,11 +91,11 @@ fn get(blob: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
-fn zigzag(v: i64) -> u64 {
+pub(crate) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-fn unzigzag(v: u64) -> i64 {
+pub(crate) fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
