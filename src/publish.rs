@@ -74,8 +74,10 @@ pub struct Manifest {
     pub hot_file: Option<String>,
     /// How `hot_file` holds the pages: 1, each page as it is; 2, each
     /// encoded by [`crate::index::pagecodec::encode_hot`] (interior table
-    /// pages as deltas). A client that knows neither leaves the hot pages
-    /// out and reads them like any other.
+    /// pages as deltas). A client that knows neither leaves the hot file
+    /// out, and with it the packed file's page lengths: it reads those
+    /// pages like any other, from the raw index. Format 2's pages never
+    /// take format 1's length, so a client of format 1 leaves it out too.
     #[serde(default = "hot_format_plain", skip_serializing_if = "is_hot_format_plain")]
     pub hot_format: u32,
     /// Every page compressed on its own ([`pack_page`]), relative to the

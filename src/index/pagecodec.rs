@@ -158,12 +158,29 @@ pub fn decode_page(enc: &[u8], page_no: u32, page_size: usize) -> Option<Vec<u8>
 /// The hot pages (`pages`, `page_size` bytes each, of page numbers
 /// `page_nos`) as the hot file of `hotFormat` 2 holds them: each encoded
 /// page's length (4 bytes, little-endian), then the encoded pages.
+///
+/// Never exactly `page_nos.len() * page_size` bytes before what follows:
+/// the length of format 1's pages. A client that knows only format 1 (and
+/// checks that length) then leaves the file out instead of reading deltas
+/// as pages. Should the encoded pages come to that length, they are put
+/// back as they are (each one byte longer than a page), first to last,
+/// until they do not.
 pub fn encode_hot(page_nos: &[u32], pages: &[u8], page_size: usize) -> Vec<u8> {
-    let encoded: Vec<Vec<u8>> = page_nos
+    let mut encoded: Vec<Vec<u8>> = page_nos
         .iter()
         .zip(pages.chunks(page_size))
         .map(|(&p, page)| encode_page(page, p))
         .collect();
+    let total = |e: &[Vec<u8>]| 4 * e.len() + e.iter().map(Vec::len).sum::<usize>();
+    let plain = page_nos.len() * page_size;
+    for i in 0..encoded.len() {
+        if total(&encoded) != plain {
+            break;
+        }
+        if encoded[i][0] != 0 {
+            encoded[i] = [&[0u8][..], &pages[i * page_size..(i + 1) * page_size]].concat();
+        }
+    }
     let mut out = Vec::with_capacity(4 * encoded.len() + encoded.iter().map(Vec::len).sum::<usize>());
     for e in &encoded {
         out.extend_from_slice(&(e.len() as u32).to_le_bytes());
@@ -277,6 +294,31 @@ mod tests {
         put_leb(&mut bad, zigzag(5));
         put_leb(&mut bad, zigzag(10));
         assert!(decode_page(&bad, 2, 4096).is_none());
+    }
+
+    #[test]
+    fn a_hot_file_never_has_format_1_length() {
+        // Interior pages whose encodings, with the 4-byte lengths, add up
+        // to exactly the pages' own length: one goes back as it is.
+        let page_size = 512;
+        let cells = [(5, 10), (6, 20)];
+        let page = interior(2, &cells, 99, page_size);
+        let enc = encode_page(&page, 2).len();
+        assert!(enc < page_size);
+        // n pages: 4n + enc·n == n·page_size needs enc == page_size - 4,
+        // so fill the page's free bytes (after the pointer array) until
+        // the encoding is that long.
+        let mut padded = page.clone();
+        let mut at = 12 + 2 * cells.len();
+        while encode_page(&padded, 2).len() < page_size - 4 {
+            padded[at] = 0xee;
+            at += 1;
+        }
+        assert_eq!(encode_page(&padded, 2).len(), page_size - 4);
+        let pages = [padded.clone(), padded.clone()].concat();
+        let bytes = encode_hot(&[2, 3], &pages, page_size);
+        assert_ne!(bytes.len(), 2 * page_size);
+        assert_eq!(decode_hot(&bytes, &[2, 3], page_size).unwrap().0, pages);
     }
 
     #[test]

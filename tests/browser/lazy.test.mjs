@@ -303,6 +303,16 @@ test('the hot file (hotFormat 2) decodes to the index\'s own pages: interior tab
     odd[4 * m.hotPages.length] = 7;
     assert.throws(() => decodeHot(u8(odd), m.hotPages, m.pageSize), /codec/);
   }
+  // A hand-made interior page of one cell (gap 0, child 5, rowid 2)
+  // decodes to SQLite's bytes; the same with a child difference of
+  // 2^56 - 1, past what a JS number holds exactly (the encoder never
+  // writes one), is refused.
+  const header = [0x05, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 7];
+  const framed = (page) => Uint8Array.from([page.length, 0, 0, 0, ...page]);
+  const one = decodeHot(framed([1, 12, ...header, 0, 10, 4]), [2], 4096);
+  assert.deepEqual([...one.subarray(0, 14)], [...header, 0x0f, 0xfb]);
+  assert.deepEqual([...one.subarray(4091)], [0, 0, 0, 5, 2]);
+  assert.throws(() => decodeHot(framed([1, 12, ...header, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0]), [2], 4096), /bad number/);
 });
 
 test('a hot file of a format the engine does not know is left out: those pages are read like any other, the CLI\'s answers', async () => {

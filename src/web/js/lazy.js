@@ -396,6 +396,7 @@ function decodePage(enc, pageNo, out) {
     out.set(enc.subarray(1));
     return;
   }
+  if (enc[0] === 0) throw new RangeError(`a page as it is of ${end - 1} bytes, not ${size}`);
   if (enc[0] !== 1) throw new RangeError('unknown page codec');
   // LEB128 numbers below 2^53 (at most 8 bytes): the residue's length,
   // then three zigzag numbers a cell (even n is n / 2, odd n -(n + 1) / 2).
@@ -407,6 +408,8 @@ function decodePage(enc, pageNo, out) {
     kept += (byte & 0x7f) * scale;
   }
   if (kept > size || at + kept > end) throw new RangeError('bad residue');
+  // (Each number below is checked against 2^53 as the encoder keeps them:
+  // past it a JS number would round silently.)
   out.set(enc.subarray(at, at + kept));
   at += kept;
   const h = pageNo === 1 ? 100 : 0;
@@ -424,6 +427,7 @@ function decodePage(enc, pageNo, out) {
         byte = enc[at++];
         z += (byte & 0x7f) * scale;
       }
+      if (z > Number.MAX_SAFE_INTEGER) throw new RangeError('bad number');
       const d = z % 2 ? -(z + 1) / 2 : z / 2;
       if (f === 0) gap = d;
       else if (f === 1) child += d;
@@ -481,7 +485,7 @@ export function decodeHot(bytes, hotPages, pageSize) {
 /** The hot file's bytes as format 1 lays them out (see decodeHot), or null
  * when its `hotFormat` is unknown or the bytes do not decode. */
 function hotPagesOf(bytes, m) {
-  const format = m.hotFormat ?? 1;
+  const format = m.hotFormat === undefined ? 1 : m.hotFormat;
   if (format === 1) return bytes;
   if (format !== 2 || !Array.isArray(m.hotPages) || !Number.isInteger(m.pageSize)) return null;
   try {
