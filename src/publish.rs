@@ -78,7 +78,10 @@ pub struct Manifest {
     /// out, and with it the packed file's page lengths: it reads those
     /// pages like any other, from the raw index. Format 2's pages never
     /// take format 1's length, so a client of format 1 leaves it out too.
-    #[serde(default = "hot_format_plain", skip_serializing_if = "is_hot_format_plain")]
+    #[serde(
+        default = "hot_format_plain",
+        skip_serializing_if = "is_hot_format_plain"
+    )]
     pub hot_format: u32,
     /// Every page compressed on its own ([`pack_page`]), relative to the
     /// manifest's URL; each page's length in it follows the hot pages in
@@ -453,7 +456,10 @@ mod tests {
         assert_eq!(Manifest::parse(&json).unwrap(), m);
         // A manifest of before hotFormat: the pages as they are.
         let plain = json.replace(",\"hotFormat\":2", "");
-        assert_eq!(Manifest::parse(&plain).unwrap().hot_format, HOT_FORMAT_PLAIN);
+        assert_eq!(
+            Manifest::parse(&plain).unwrap().hot_format,
+            HOT_FORMAT_PLAIN
+        );
     }
 
     #[test]

@@ -134,7 +134,9 @@ pub fn decode_page(enc: &[u8], page_no: u32, page_size: usize) -> Option<Vec<u8>
                 let gap = unzigzag(get_leb(enc, &mut at)?);
                 let child = prev_child + unzigzag(get_leb(enc, &mut at)?);
                 let rowid = prev_rowid + unzigzag(get_leb(enc, &mut at)?);
-                if !(0..=i64::from(u32::MAX)).contains(&child) || !(0..=MAX_SAFE as i64).contains(&rowid) {
+                if !(0..=i64::from(u32::MAX)).contains(&child)
+                    || !(0..=MAX_SAFE as i64).contains(&rowid)
+                {
                     return None;
                 }
                 let mut v = [0u8; 9];
@@ -181,7 +183,8 @@ pub fn encode_hot(page_nos: &[u32], pages: &[u8], page_size: usize) -> Vec<u8> {
             encoded[i] = [&[0u8][..], &pages[i * page_size..(i + 1) * page_size]].concat();
         }
     }
-    let mut out = Vec::with_capacity(4 * encoded.len() + encoded.iter().map(Vec::len).sum::<usize>());
+    let mut out =
+        Vec::with_capacity(4 * encoded.len() + encoded.iter().map(Vec::len).sum::<usize>());
     for e in &encoded {
         out.extend_from_slice(&(e.len() as u32).to_le_bytes());
     }
@@ -199,7 +202,11 @@ pub fn decode_hot(bytes: &[u8], page_nos: &[u32], page_size: usize) -> Option<(V
     let mut pages = Vec::with_capacity(page_nos.len() * page_size);
     for (i, &p) in page_nos.iter().enumerate() {
         let len = u32::from_le_bytes(bytes.get(4 * i..4 * i + 4)?.try_into().ok()?) as usize;
-        pages.extend(decode_page(bytes.get(at..at.checked_add(len)?)?, p, page_size)?);
+        pages.extend(decode_page(
+            bytes.get(at..at.checked_add(len)?)?,
+            p,
+            page_size,
+        )?);
         at += len;
     }
     Some((pages, bytes.get(at..)?.to_vec()))
@@ -232,7 +239,9 @@ mod tests {
 
     #[test]
     fn interior_pages_round_trip_smaller() {
-        let cells: Vec<(u32, u64)> = (0..400).map(|i| (10 + 3 * i, 1000 + 7 * u64::from(i))).collect();
+        let cells: Vec<(u32, u64)> = (0..400)
+            .map(|i| (10 + 3 * i, 1000 + 7 * u64::from(i)))
+            .collect();
         for page_no in [1, 2, 900] {
             let page = interior(page_no, &cells, 5000, 4096);
             let enc = encode_page(&page, page_no);
@@ -248,7 +257,10 @@ mod tests {
         // 32 bits and large children.
         let mut page = interior(3, &[(7, 1 << 40), (u32::MAX, 3), (1, 1 << 51)], 2, 4096);
         page[200..230].fill(0xab);
-        let (a, b) = (u16::from_be_bytes([page[12], page[13]]), u16::from_be_bytes([page[14], page[15]]));
+        let (a, b) = (
+            u16::from_be_bytes([page[12], page[13]]),
+            u16::from_be_bytes([page[14], page[15]]),
+        );
         page[12..14].copy_from_slice(&b.to_be_bytes());
         page[14..16].copy_from_slice(&a.to_be_bytes());
         let enc = encode_page(&page, 3);
@@ -279,13 +291,19 @@ mod tests {
     fn bad_encodings_are_refused() {
         let page = interior(2, &[(5, 10), (6, 20)], 7, 4096);
         let enc = encode_page(&page, 2);
-        assert!(decode_page(&enc[..enc.len() - 1], 2, 4096).is_none(), "cut short");
+        assert!(
+            decode_page(&enc[..enc.len() - 1], 2, 4096).is_none(),
+            "cut short"
+        );
         let mut longer = enc.clone();
         longer.push(0);
         assert!(decode_page(&longer, 2, 4096).is_none(), "trailing bytes");
         assert!(decode_page(&enc, 2, 1024).is_some());
         assert!(decode_page(&[2], 2, 4096).is_none(), "unknown codec");
-        assert!(decode_page(&[0, 1, 2], 2, 4096).is_none(), "raw page of the wrong size");
+        assert!(
+            decode_page(&[0, 1, 2], 2, 4096).is_none(),
+            "raw page of the wrong size"
+        );
         // A gap that puts a cell over the pointer array.
         let mut bad = vec![1u8];
         put_leb(&mut bad, 12);
@@ -325,7 +343,12 @@ mod tests {
     fn hot_bundles_round_trip() {
         let mut leaf = vec![0u8; 4096];
         leaf[0] = 0x0d;
-        let pages = [interior(1, &[(2, 5)], 3, 4096), leaf, interior(9, &[(4, 1), (8, 2)], 11, 4096)].concat();
+        let pages = [
+            interior(1, &[(2, 5)], 3, 4096),
+            leaf,
+            interior(9, &[(4, 1), (8, 2)], 11, 4096),
+        ]
+        .concat();
         let nos = [1, 2, 9];
         let mut bytes = encode_hot(&nos, &pages, 4096);
         bytes.extend_from_slice(b"tail");
