@@ -183,8 +183,7 @@ pub fn encode_hot(page_nos: &[u32], pages: &[u8], page_size: usize) -> Vec<u8> {
             encoded[i] = [&[0u8][..], &pages[i * page_size..(i + 1) * page_size]].concat();
         }
     }
-    let mut out =
-        Vec::with_capacity(4 * encoded.len() + encoded.iter().map(Vec::len).sum::<usize>());
+    let mut out = Vec::with_capacity(total(&encoded));
     for e in &encoded {
         out.extend_from_slice(&(e.len() as u32).to_le_bytes());
     }
