@@ -98,12 +98,13 @@ need_node() {
   [ "$major" -ge 20 ] || die "Node.js $(node --version) is too old: the test driver (playwright-core) needs Node 20 or later"
 }
 
-# wasm-opt (npm binaryen; Debian's binaryen breaks the module) and playwright-core.
+# wasm-opt (npm binaryen; Debian's binaryen breaks the module), playwright-core
+# and terser (tools/minify.mjs).
 need_npm_tools() {
   need_node
   if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
-    [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
-    log "installing npm tools (binaryen, playwright-core)"
+    [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/terser ]; then
+    log "installing npm tools (binaryen, playwright-core, terser)"
     npm ci --no-audit --no-fund --loglevel=error >/dev/null || die "npm ci failed"
   fi
 }
@@ -170,13 +171,15 @@ build_wasm() {
   mv "$tmp/gitsense_search_bg.opt.wasm" "$tmp/gitsense_search_bg.wasm"
   # lazy.js is also a wasm-bindgen snippet; index.js imports this copy to
   # prefetch hot pages before the module is ready.
-  cp src/web/js/index.js src/web/js/worker.js src/web/js/lazy.js src/web/js/split.js src/web/js/index.d.ts src/web/js/results.d.ts "$tmp/"
+  cp src/web/js/index.js src/web/js/worker.js src/web/js/lazy.js src/web/js/split.js src/web/js/predict.js src/web/js/index.d.ts src/web/js/results.d.ts "$tmp/"
   node tools/split-glue.mjs glue "$tmp" || die "wiring split.js into the wasm-bindgen output failed"
   # The worker, the bindings and the snippets as one file: a cold worker
   # starts after one request, not three dependent round trips.
   node src/web/js/bundle-worker.mjs "$tmp" >/dev/null || die "bundling the worker failed"
-  rm -rf "$tmp/gitsense_search.js" "$tmp/gitsense_search.d.ts" "$tmp/gitsense_search_bg.wasm.d.ts" "$tmp/snippets" "$tmp/split.js"
+  rm -rf "$tmp/gitsense_search.js" "$tmp/gitsense_search.d.ts" "$tmp/gitsense_search_bg.wasm.d.ts" "$tmp/snippets" "$tmp/split.js" "$tmp/predict.js"
   split_module "$tmp"
+  # Last, once nothing rewrites the JS any more: minified (tools/minify.mjs).
+  node tools/minify.mjs "$tmp/index.js" "$tmp/lazy.js" "$tmp/worker.js" >/dev/null || die "minifying the module's JS failed"
   local version
   version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
   sed "s/@VERSION@/$version/" src/web/js/package.json > "$tmp/package.json"

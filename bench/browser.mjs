@@ -72,7 +72,7 @@ const preloadTags = (manifestPath) => [
   `<link rel="preload" href="${manifestPath}" as="fetch" crossorigin>`,
 ];
 
-export async function coldVisit({ siteRoot = SITE, manifestPath = '/data/manifest.json', query = 'payment', storage = 'auto', latencyMs = 0, bandwidth = 0, preload = false } = {}) {
+export async function coldVisit({ siteRoot = SITE, manifestPath = '/data/manifest.json', query = 'payment', storage = 'auto', latencyMs = 0, bandwidth = 0, preload = false, sharedBandwidth = false, chromiumArgs = [] } = {}) {
   const blank = path.join(siteRoot, 'cold.html');
   // The page's own module script opens the engine and searches, as a
   // site's would (no round trip through the driver before it starts).
@@ -88,9 +88,9 @@ window.__cold = (async () => {
 })();
 </script>`;
   fs.writeFileSync(blank, `<!doctype html><meta charset="utf-8"><title>cold</title>${preload ? preloadTags(manifestPath).join('') : ''}${script}`);
-  const server = await startServer({ root: siteRoot, port: 0, latencyMs, bandwidth, brotli: true, precompress: true });
+  const server = await startServer({ root: siteRoot, port: 0, latencyMs, bandwidth, sharedBandwidth, brotli: true, precompress: true });
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-cold-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: [...CHROMIUM_ARGS, ...chromiumArgs] });
   try {
     const page = await context.newPage();
     server.reset();

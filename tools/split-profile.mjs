@@ -13,10 +13,11 @@
 // documentation index with code blocks, and two made-up indexes of the
 // browser tests' fixtures: one whose FTS index is as deep as a large
 // corpus's, one whose words match on every page), for each index:
-// 1. a cold first visit (storage 'auto': lazy reads) opens the index and
-//    runs QUERIES, as a page's first searches would, then OFFLINE_QUERIES
-//    with the network off (the second module cannot come then, so the
-//    offline error path must be in the first);
+// 1. a cold first visit (storage 'auto': lazy reads, the first query
+//    given to open() as firstQuery) opens the index and runs QUERIES, as
+//    a page's first searches would, then OFFLINE_QUERIES with the network
+//    off (the second module cannot come then, so the offline error path
+//    must be in the first);
 // 2. a page stores the index (storage 'opfs', a full download), not
 //    recorded: filling and storing may wait for the second module;
 // 3. a repeat visit opens the stored index and runs QUERIES again.
@@ -147,7 +148,9 @@ try {
       // The next first visit starts on empty storage again.
       await clearStorage();
     }
-    const first = await visit(data, {}, queries, OFFLINE_QUERIES);
+    // The page knows its first query (open's firstQuery): its pages come
+    // while the module loads.
+    const first = await visit(data, { firstQuery: queries[0][0] }, queries, OFFLINE_QUERIES);
     if (first.info.storage !== 'lazy') throw new Error(`a first visit did not read lazily: ${JSON.stringify(first.info)}`);
     await visit(data, { storage: 'opfs' }, []);
     const repeat = await visit(data, {}, queries);

@@ -347,13 +347,20 @@ pub fn verify(conn: &Connection) -> Result<IndexInfo> {
 
 /// Reads `index_meta` and the page geometry.
 pub fn read_info(conn: &Connection) -> Result<IndexInfo> {
-    let get = |key: &str| -> Result<String> {
-        conn.query_row("SELECT value FROM index_meta WHERE key = ?1", [key], |r| {
-            r.get::<_, String>(0)
+    // One statement for the whole table (a few short rows): each statement
+    // prepared is a parse and a code generation, which a cold browser
+    // module runs slowly on the first answer's path.
+    let meta: std::collections::HashMap<String, String> = conn
+        .prepare("SELECT key, value FROM index_meta")
+        .and_then(|mut s| {
+            s.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+                .collect()
         })
-        .optional()
-        .ctx("reading index_meta")?
-        .ok_or_else(|| Error::new("index.corrupt", format!("index_meta has no '{key}' entry")))
+        .ctx("reading index_meta")?;
+    let get = |key: &str| -> Result<String> {
+        meta.get(key)
+            .cloned()
+            .ok_or_else(|| Error::new("index.corrupt", format!("index_meta has no '{key}' entry")))
     };
     let num = |key: &str| -> Result<u64> {
         get(key)?.parse::<u64>().map_err(|_| {

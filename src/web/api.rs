@@ -83,6 +83,7 @@ fn prefetched(v: &JsValue) -> Prefetched {
             .as_string()
             .map(|base| (get("fill"), base))
             .filter(|(handles, _)| handles.is_object()),
+        early: get("early").dyn_into::<js_sys::Promise>().ok(),
     }
 }
 

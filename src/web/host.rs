@@ -87,12 +87,12 @@ extern "C" {
         per_request: u32,
     ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = inflateRuns)]
-    pub async fn inflate_runs(
+    pub fn inflate_runs(
         answers: &JsValue,
         lengths: Vec<u32>,
         counts: Vec<u32>,
         page_size: f64,
-    ) -> Result<JsValue, JsValue>;
+    ) -> Result<js_sys::Array, JsValue>;
     #[wasm_bindgen(js_name = probeRanges)]
     pub async fn probe_ranges(url: &str, size: f64, timeout_ms: u32) -> JsValue;
     #[wasm_bindgen(catch, js_name = fillOpen)]

@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
-import { decodeHot } from '../../src/web/js/lazy.js';
+import { decodeHot, inflateRaw, inflateRuns } from '../../src/web/js/lazy.js';
+import { STOP_WORDS, queryWords, firstQueryPages } from '../../src/web/js/predict.js';
 
 let site;
 let manifest;
@@ -315,6 +316,93 @@ test('the hot file (hotFormat 2) decodes to the index\'s own pages: interior tab
   assert.throws(() => decodeHot(framed([1, 12, ...header, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0]), [2], 4096), /bad number/);
 });
 
+test('the packed file inflates to the index\'s own pages (lazy.js inflateRaw, every page), and a page that does not inflate is refused', () => {
+  for (const [index, dir] of [[SAMPLE_INDEX, 'inflate-sample'], [path.join(FIXTURES, 'vocab.gsx'), 'inflate-vocab']]) {
+    const m = publish(site, index, dir);
+    const root = path.join(site.root, dir);
+    const raw = fs.readFileSync(path.join(root, m.rawFile));
+    const packed = fs.readFileSync(path.join(root, m.packedFile));
+    const lengths = packedLengths(hotFile(root, m), m);
+    // Runs of up to 7 pages, as a round asks for them.
+    const answers = [];
+    const counts = [];
+    for (let p = 0, at = 0; p < m.pageCount; p += 7) {
+      const count = Math.min(7, m.pageCount - p);
+      const size = lengths.slice(p, p + count).reduce((a, b) => a + b, 0);
+      answers.push(new Uint8Array(packed.buffer, packed.byteOffset + at, size));
+      counts.push(count);
+      at += size;
+    }
+    const runs = inflateRuns(answers, lengths, counts, m.pageSize);
+    assert.ok(Buffer.concat(runs).equals(raw), `${dir}: the packed pages inflate to the raw index`);
+    assert.ok(lengths.some((l) => l < m.pageSize), `${dir} has compressed pages`);
+    // A compressed page spoiled, or a run of the wrong length: lazy.packed_invalid.
+    const k = lengths.findIndex((l) => l < m.pageSize);
+    const start = lengths.slice(0, k).reduce((a, b) => a + b, 0);
+    const spoiled = Uint8Array.from(packed.subarray(start, start + lengths[k]));
+    spoiled[0] = 0xff; // a final block of the reserved type 3
+    assert.throws(() => inflateRuns([spoiled], [lengths[k]], [1], m.pageSize), (e) => e.code === 'lazy.packed_invalid' && /does not inflate/.test(e.message));
+    assert.throws(() => inflateRuns([spoiled.subarray(1)], [lengths[k]], [1], m.pageSize), (e) => e.code === 'lazy.packed_invalid' && /came as/.test(e.message));
+  }
+});
+
+test('inflateRaw gives zlib\'s bytes for every kind of DEFLATE block, and refuses what is not a whole stream of the expected size', () => {
+  let x = 0x2545f491;
+  const rand = () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return x >>> 0;
+  };
+  const text = fs.readFileSync(new URL('../../README.md', import.meta.url));
+  const inputs = [
+    Buffer.alloc(0),
+    Buffer.from('a'),
+    Buffer.alloc(4096, 7),
+    text.subarray(0, 4096),
+    text.subarray(0, 65536),
+    Buffer.from(Array.from({ length: 4096 }, () => rand() & 0xff)),
+    // Few distinct bytes: short and long codes, long matches.
+    Buffer.from(Array.from({ length: 20000 }, () => (rand() % 5 === 0 ? rand() & 0xff : 65 + (rand() % 3)))),
+    Buffer.from(Array.from({ length: 70000 }, () => rand() & 0xff)),
+  ];
+  const { Z_FIXED, Z_HUFFMAN_ONLY, Z_RLE, Z_DEFAULT_STRATEGY } = zlib.constants;
+  let streams = 0;
+  for (const input of inputs) {
+    for (const [level, strategy] of [[0, Z_DEFAULT_STRATEGY], [1, Z_DEFAULT_STRATEGY], [9, Z_DEFAULT_STRATEGY], [6, Z_FIXED], [6, Z_HUFFMAN_ONLY], [6, Z_RLE]]) {
+      const z = zlib.deflateRawSync(input, { level, strategy });
+      const out = new Uint8Array(input.length);
+      inflateRaw(z, out);
+      assert.ok(Buffer.from(out).equals(input), `${input.length} bytes, level ${level}, strategy ${strategy}`);
+      streams++;
+      if (input.length > 0) {
+        assert.throws(() => inflateRaw(z, new Uint8Array(input.length - 1)), /more than/);
+        assert.throws(() => inflateRaw(z, new Uint8Array(input.length + 1)), /bytes, not/);
+      }
+    }
+  }
+  assert.equal(streams, inputs.length * 6);
+  // Every cut of a stream is refused (the end-of-block code is missing).
+  const z = zlib.deflateRawSync(text.subarray(0, 4096), { level: 9 });
+  for (let cut = 0; cut < z.length; cut++) {
+    assert.throws(() => inflateRaw(z.subarray(0, cut), new Uint8Array(4096)), Error, `cut at ${cut}`);
+  }
+  // Reserved block type; a stored block whose length does not check.
+  assert.throws(() => inflateRaw(Uint8Array.of(0x07), new Uint8Array(1)), /reserved type/);
+  assert.throws(() => inflateRaw(Uint8Array.of(0x01, 1, 0, 0, 0, 65), new Uint8Array(1)), /does not check/);
+  // Random bytes: an error or exactly the output asked for, never a hang
+  // or a write out of place.
+  for (let n = 0; n < 3000; n++) {
+    const bytes = Uint8Array.from({ length: 1 + (rand() % 64) }, () => rand() & 0xff);
+    const out = new Uint8Array(64);
+    try {
+      inflateRaw(bytes, out);
+    } catch (e) {
+      assert.ok(e instanceof Error && e.message.length > 0);
+    }
+  }
+});
+
 test('a hot file of a format the engine does not know is left out: those pages are read like any other, the CLI\'s answers', async () => {
   const m = publish(site, SAMPLE_INDEX, 'hot-unknown');
   m.hotFormat = 99;
@@ -475,6 +563,72 @@ test('ranking records ship with the hot pages: two rounds a query, no synchronou
     rounds = now.lazy.prefetchRounds;
   }
   await closePage(page);
+});
+
+test('open\'s firstQuery: its doclist pages come while the module loads, the warm-up asks for none of them (one round less), the CLI\'s answers', async () => {
+  const index = path.join(FIXTURES, 'ranked.gsx');
+  const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'ranked.json'), 'utf8'));
+  const m = publish(site, index, 'ranked-first');
+  for (const q of facts.queries.slice(0, 3)) {
+    // Without the hint, then with it, each on a fresh page: the first
+    // search's rounds and requests.
+    const first = async (options) => {
+      const page = await freshPage();
+      const opened = await openEngine(page, { manifestUrl: '/ranked-first/manifest.json', lazyFill: false, ...options });
+      assert.equal(opened.storage, 'lazy');
+      const info = await answersLikeCli(page, index, [q]);
+      await closePage(page);
+      return { opened: opened.lazy, info: info.lazy };
+    };
+    const plain = await first({});
+    const hinted = await first({ firstQuery: q });
+    assert.equal(plain.info.firstQueryPages, 0);
+    assert.ok(hinted.info.firstQueryPages > 0 && hinted.info.firstQueryRequests === 1 && hinted.info.firstQueryBytes > 0, `${q}: ${JSON.stringify(hinted.info)}`);
+    assert.equal(hinted.info.prefetchRounds, plain.info.prefetchRounds - 1, `${q}: rounds ${plain.info.prefetchRounds} → ${hinted.info.prefetchRounds}`);
+    // The pages the worker foresaw are the ones the warm-up fetched in its
+    // first round: nothing fetched twice, no more in all than without.
+    assert.ok(hinted.info.prefetchBytes + hinted.info.firstQueryBytes <= plain.info.prefetchBytes * 1.05, `${q}: ${hinted.info.prefetchBytes} + ${hinted.info.firstQueryBytes} vs ${plain.info.prefetchBytes}`);
+  }
+  // What the worker foresees is what a node run of predict.js gives on
+  // the published hot file (the same code, the same pages).
+  const hot = hotFile(path.join(site.root, 'ranked-first'), m);
+  const pages = await firstQueryPages(hot, m, facts.queries[0]);
+  assert.ok(pages.length > 0 && pages.every((p) => !m.hotPages.includes(p) && p >= 1 && p <= m.pageCount), JSON.stringify(pages));
+  // A hint other than the query run, or syntax predict.js leaves to the
+  // warm-up: the same answers.
+  for (const hint of [facts.queries[1], '"unbalanced', '(a OR b) lang:js', 'x* -y', '', 'zzzz-no-such-word']) {
+    const page = await freshPage();
+    await openEngine(page, { manifestUrl: '/ranked-first/manifest.json', lazyFill: false, firstQuery: hint });
+    await answersLikeCli(page, index, [facts.queries[0], facts.queries[2]]);
+    await closePage(page);
+  }
+  // Not a string: refused before anything is fetched.
+  const page = await freshPage();
+  const bad = await page.evaluate(async () => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    try {
+      await GitSenseSearch.open({ manifestUrl: '/ranked-first/manifest.json', firstQuery: 42 });
+      return null;
+    } catch (e) {
+      return e.toJSON();
+    }
+  });
+  assert.equal(bad.code, 'options.invalid');
+  assert.match(bad.message, /firstQuery must be a string/);
+  await closePage(page);
+});
+
+test('predict.js reads queries as the engine does: its common words are the engine\'s, filters and prefixes are left out', () => {
+  const rust = fs.readFileSync(new URL('../../src/query/syntax.rs', import.meta.url), 'utf8');
+  const list = /pub const STOP_WORDS: &\[&str\] = &\[([^\]]*)\]/.exec(rust);
+  assert.ok(list, 'STOP_WORDS in syntax.rs');
+  assert.deepEqual(STOP_WORDS, [...list[1].matchAll(/"([^"]*)"/g)].map((x) => x[1]));
+  assert.deepEqual(queryWords('how to use asyncio.gather'), { strings: ['use', 'asyncio.gather'], name: 'how to use asyncio.gather' });
+  assert.deepEqual(queryWords('"form validation" stripe lang:js'), { strings: ['form validation', 'stripe'], name: 'form validation stripe' });
+  assert.deepEqual(queryWords('token OR session'), { strings: ['token', 'session'], name: null });
+  assert.deepEqual(queryWords('auth* -test'), { strings: ['test'], name: null });
+  assert.deepEqual(queryWords('the'), { strings: ['the'], name: 'the' });
+  for (const q of ['"unbalanced', '(a OR b)', 'lang:js', 'x*', '', 42, null]) assert.equal(queryWords(q), null, String(q));
 });
 
 test('a server that stops serving several ranges per request mid-session: range by range from then on, answers unchanged', async () => {

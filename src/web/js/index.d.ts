@@ -30,6 +30,12 @@ export interface OpenOptions {
    * `network.failed`, "no answer within N ms"). Default: 15000 for a page a
    * query is waiting on, 60000 for prefetches and the fill. 1 to 600000. */
   requestTimeoutMs?: number;
+  /** Lazy mode: the query the page will run first, when it knows it at
+   * load (a search page's `?q=`, what was typed while it loaded). A first
+   * visit then fetches the pages that query's words need while the module
+   * loads, instead of after it (`info().lazy.firstQueryPages`). A hint
+   * only: every search answers the same with or without it. */
+  firstQuery?: string;
   onProgress?: (p: Progress) => void;
   /** A background update check finished. */
   onUpdate?: (status: UpdateStatus) => void;
@@ -106,6 +112,11 @@ export interface LazyInfo {
   pageReads: number;
   readWaitMs: number;
   storeMs: number;
+  /** Pages fetched for open()'s `firstQuery` while the module loaded, the
+   * bytes on the wire and requests that took. */
+  firstQueryPages: number;
+  firstQueryBytes: number;
+  firstQueryRequests: number;
 }
 
 export interface EngineInfo {

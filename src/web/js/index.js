@@ -161,7 +161,7 @@ export class GitSenseSearch extends EventTarget {
    * reading it lazily over HTTP Range requests while a copy fills OPFS in
    * the background; else by downloading it.
    */
-  static async open({ manifestUrl, storage = 'auto', lazyFill = true, requestTimeoutMs, onProgress, onUpdate, onError } = {}) {
+  static async open({ manifestUrl, storage = 'auto', lazyFill = true, requestTimeoutMs, firstQuery, onProgress, onUpdate, onError } = {}) {
     if (typeof manifestUrl !== 'string' || !manifestUrl) {
       throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl' });
     }
@@ -176,6 +176,9 @@ export class GitSenseSearch extends EventTarget {
         code: 'options.invalid',
         message: `requestTimeoutMs must be an integer from 1 to 600000 (milliseconds), not ${JSON.stringify(requestTimeoutMs)}`,
       });
+    }
+    if (firstQuery !== undefined && firstQuery !== null && typeof firstQuery !== 'string') {
+      throw new GitSenseSearchError({ code: 'options.invalid', message: `firstQuery must be a string, not ${JSON.stringify(firstQuery)}` });
     }
     const engine = new GitSenseSearch();
     if (onProgress) engine.addEventListener('progress', (e) => onProgress(e.detail));
@@ -194,7 +197,7 @@ export class GitSenseSearch extends EventTarget {
     const prefetched = prefetchIndex(url, storage, requestTimeoutMs, (text) => worker.postMessage({ type: 'manifest', text }));
     engine.#channel = new Channel(worker, (m) => engine.#event(m));
     try {
-      const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, requestTimeoutMs, pageCompiles: true, pagePrefetches: true });
+      const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, requestTimeoutMs, pageCompiles: true, pagePrefetches: true, firstQuery: firstQuery || undefined });
       prefetched.then((value) => {
         try {
           worker.postMessage({ type: 'prefetched', value }, value && value.hot ? [value.hot.buffer] : []);

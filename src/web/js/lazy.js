@@ -328,51 +328,256 @@ function probeError(e) {
   return { code: (e && e.code) || 'network.failed', message: e && e.message };
 }
 
+// Raw DEFLATE (RFC 1951), decoded here rather than by DecompressionStream:
+// a packed page is a few KiB, and a stream per page (a Blob, a pipe, a
+// Response, several tasks each) cost a cold visit ~20 ms a round in
+// Chromium. Canonical Huffman codes as zlib's puff.c decodes them, with a
+// table for codes of up to FAST_BITS bits (nearly all of them); every
+// bound is checked, so bytes that are not DEFLATE fail instead of reading
+// or writing out of place.
+const FAST_BITS = 9;
+const LEN_BASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
+const LEN_EXTRA = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
+const DIST_BASE = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577];
+const DIST_EXTRA = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13];
+// The order code length code lengths come in.
+const CLEN_ORDER = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+
+/** A Huffman code's tables (filled by huffman()). */
+const code = (symbols) => ({ count: new Uint16Array(16), symbol: new Uint16Array(symbols), fast: new Uint16Array(1 << FAST_BITS) });
+
+/**
+ * Fills `h` with the canonical Huffman code of the code lengths
+ * `lengths[at..at + n]`: `count[len]` codes of each length, `symbol` the
+ * symbols in code order, and `fast[next FAST_BITS bits]` the symbol << 4 |
+ * length of a code that short (0: longer). Returns 0 for a complete code,
+ * more for an incomplete one, less for an over-subscribed one (not a code).
+ */
+function huffman(lengths, at, n, h) {
+  const { count, symbol, fast } = h;
+  count.fill(0);
+  fast.fill(0);
+  for (let s = 0; s < n; s++) count[lengths[at + s]]++;
+  if (count[0] === n) return 0;
+  let left = 1;
+  for (let len = 1; len <= 15; len++) {
+    left = (left << 1) - count[len];
+    if (left < 0) return left;
+  }
+  const offs = new Uint16Array(16);
+  for (let len = 1; len < 15; len++) offs[len + 1] = offs[len] + count[len];
+  for (let s = 0; s < n; s++) if (lengths[at + s] !== 0) symbol[offs[lengths[at + s]]++] = s;
+  // Codes in order: each length's first code follows the last one before.
+  let next = 0;
+  let k = 0;
+  for (let len = 1; len <= FAST_BITS; len++, next <<= 1) {
+    for (let i = 0; i < count[len]; i++, next++, k++) {
+      // The stream holds a code's first bit first: index by it reversed.
+      let rev = 0;
+      for (let b = 0; b < len; b++) rev |= ((next >> b) & 1) << (len - 1 - b);
+      for (let j = rev; j < 1 << FAST_BITS; j += 1 << len) fast[j] = (symbol[k] << 4) | len;
+    }
+  }
+  return left;
+}
+
+let fixedCodes = null;
+function fixed() {
+  if (!fixedCodes) {
+    const lengths = new Uint8Array(288 + 30);
+    lengths.fill(8, 0, 144);
+    lengths.fill(9, 144, 256);
+    lengths.fill(7, 256, 280);
+    lengths.fill(8, 280, 288);
+    lengths.fill(5, 288);
+    fixedCodes = [code(288), code(30)];
+    huffman(lengths, 0, 288, fixedCodes[0]);
+    huffman(lengths, 288, 30, fixedCodes[1]);
+  }
+  return fixedCodes;
+}
+
+/**
+ * Inflates the raw DEFLATE stream `src` into `out`, which it must fill
+ * exactly; throws an Error saying what is wrong with the bytes otherwise
+ * (cut short, not DEFLATE, or more or fewer bytes than `out` holds).
+ */
+export function inflateRaw(src, out) {
+  let pos = 0;
+  let bitbuf = 0;
+  let bitcnt = 0;
+  let at = 0;
+  const broken = (why) => new Error(why);
+  const bits = (n) => {
+    while (bitcnt < n) {
+      if (pos >= src.length) throw broken('the stream ends early');
+      bitbuf |= src[pos++] << bitcnt;
+      bitcnt += 8;
+    }
+    const v = bitbuf & ((1 << n) - 1);
+    bitbuf >>>= n;
+    bitcnt -= n;
+    return v;
+  };
+  const decode = (h) => {
+    while (bitcnt <= 16 && pos < src.length) {
+      bitbuf |= src[pos++] << bitcnt;
+      bitcnt += 8;
+    }
+    if (bitcnt >= FAST_BITS) {
+      const e = h.fast[bitbuf & ((1 << FAST_BITS) - 1)];
+      if (e !== 0) {
+        bitbuf >>>= e & 15;
+        bitcnt -= e & 15;
+        return e >> 4;
+      }
+    }
+    // Bit by bit (puff.c): a long code, or the stream's last bits.
+    const { count, symbol } = h;
+    let c = 0;
+    let first = 0;
+    let index = 0;
+    for (let len = 1; len <= 15; len++) {
+      if (bitcnt === 0) throw broken('the stream ends early');
+      c |= bitbuf & 1;
+      bitbuf >>>= 1;
+      bitcnt--;
+      const n = count[len];
+      if (c - n < first) return symbol[index + (c - first)];
+      index += n;
+      first = (first + n) << 1;
+      c <<= 1;
+    }
+    throw broken('a code that is not in its table');
+  };
+  const lengths = new Uint8Array(286 + 30);
+  const lenCode = code(286);
+  const distCode = code(30);
+  let last;
+  do {
+    last = bits(1);
+    const type = bits(2);
+    if (type === 0) {
+      // Stored: the rest of the current byte is padding; whole bytes
+      // already taken into the bit buffer go back.
+      bitbuf >>>= bitcnt & 7;
+      bitcnt -= bitcnt & 7;
+      pos -= bitcnt >> 3;
+      bitbuf = 0;
+      bitcnt = 0;
+      if (pos + 4 > src.length) throw broken('the stream ends early');
+      const len = src[pos] | (src[pos + 1] << 8);
+      if ((src[pos + 2] | (src[pos + 3] << 8)) !== (~len & 0xffff)) throw broken('a stored block whose length does not check');
+      pos += 4;
+      if (pos + len > src.length) throw broken('the stream ends early');
+      if (at + len > out.length) throw broken(`more than ${out.length} bytes`);
+      out.set(src.subarray(pos, pos + len), at);
+      pos += len;
+      at += len;
+      continue;
+    }
+    let lc = lenCode;
+    let dc = distCode;
+    if (type === 1) {
+      [lc, dc] = fixed();
+    } else if (type === 2) {
+      const nlen = bits(5) + 257;
+      const ndist = bits(5) + 1;
+      const ncode = bits(4) + 4;
+      if (nlen > 286 || ndist > 30) throw broken('too many codes');
+      lengths.fill(0, 0, 19);
+      for (let i = 0; i < ncode; i++) lengths[CLEN_ORDER[i]] = bits(3);
+      if (huffman(lengths, 0, 19, lenCode) !== 0) throw broken('an incomplete code length code');
+      let i = 0;
+      const total = nlen + ndist;
+      while (i < total) {
+        const sym = decode(lenCode);
+        if (sym < 16) {
+          lengths[i++] = sym;
+          continue;
+        }
+        let len = 0;
+        let rep;
+        if (sym === 16) {
+          if (i === 0) throw broken('a repeat with nothing to repeat');
+          len = lengths[i - 1];
+          rep = 3 + bits(2);
+        } else if (sym === 17) {
+          rep = 3 + bits(3);
+        } else {
+          rep = 11 + bits(7);
+        }
+        if (i + rep > total) throw broken('code lengths past their count');
+        lengths.fill(len, i, i + rep);
+        i += rep;
+      }
+      if (lengths[256] === 0) throw broken('no end-of-block code');
+      // An incomplete code is allowed only as a single code of length 1.
+      let err = huffman(lengths, 0, nlen, lenCode);
+      if (err < 0 || (err > 0 && nlen - lenCode.count[0] !== 1)) throw broken('an incomplete literal/length code');
+      err = huffman(lengths, nlen, ndist, distCode);
+      if (err < 0 || (err > 0 && ndist - distCode.count[0] !== 1)) throw broken('an incomplete distance code');
+    } else {
+      throw broken('a block of the reserved type 3');
+    }
+    for (;;) {
+      let sym = decode(lc);
+      if (sym < 256) {
+        if (at >= out.length) throw broken(`more than ${out.length} bytes`);
+        out[at++] = sym;
+      } else if (sym === 256) {
+        break;
+      } else {
+        sym -= 257;
+        if (sym >= 29) throw broken('a length code out of range');
+        const len = LEN_BASE[sym] + bits(LEN_EXTRA[sym]);
+        const d = decode(dc);
+        if (d >= 30) throw broken('a distance code out of range');
+        const dist = DIST_BASE[d] + bits(DIST_EXTRA[d]);
+        if (dist > at) throw broken('a distance before the start');
+        if (at + len > out.length) throw broken(`more than ${out.length} bytes`);
+        for (const end = at + len; at < end; at++) out[at] = out[at - dist];
+      }
+    }
+  } while (!last);
+  if (at !== out.length) throw broken(`${at} bytes, not ${out.length}`);
+}
+
 /**
  * Pages from runs of the packed file (publish's `index-<hash>.pages`: each
  * page raw DEFLATE on its own, or as is when its length is the page size):
  * `answers[i]` holds `counts[i]` pages whose lengths are the next
- * `counts[i]` of `lengths`. Resolves an array with each run's pages, all
- * inflated in parallel. Throws lazy.packed_invalid when the bytes are not
- * what the lengths say or a page does not inflate to exactly `pageSize`
- * bytes (the caller then reads the raw index instead).
+ * `counts[i]` of `lengths`. Returns an array with each run's pages
+ * (inflateRaw, in place). Throws lazy.packed_invalid when the bytes are
+ * not what the lengths say or a page does not inflate to exactly
+ * `pageSize` bytes (the caller then reads the raw index instead).
  */
-export async function inflateRuns(answers, lengths, counts, pageSize) {
+export function inflateRuns(answers, lengths, counts, pageSize) {
   const bad = (why) => fail('lazy.packed_invalid', `the packed index pages are not usable: ${why}`);
   let k = 0;
-  const runs = Array.from(answers, (bytes, i) => {
-    const pages = [];
+  return Array.from(answers, (bytes, i) => {
+    const count = counts[i];
+    let want = 0;
+    for (let n = 0; n < count; n++) want += lengths[k + n];
+    if (want !== bytes.length) throw bad(`a run of ${count} pages came as ${bytes.length} bytes, not ${want}`);
+    const out = new Uint8Array(count * pageSize);
     let at = 0;
-    for (let n = 0; n < counts[i]; n++, k++) {
-      pages.push(bytes.subarray(at, at + lengths[k]));
+    for (let n = 0; n < count; n++, k++) {
+      const page = bytes.subarray(at, at + lengths[k]);
+      const into = out.subarray(n * pageSize, (n + 1) * pageSize);
       at += lengths[k];
+      if (page.length === pageSize) {
+        into.set(page);
+        continue;
+      }
+      try {
+        inflateRaw(page, into);
+      } catch (e) {
+        throw bad(`a page does not inflate to ${pageSize} bytes (${e.message})`);
+      }
     }
-    if (at !== bytes.length) throw bad(`a run of ${counts[i]} pages came as ${bytes.length} bytes, not ${at}`);
-    return pages;
+    return out;
   });
-  return Promise.all(
-    runs.map(async (pages) => {
-      const out = new Uint8Array(pages.length * pageSize);
-      await Promise.all(
-        pages.map(async (bytes, n) => {
-          if (bytes.length === pageSize) {
-            out.set(bytes, n * pageSize);
-            return;
-          }
-          let page;
-          try {
-            const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
-            page = new Uint8Array(await new Response(stream).arrayBuffer());
-          } catch (e) {
-            throw bad(`a page does not inflate (${e && e.message})`);
-          }
-          if (page.length !== pageSize) throw bad(`a page inflated to ${page.length} bytes, not ${pageSize}`);
-          out.set(page, n * pageSize);
-        }),
-      );
-      return out;
-    }),
-  );
 }
 
 async function gunzip(res) {

@@ -41,6 +41,7 @@ import init, {
 } from './gitsense_search.js';
 import { openFill, prepareFill } from './lazy.js';
 import { loadSecondary, splitState } from './split.js';
+import { fetchFirstQueryPages } from './predict.js';
 
 // The module: compiled by the page when it says so ('open' with
 // pageCompiles: the page starts compiling while this worker's scripts
@@ -92,7 +93,7 @@ let prefetched = null;
 let prefetchedFromPage = null;
 let manifestFromPage = null;
 
-function awaitPagePrefetch({ pagePrefetches, manifestUrl }) {
+function awaitPagePrefetch({ pagePrefetches, manifestUrl, firstQuery, requestTimeoutMs }) {
   if (!pagePrefetches) return null;
   // The fill files open while the hot pages are still on the way (the
   // page sends the manifest ahead of them).
@@ -102,7 +103,16 @@ function awaitPagePrefetch({ pagePrefetches, manifestUrl }) {
     early.catch(() => {});
   };
   return new Promise((resolve) => {
-    prefetchedFromPage = (value) => prepareFill(value, manifestUrl, early).then(resolve, () => resolve(value));
+    prefetchedFromPage = (value) => {
+      // The page's first query: its pages come while the module loads
+      // (predict.js); the session takes them in before its first round.
+      const first = typeof firstQuery === 'string' && value && value.hot ? fetchFirstQueryPages(value, manifestUrl, firstQuery, requestTimeoutMs ?? 10000) : null;
+      const withFirst = (v) => (first && v ? { ...v, early: first } : v);
+      prepareFill(value, manifestUrl, early).then(
+        (v) => resolve(withFirst(v)),
+        () => resolve(withFirst(value)),
+      );
+    };
   });
 }
 

@@ -39,7 +39,7 @@ use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 /// SQLite VFS name of lazily read indexes.
 pub const VFS_NAME: &str = "gitsense-lazy";
@@ -79,6 +79,10 @@ pub struct Prefetched {
     /// Fill files the worker opened meanwhile, hot pages stored
     /// (`prepareFill()` in `js/lazy.js`), and their base name.
     pub fill: Option<(JsValue, String)>,
+    /// The first query's pages on the way (`fetchFirstQueryPages()` in
+    /// `js/predict.js`): a Promise of { pages, bytes, wire, requests } or
+    /// null, taken in before the warm-up's first round.
+    pub early: Option<js_sys::Promise>,
 }
 
 /// A range probe's result (`probeRanges()` in `js/lazy.js`, also spread
@@ -127,6 +131,11 @@ pub struct LazyStats {
     /// Whether the warm-up and the fill read the packed file (pages
     /// compressed one by one) rather than the raw index.
     pub packed: bool,
+    /// Pages the worker fetched for the page's `firstQuery` while the
+    /// module loaded (`js/predict.js`), the bytes and requests that took.
+    pub first_query_pages: u64,
+    pub first_query_bytes: u64,
+    pub first_query_requests: u64,
 }
 
 /// The packed file (`Manifest::packed_file`): where each page is in it.
@@ -418,6 +427,8 @@ pub struct LazyIndex {
     /// A second connection for the warm-up (it awaits between statements,
     /// so it cannot borrow the engine's).
     spare: Rc<RefCell<Option<rusqlite::Connection>>>,
+    /// The first query's pages on the way ([`Prefetched::early`]).
+    early: Rc<RefCell<Option<js_sys::Promise>>>,
 }
 
 /// The packed file `manifest` names (`None` when it names none), its page
@@ -608,6 +619,7 @@ impl LazyIndex {
             manifest: manifest.clone(),
             base,
             spare: Rc::new(RefCell::new(None)),
+            early: Rc::new(RefCell::new(prefetched.early)),
         };
         match conn {
             Ok(conn) => Ok((lazy, conn)),
@@ -645,6 +657,7 @@ impl LazyIndex {
     /// the round is asked again of the raw index, which serves every
     /// later one, and `info().lazy.packedOff` says why.
     pub async fn fetch_pages(&self, pages: &[u32]) -> Result<()> {
+        self.take_early().await;
         match self.fetch_round(pages).await {
             Err((e, true)) => {
                 self.drop_packed(&e);
@@ -652,6 +665,45 @@ impl LazyIndex {
             }
             r => r.map_err(|(e, _)| e),
         }
+    }
+
+    /// The first query's pages the worker fetched while the module loaded
+    /// ([`Prefetched::early`]), once: waited for (they are what the first
+    /// round would ask for) and kept like the round's own.
+    async fn take_early(&self) {
+        let Some(promise) = self.early.borrow_mut().take() else {
+            return;
+        };
+        let Ok(v) = wasm_bindgen_futures::JsFuture::from(promise).await else {
+            return;
+        };
+        let get =
+            |k: &str| js_sys::Reflect::get(&v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+        let (Ok(pages), Ok(bytes)) = (
+            get("pages").dyn_into::<js_sys::Uint32Array>(),
+            get("bytes").dyn_into::<Uint8Array>(),
+        ) else {
+            return;
+        };
+        let pages = pages.to_vec();
+        let bytes = bytes.to_vec();
+        let mut s = lock(&self.source);
+        let size = s.page_size as usize;
+        if bytes.len() != pages.len() * size {
+            return;
+        }
+        s.stats.first_query_bytes += get("wire").as_f64().unwrap_or(0.0) as u64;
+        s.stats.first_query_requests += get("requests").as_f64().unwrap_or(0.0) as u64;
+        for (i, &p) in pages.iter().enumerate() {
+            let Some(page) = p.checked_sub(1).filter(|&p| p < s.page_count) else {
+                continue;
+            };
+            if !s.has(page) {
+                s.keep(page, &bytes[i * size..(i + 1) * size]);
+                s.stats.first_query_pages += 1;
+            }
+        }
+        s.commit();
     }
 
     /// Stops reading the packed file for the session (it failed with `e`).
@@ -758,10 +810,7 @@ impl LazyIndex {
         let pages: js_sys::Array = match lengths {
             Some(lengths) => {
                 let counts = runs.iter().map(|r| r.1 - r.0 + 1).collect();
-                host::inflate_runs(&answers, lengths, counts, page_size as f64)
-                    .await
-                    .map_err(fail)?
-                    .into()
+                host::inflate_runs(&answers, lengths, counts, page_size as f64).map_err(fail)?
             }
             None => answers.into(),
         };
@@ -865,10 +914,7 @@ impl LazyIndex {
                         wire = end - start + 1;
                         let answers = js_sys::Array::of1(&answer);
                         host::inflate_runs(&answers, lengths, vec![count], page_size as f64)
-                            .await
-                            .map(|pages| {
-                                Uint8Array::new(&js_sys::Array::from(&pages).get(0)).to_vec()
-                            })
+                            .map(|pages| Uint8Array::new(&pages.get(0)).to_vec())
                     }
                     Err(e) => Err(e),
                 };
