@@ -72,15 +72,15 @@ const preloadTags = (manifestPath) => [
   `<link rel="preload" href="${manifestPath}" as="fetch" crossorigin>`,
 ];
 
-export async function coldVisit({ siteRoot = SITE, manifestPath = '/data/manifest.json', query = 'payment', storage = 'auto', latencyMs = 0, bandwidth = 0, preload = false, sharedBandwidth = false, chromiumArgs = [] } = {}) {
+export async function coldVisit({ siteRoot = SITE, manifestPath = '/data/manifest.json', query = 'payment', storage = 'auto', latencyMs = 0, bandwidth = 0, preload = false, sharedBandwidth = false, chromiumArgs = [], hint = false } = {}) {
   const blank = path.join(siteRoot, 'cold.html');
   // The page's own module script opens the engine and searches, as a
   // site's would (no round trip through the driver before it starts).
   const script = `<script type="module">
 window.__cold = (async () => {
-  const { manifestPath, query, storage } = ${JSON.stringify({ manifestPath, query, storage })};
+  const { manifestPath, query, storage, hint } = ${JSON.stringify({ manifestPath, query, storage, hint })};
   const { GitSenseSearch } = await import('/pkg/index.js');
-  const engine = await GitSenseSearch.open({ manifestUrl: manifestPath, storage, lazyFill: false });
+  const engine = await GitSenseSearch.open({ manifestUrl: manifestPath, storage, lazyFill: false, ...(hint ? { firstQuery: query } : {}) });
   const opened = performance.now();
   const results = await engine.search(query);
   const first = performance.now();

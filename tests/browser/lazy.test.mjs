@@ -687,7 +687,41 @@ test('the fill completes, the engine switches to OPFS, and the next visit reads 
   await again.waitForFunction(() => window.engineEvents.length > 0);
   const reload = indexTraffic();
   assert.deepEqual([reload.raw, reload.packed, reload.hot, reload.gzip], [0, 0, 0, 0], JSON.stringify(site.server.stats().byPath));
+  // The page's mark of an earlier visit (localStorage) lost, storage kept:
+  // the hot pages are asked for before the stored copy is found, which is
+  // still opened.
+  const marks = await again.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('gitsense-search:')));
+  assert.equal(marks.length, 1, JSON.stringify(marks));
+  await again.evaluate(() => localStorage.clear());
   await closePage(again);
+  site.server.reset();
+  const unmarked = await site.blank();
+  const info2 = await openEngine(unmarked);
+  assert.equal(info2.source, 'stored');
+  assert.equal((await call(unmarked, 'searchJson', 'payment', {})).value, before);
+  // At most the hot pages and the range probes (a few hundred bytes of the raw index).
+  const spent = indexTraffic();
+  assert.ok(spent.raw < 1024, JSON.stringify(site.server.stats().byPath));
+  assert.deepEqual([spent.packed, spent.gzip], [0, 0], JSON.stringify(site.server.stats().byPath));
+  assert.ok(await unmarked.evaluate(() => Object.keys(localStorage).some((k) => k.startsWith('gitsense-search:'))), 'the mark is back');
+  await closePage(unmarked);
+});
+
+test('GitSenseSearch.clear() removes the marks of earlier visits: the next first visit asks for the hot pages before the stored-index check', async () => {
+  const page = await freshPage();
+  const marks = () => page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('gitsense-search:')));
+  assert.deepEqual(await marks(), []);
+  await openEngine(page, { lazyFill: false });
+  assert.equal((await marks()).length, 1);
+  await call(page, 'close');
+  await page.evaluate(async () => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    localStorage.setItem('other-app', 'kept');
+    await GitSenseSearch.clear();
+  });
+  assert.deepEqual(await marks(), []);
+  assert.equal(await page.evaluate(() => localStorage.getItem('other-app')), 'kept');
+  await closePage(page);
 });
 
 for (const [what, options, reason] of [

@@ -55,14 +55,32 @@ function prefetchIndex(url, storage, requestTimeoutMs, onManifest) {
   // The manifest at once, while lazy.js loads and the stored-index check
   // runs (a repeat visit fetches it anyway, to look for a newer index).
   const manifest = fetch(url, { cache: 'no-cache', credentials: 'same-origin' }).catch(() => null);
+  // Whether this page's origin ever opened this index: if not (no mark in
+  // localStorage), nothing can be stored yet, and the hot pages are asked
+  // for at once rather than after the stored-index check (OPFS's first
+  // call on a new profile took 55-98 ms here). The check still runs, in
+  // parallel, so a copy stored while the mark was lost (localStorage
+  // cleared alone) is still found; only the hot pages' and the range
+  // probes' bytes are then spent.
+  let visited = true;
+  try {
+    const key = `gitsense-search:${url}`;
+    visited = localStorage.getItem(key) !== null;
+    if (!visited) localStorage.setItem(key, '1');
+  } catch {
+    // No localStorage (a worker, or storage denied): check first.
+  }
   return import('./lazy.js')
     .then(async ({ prefetch, isMarkedStored, scopeOf }) => {
-      if (await isMarkedStored(await scopeOf(url))) {
+      const storedAnswer = async () => {
         // Stored: no index bytes; the manifest serves the update check.
         const res = await manifest;
-        return { manifest: res && res.ok ? await res.text() : null, hot: null, probe: null, stored: true };
-      }
-      return prefetch(url, requestTimeoutMs, manifest, onManifest);
+        return { manifest: res && res.ok ? await res.clone().text() : null, hot: null, probe: null, stored: true };
+      };
+      const stored = scopeOf(url).then(isMarkedStored);
+      if (visited) return (await stored) ? storedAnswer() : prefetch(url, requestTimeoutMs, manifest, onManifest);
+      const early = prefetch(url, requestTimeoutMs, manifest.then((r) => r && r.clone()), onManifest);
+      return (await stored) ? storedAnswer() : early;
     })
     .catch(() => null);
 }
@@ -230,6 +248,16 @@ export class GitSenseSearch extends EventTarget {
       await channel.call('clear');
     } finally {
       channel.terminate();
+    }
+    // Nothing is stored now: the next open may ask for the hot pages
+    // before checking storage (prefetchIndex).
+    try {
+      for (let i = localStorage.length - 1; i >= 0; i--) {
+        const key = localStorage.key(i);
+        if (key && key.startsWith('gitsense-search:')) localStorage.removeItem(key);
+      }
+    } catch {
+      // No localStorage here.
     }
   }
 
