@@ -5,7 +5,8 @@
 //
 //   node bench/browser.mjs [--latency MS] [--bandwidth BYTES_PER_S] [--runs N]
 //   node bench/browser.mjs --lazy [--runs N] [--corpus sample|python-docs|sharegpt]   cold visits, lazy mode
-//        [--sites DIR,DIR] [--throttled-only] [--lazy-only] [--preload-only] (prepared sites compared side by side;
+//        [--sites DIR,DIR] [--throttled-only] [--lazy-only] [--preload-only] [--first-query] [--shared-link]
+//                                                                            (prepared sites compared side by side;
 //                                                                            Python-docs queries, or ShareGPT's with --corpus sharegpt)
 //
 // Latency is added to every response by the test server (www/serve.mjs);
@@ -21,7 +22,10 @@
 // download ('opfs'); merged under `lazy`. With
 // `--corpus sharegpt` (not run otherwise): the 288 MB ShareGPT chat index
 // (bench/importers.sh builds it), lazy mode only. A run replaces the rows
-// of the corpora it measured and keeps the others'.
+// of the corpora it measured and keeps the others'. --first-query adds
+// lazy mode with the page passing its query to open({ firstQuery });
+// --shared-link makes the bandwidth cap one link for all responses (as
+// the comparison, bench/run.mjs), not one per response.
 // coldVisit() is exported for other benchmarks.
 
 import { chromium } from 'playwright-core';
@@ -55,7 +59,9 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
  * manifest, index), indexBytes, indexRequests, byPath, info }.
  * The lazy fill is held back (lazyFill: false) so the counts stop at the
  * first result. Options: siteRoot, manifestPath ('/data/manifest.json'),
- * query, storage ('auto'), latencyMs, bandwidth, preload (false: with
+ * query, storage ('auto'), latencyMs, bandwidth, sharedBandwidth (the cap
+ * is one link for all responses), hint (the page passes `query` to
+ * open({ firstQuery })), chromiumArgs (added to Chromium's), preload (false: with
  * true the page's head holds README's preload tags for pkg/index.js, the
  * module, pkg/lazy.js and the manifest, as a site following it would have;
  * the visit fails if one is fetched twice, a preload the engine did not
@@ -327,9 +333,9 @@ async function lazyMain() {
     { name: 'local', latencyMs: 0, bandwidth: 0 },
     { name: '50ms_20mbit', latencyMs: 50, bandwidth: 2_500_000 },
   ].filter((n) => !args.includes('--throttled-only') || n.latencyMs);
-  const rowOf = (c, n, visits, preload) => {
+  const rowOf = (c, n, visits, { preload, hint }) => {
     const manifest = JSON.parse(fs.readFileSync(path.join(c.siteRoot, 'data/manifest.json'), 'utf8'));
-    const mode = (visits[0].info.storage === 'lazy' ? 'lazy' : 'full download') + (preload ? ', preloaded' : '');
+    const mode = (visits[0].info.storage === 'lazy' ? 'lazy' : 'full download') + (preload ? ', preloaded' : '') + (hint ? ', firstQuery' : '');
     const lz = visits.map((v) => v.info.lazy).filter(Boolean);
     const row = {
       corpus: c.name,
@@ -373,18 +379,21 @@ async function lazyMain() {
       ];
       if (args.includes('--lazy-only') || group.some((c) => c.lazyOnly)) modes = modes.filter((m) => m.storage === 'auto');
       if (args.includes('--preload-only')) modes = modes.filter((m) => m.preload);
+      // --first-query: lazy mode again, the page passing its query to
+      // open({ firstQuery }).
+      if (args.includes('--first-query')) modes.push({ storage: 'auto', preload: false, hint: true });
       // Modes and sites alternate visit by visit too.
       const visits = new Map(modes.map((m) => [m, new Map(group.map((c) => [c, []]))]));
       for (let i = 0; i < runs; i++) {
         for (const query of group[0].queries) {
           for (const m of modes) {
             for (const c of group) {
-              visits.get(m).get(c).push(await coldVisit({ siteRoot: c.siteRoot, query, storage: m.storage, preload: m.preload, latencyMs: n.latencyMs, bandwidth: n.bandwidth }));
+              visits.get(m).get(c).push(await coldVisit({ siteRoot: c.siteRoot, query, storage: m.storage, preload: m.preload, hint: m.hint, latencyMs: n.latencyMs, bandwidth: n.bandwidth, sharedBandwidth: args.includes('--shared-link') }));
             }
           }
         }
       }
-      for (const m of modes) for (const c of group) rows.push(rowOf(c, n, visits.get(m).get(c), m.preload));
+      for (const m of modes) for (const c of group) rows.push(rowOf(c, n, visits.get(m).get(c), m));
     }
   }
   const result = {

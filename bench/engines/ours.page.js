@@ -2,7 +2,8 @@
 const { GitSenseSearch } = await import(CONFIG.module);
 const pageOf = (m) => m && m.messages_meta_file_path;
 const engine = {
-  open: () => GitSenseSearch.open({ manifestUrl: CONFIG.manifestUrl }),
+  // CONFIG.hint: a search page that knows its query at load (?q=) says so.
+  open: () => GitSenseSearch.open({ manifestUrl: CONFIG.manifestUrl, ...(CONFIG.hint ? { firstQuery: new URLSearchParams(location.search).get('q') || undefined } : {}) }),
   // What a search box calls: the default search, all targets.
   async show(e, q) {
     const r = await e.search(q);

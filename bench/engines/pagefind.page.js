@@ -4,6 +4,10 @@ const pathOf = (url) => url.replace(/^\//, '').replace(/#.*$/, '');
 const engine = {
   async open() {
     await pagefind.options({ baseUrl: '/' });
+    // CONFIG.hint: a search page that knows its query at load (?q=) has
+    // Pagefind load that query's index chunks at once (its preload()).
+    const q = CONFIG.hint ? new URLSearchParams(location.search).get('q') : null;
+    if (q) pagefind.preload(q);
     await pagefind.init();
     return pagefind;
   },

@@ -269,6 +269,13 @@ export async function measureNetwork({ site, engines, urls, network, runs, first
           visits.first.push(a.result);
           if (i === 0 && a.result.ok) info = { first: await a.page.evaluate(() => window.__info()) };
           await closePage(a.page);
+          // A variant of an engine's first visit only (a page that knows
+          // its query at load): the rest is the engine's own.
+          if (engine.firstOnly) {
+            const f = a.result;
+            onProgress(`${engine.name} [${network.label}] run ${i + 1}/${runs}: first ${f.ok ? `${f.ms.toFixed(0)} ms, ${f.bytesAtFirst} B` : `failed: ${f.error}`}`);
+            continue;
+          }
           const b = await visit(context, server, engine, urls[engine.name], firstQuery);
           visits.repeat.push(b.result);
           if (i === 0 && b.result.ok) {
@@ -296,8 +303,8 @@ export async function measureNetwork({ site, engines, urls, network, runs, first
       }
       out[engine.name] = {
         first: summary(visits.first),
-        repeat: summary(visits.repeat),
-        offline: summary(visits.offline),
+        repeat: engine.firstOnly ? undefined : summary(visits.repeat),
+        offline: engine.firstOnly ? undefined : summary(visits.offline),
         warm,
         memory: mem,
         info,
