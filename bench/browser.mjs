@@ -379,9 +379,9 @@ async function lazyMain() {
       ];
       if (args.includes('--lazy-only') || group.some((c) => c.lazyOnly)) modes = modes.filter((m) => m.storage === 'auto');
       if (args.includes('--preload-only')) modes = modes.filter((m) => m.preload);
-      // --first-query: lazy mode again, the page passing its query to
+      // --first-query: each lazy mode again, the page passing its query to
       // open({ firstQuery }).
-      if (args.includes('--first-query')) modes.push({ storage: 'auto', preload: false, hint: true });
+      if (args.includes('--first-query')) modes.push(...modes.filter((m) => m.storage === 'auto').map((m) => ({ ...m, hint: true })));
       // Modes and sites alternate visit by visit too.
       const visits = new Map(modes.map((m) => [m, new Map(group.map((c) => [c, []]))]));
       for (let i = 0; i < runs; i++) {

@@ -114,6 +114,19 @@ function cliJson(query, o) {
   return cli(...args).replace(/\n$/, '');
 }
 
+/** The error GitSenseSearch.open(options) fails with in the page (null if it opens). */
+function openError(page, options) {
+  return page.evaluate(async (options) => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    try {
+      await GitSenseSearch.open(options);
+      return null;
+    } catch (e) {
+      return e.toJSON();
+    }
+  }, options);
+}
+
 /** Runs `queries` in the page: each answer must be the CLI's JSON byte for
  * byte, with no synchronous page read; resolves info() after them. */
 async function answersLikeCli(page, index, queries) {
@@ -604,15 +617,7 @@ test('open\'s firstQuery: its doclist pages come while the module loads, the war
   }
   // Not a string: refused before anything is fetched.
   const page = await freshPage();
-  const bad = await page.evaluate(async () => {
-    const { GitSenseSearch } = await import('/pkg/index.js');
-    try {
-      await GitSenseSearch.open({ manifestUrl: '/ranked-first/manifest.json', firstQuery: 42 });
-      return null;
-    } catch (e) {
-      return e.toJSON();
-    }
-  });
+  const bad = await openError(page, { manifestUrl: '/ranked-first/manifest.json', firstQuery: 42 });
   assert.equal(bad.code, 'options.invalid');
   assert.match(bad.message, /firstQuery must be a string/);
   await closePage(page);
@@ -859,15 +864,7 @@ test('dropped range requests are retried and the answers stay the CLI\'s', async
 
 test('a range request without an answer times out after requestTimeoutMs, then the engine recovers', async () => {
   const page = await freshPage();
-  const bad = await page.evaluate(async () => {
-    const { GitSenseSearch } = await import('/pkg/index.js');
-    try {
-      await GitSenseSearch.open({ manifestUrl: '/data/manifest.json', requestTimeoutMs: 0 });
-      return null;
-    } catch (e) {
-      return e.toJSON();
-    }
-  });
+  const bad = await openError(page, { manifestUrl: '/data/manifest.json', requestTimeoutMs: 0 });
   assert.equal(bad && bad.code, 'options.invalid', JSON.stringify(bad));
   await openEngine(page, { lazyFill: false, requestTimeoutMs: 300 });
   // From now on the server takes range requests and never answers them.

@@ -112,11 +112,16 @@ function pager(hot, manifest) {
   if (!first) return null;
   // Usable bytes a page (less the bytes reserved at its end).
   const usable = size - first[20];
-  return { get: (n) => pages.get(n) || null, size, usable };
+  return { get: (n) => pages.get(n) || null, size, usable, parsed: new Map(), inner: new Map() };
 }
 
-/** A b-tree page: its kind, cell offsets and right-most child (inner pages). */
+/** A b-tree page: its kind, cell offsets and right-most child (inner pages); parsed once. */
 function btreePage(pg, n) {
+  if (!pg.parsed.has(n)) pg.parsed.set(n, parseBtreePage(pg, n));
+  return pg.parsed.get(n);
+}
+
+function parseBtreePage(pg, n) {
   const p = pg.get(n);
   if (!p) return null;
   const h = n === 1 ? 100 : 0;
@@ -256,49 +261,63 @@ function scanTable(pg, root) {
   return walk(root, 0) ? out : null;
 }
 
-/** The leaf of the table b-tree rooted at `root` a lookup of `rowid` reads; null when an inner page is not at hand. */
-function tableLeaf(pg, root, rowid) {
+/**
+ * The page a lookup descending the b-tree rooted at `root` ends on: a
+ * page of kind `leaf`, or the first one not at hand (the page to fetch;
+ * the inner pages are hot). `child(n, page)` picks an inner page's child
+ * (undefined: give up). Null when the walk cannot be followed.
+ */
+function descend(pg, root, leaf, inner, child) {
   let n = root;
   for (let depth = 0; depth < 8; depth++) {
     const page = btreePage(pg, n);
-    // Not at hand: the page to fetch (a leaf, the inner pages being hot).
     if (!page) return depth > 0 && !pg.get(n) ? n : null;
-    if (page.type === 13) return n;
-    if (page.type !== 5) return null;
-    let next = page.right;
-    for (const at of page.cells) {
-      const key = varint(page.p, at + 4);
-      if (!key) return null;
-      if (rowid <= key[0]) {
-        next = u32(page.p, at);
-        break;
-      }
-    }
-    n = next;
+    if (page.type === leaf) return n;
+    if (page.type !== inner) return null;
+    n = child(n, page);
+    if (n === undefined) return null;
   }
   return null;
 }
 
+/** The leaf of the table b-tree rooted at `root` a lookup of `rowid` reads. */
+function tableLeaf(pg, root, rowid) {
+  return descend(pg, root, 13, 5, (n, page) => {
+    // An inner page's keys and children, read once; the first key at or
+    // past the rowid leads down (binary search: keys ascend).
+    if (!pg.inner.has(n)) {
+      const keys = new Float64Array(page.cells.length);
+      const children = new Float64Array(page.cells.length);
+      for (let i = 0; i < page.cells.length; i++) {
+        const key = varint(page.p, page.cells[i] + 4);
+        if (!key) return undefined;
+        keys[i] = key[0];
+        children[i] = u32(page.p, page.cells[i]);
+      }
+      pg.inner.set(n, { keys, children });
+    }
+    const { keys, children } = pg.inner.get(n);
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (keys[mid] < rowid) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < keys.length ? children[lo] : page.right;
+  });
+}
+
 /** The leaf of the index b-tree rooted at `root` where a lookup of an integer first column `key` (BigInt) starts. */
 function indexLeaf(pg, root, key) {
-  let n = root;
-  for (let depth = 0; depth < 8; depth++) {
-    const page = btreePage(pg, n);
-    if (!page) return depth > 0 && !pg.get(n) ? n : null;
-    if (page.type === 10) return n;
-    if (page.type !== 2) return null;
-    let next = page.right;
+  return descend(pg, root, 10, 2, (n, page) => {
     for (const at of page.cells) {
       const r = indexRecord(pg, page, at);
-      if (!r || r[0] === undefined) return null;
-      if (BigInt(r[0]) >= key) {
-        next = u32(page.p, at);
-        break;
-      }
+      if (!r || r[0] === undefined) return undefined;
+      if (BigInt(r[0]) >= key) return u32(page.p, at);
     }
-    n = next;
-  }
-  return null;
+    return page.right;
+  });
 }
 
 /** memcmp order of two byte arrays (shorter first on a tie). */
