@@ -636,6 +636,18 @@ test('predict.js reads queries as the engine does: its common words are the engi
   for (const q of ['"unbalanced', '(a OR b)', 'lang:js', 'x*', '', 42, null]) assert.equal(queryWords(q), null, String(q));
 });
 
+test('predict.js gives up on pages that are not a b-tree: a page whose 200 children are itself ends at once', async () => {
+  const size = 4096;
+  const page = new Uint8Array(size);
+  page[100] = 5; // an inner table page (after page 1's file header)
+  page[104] = 200; // 200 cells
+  page.set([0, 0, 0, 1], 108); // right-most child: itself
+  for (let i = 0; i < 200; i++) page.set([3000 >> 8, 3000 & 0xff], 112 + 2 * i);
+  page.set([0, 0, 0, 1, 1], 3000); // each cell: child page 1, rowid 1
+  // (Walked as a b-tree, 200^8 visits: the test would not end.)
+  assert.deepEqual(await firstQueryPages(page, { pageSize: size, pageCount: 1, hotPages: [1] }, 'anything at all'), []);
+});
+
 test('a server that stops serving several ranges per request mid-session: range by range from then on, answers unchanged', async () => {
   const page = await freshPage();
   const info = await openEngine(page, { lazyFill: false });

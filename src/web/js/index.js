@@ -77,7 +77,9 @@ function prefetchIndex(url, storage, requestTimeoutMs, onManifest) {
         const res = await manifest;
         return { manifest: res && res.ok ? await res.clone().text() : null, hot: null, probe: null, stored: true };
       };
-      const stored = scopeOf(url).then(isMarkedStored);
+      const stored = scopeOf(url)
+        .then(isMarkedStored)
+        .catch(() => false);
       if (visited) return (await stored) ? storedAnswer() : prefetch(url, requestTimeoutMs, manifest, onManifest);
       const early = prefetch(url, requestTimeoutMs, manifest.then((r) => r && r.clone()), onManifest);
       return (await stored) ? storedAnswer() : early;

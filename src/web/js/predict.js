@@ -17,7 +17,7 @@
 // words to the warm-up. Anything unexpected in the pages (not hot, not a
 // b-tree page, a record cut short) leaves that lookup out.
 
-import { inflateRuns, rangesFetch, rangeFetch } from './lazy.js';
+import { inflateRuns, rangeFetchMulti } from './lazy.js';
 
 /** src/query/syntax.rs STOP_WORDS (a test keeps the two equal). */
 export const STOP_WORDS = [
@@ -31,6 +31,8 @@ const TRIGRAM_MIN_CHARS = 3;
 const MAX_LEAVES_PER_TERM = 64;
 /** Pages asked for at most (a query whose words are everywhere reads much more; the warm-up then does). */
 const MAX_PAGES = 256;
+/** Ranges in one request at most (src/web/storage/lazy/mod.rs RANGES_PER_REQUEST). */
+const RANGES_PER_REQUEST = 64;
 const FTS_TABLES = [
   ['fts_chats', false],
   ['fts_messages', false],
@@ -199,6 +201,8 @@ function record(p, at, local) {
 function payload(pg, p, at, total, table) {
   const local = localSize(pg, total, table);
   if (local === total) return [p, at, total];
+  // More than a thousand overflow pages: not a record of this index.
+  if (total - local > 1024 * (pg.usable - 4)) return [p, at, local];
   const out = new Uint8Array(total);
   out.set(p.subarray(at, at + local));
   let got = local;
@@ -222,11 +226,22 @@ function indexRecord(pg, page, at) {
   return record(...payload(pg, page.p, from + size[1], size[0], false));
 }
 
+/**
+ * Whether page `n` may be walked next: each page once, a few thousand in
+ * all (a b-tree whose pages point back at each other is not followed).
+ */
+function visit(seen, n) {
+  if (seen.has(n) || seen.size >= 4096) return false;
+  seen.add(n);
+  return true;
+}
+
 /** Every record of the index b-tree rooted at `root`, in order; null when a page is not at hand. */
 function scanIndex(pg, root, limit = 100000) {
   const out = [];
+  const seen = new Set();
   const walk = (n, depth) => {
-    const page = depth < 8 ? btreePage(pg, n) : null;
+    const page = depth < 8 && visit(seen, n) ? btreePage(pg, n) : null;
     if (!page || page.type === 5 || page.type === 13) return false;
     for (const at of page.cells) {
       if (page.inner && !walk(u32(page.p, at), depth + 1)) return false;
@@ -243,8 +258,9 @@ function scanIndex(pg, root, limit = 100000) {
 /** The rows (rowid, record) of the table b-tree rooted at `root`; null when a page is not at hand. */
 function scanTable(pg, root) {
   const out = [];
+  const seen = new Set();
   const walk = (n, depth) => {
-    const page = depth < 8 ? btreePage(pg, n) : null;
+    const page = depth < 8 && visit(seen, n) ? btreePage(pg, n) : null;
     if (!page || page.type === 2 || page.type === 10) return false;
     if (page.inner) {
       for (const at of page.cells) if (!walk(u32(page.p, at), depth + 1)) return false;
@@ -448,7 +464,8 @@ export async function firstQueryPages(hot, manifest, query) {
 }
 
 /**
- * Fetches firstQueryPages() in one request (several ranges; of the packed
+ * Fetches firstQueryPages() in one request (several ranges, 64 at most a
+ * request; of the packed
  * file when the manifest names one), while the module loads. `value` is
  * what the page's prefetch resolved with (its `hot` as format 1 lays it
  * out, `manifest` the text, `multi`: several ranges per request work).
@@ -491,7 +508,8 @@ export async function fetchFirstQueryPages(value, manifestUrl, query, timeoutMs)
       ends = runs.map(([, b]) => b * size - 1);
     }
     const total = packed ? m.packedSize : m.size;
-    const answers = runs.length === 1 ? [await rangeFetch(url, starts[0], ends[0], total, timeoutMs)] : await rangesFetch(url, starts, ends, total, timeoutMs);
+    // At most 64 ranges a request, as the warm-up asks (Apache serves 200).
+    const answers = await rangeFetchMulti(url, starts, ends, total, timeoutMs, RANGES_PER_REQUEST);
     const wire = answers.reduce((n, a) => n + a.length, 0);
     const out = lengths
       ? inflateRuns(
@@ -508,7 +526,9 @@ export async function fetchFirstQueryPages(value, manifestUrl, query, timeoutMs)
       at += run.length;
     }
     if (at !== bytes.length) return null;
-    return { pages: Uint32Array.from(pages), bytes, wire, requests: 1 };
+    // (Range by range when the server stopped serving several at once.)
+    const requests = answers.fellBack ? runs.length : Math.ceil(runs.length / RANGES_PER_REQUEST);
+    return { pages: Uint32Array.from(pages), bytes, wire, requests };
   } catch {
     return null;
   }

@@ -91,6 +91,7 @@ let startFill = null;
 // visit's first answer then does not wait for.
 let prefetched = null;
 let prefetchedFromPage = null;
+const FIRST_QUERY_WAIT_MS = 5000;
 let manifestFromPage = null;
 
 function awaitPagePrefetch({ pagePrefetches, manifestUrl, firstQuery, requestTimeoutMs }) {
@@ -106,7 +107,12 @@ function awaitPagePrefetch({ pagePrefetches, manifestUrl, firstQuery, requestTim
     prefetchedFromPage = (value) => {
       // The page's first query: its pages come while the module loads
       // (predict.js); the session takes them in before its first round.
-      const first = typeof firstQuery === 'string' && value && value.hot ? fetchFirstQueryPages(value, manifestUrl, firstQuery, requestTimeoutMs ?? 10000) : null;
+      // The session waits FIRST_QUERY_WAIT_MS for them at most (a stalled
+      // request then holds up nothing: the warm-up fetches for itself).
+      const first =
+        typeof firstQuery === 'string' && value && value.hot
+          ? Promise.race([fetchFirstQueryPages(value, manifestUrl, firstQuery, requestTimeoutMs ?? 10000), new Promise((resolve) => setTimeout(() => resolve(null), FIRST_QUERY_WAIT_MS))])
+          : null;
       const withFirst = (v) => (first && v ? { ...v, early: first } : v);
       prepareFill(value, manifestUrl, early).then(
         (v) => resolve(withFirst(v)),
