@@ -381,6 +381,10 @@ function huffman(lengths, at, n, h) {
   return left;
 }
 
+// A dynamic block's code lengths and tables, filled anew by each block
+// (inflateRaw runs to its end without yielding: one set serves every call).
+let scratch = null;
+
 let fixedCodes = null;
 function fixed() {
   if (!fixedCodes) {
@@ -450,9 +454,7 @@ export function inflateRaw(src, out) {
     }
     throw broken('a code that is not in its table');
   };
-  const lengths = new Uint8Array(286 + 30);
-  const lenCode = code(286);
-  const distCode = code(30);
+  const { lengths, lenCode, distCode } = scratch || (scratch = { lengths: new Uint8Array(286 + 30), lenCode: code(286), distCode: code(30) });
   let last;
   do {
     last = bits(1);

@@ -41,6 +41,7 @@ const FTS_TABLES = [
 const TWO_37 = 2 ** 37;
 const TWO_36 = 2 ** 36;
 const utf8 = new TextEncoder();
+const utf8Text = new TextDecoder();
 const NOT_WORD = /[^\p{Alphabetic}\p{N}]+/u;
 
 /**
@@ -436,13 +437,13 @@ export async function firstQueryPages(hot, manifest, query) {
   if (!pg) return [];
   const roots = new Map();
   for (const row of scanTable(pg, 1) || []) {
-    if (row && row[1] instanceof Uint8Array && typeof row[3] === 'number') roots.set(new TextDecoder().decode(row[1]), row[3]);
+    if (row && row[1] instanceof Uint8Array && typeof row[3] === 'number') roots.set(utf8Text.decode(row[1]), row[3]);
   }
   // Leaf-end hashes at hand, by "fts segid".
   const ends = new Map();
   const endsRoot = roots.get('fts_leaf_ends');
   for (const row of (endsRoot && scanIndex(pg, endsRoot)) || []) {
-    if (row[0] instanceof Uint8Array && typeof row[1] === 'number' && row[2] instanceof Uint8Array) ends.set(`${new TextDecoder().decode(row[0])} ${row[1]}`, row[2]);
+    if (row[0] instanceof Uint8Array && typeof row[1] === 'number' && row[2] instanceof Uint8Array) ends.set(`${utf8Text.decode(row[0])} ${row[1]}`, row[2]);
   }
   const pages = new Set();
   for (const [fts, trigram] of FTS_TABLES) {
