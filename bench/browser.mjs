@@ -123,6 +123,9 @@ window.__cold = (async () => {
       indexBytes: index.reduce((n, [, b]) => n + b, 0),
       indexRequests: Object.entries(stats.byPath).filter(([p]) => /\.(gsx|gz|pages)$/.test(p)).reduce((n, [, c]) => n + c, 0),
       byPath: stats.bytesByPath,
+      // Every request of the visit (the server's log), times in ms since
+      // the page's first one; firstAt: the page's result, on that scale.
+      waterfall: waterfallOf(server.log(), r.firstAt),
       info: r.info,
     };
   } finally {
@@ -131,6 +134,14 @@ window.__cold = (async () => {
     fs.rmSync(profile, { recursive: true, force: true });
     fs.rmSync(blank, { force: true });
   }
+}
+
+function waterfallOf(log, firstAt) {
+  const t0 = log.length ? log[0].at : firstAt;
+  return {
+    firstAt: Math.round(firstAt - t0),
+    requests: log.map((e) => ({ path: e.path, range: e.range, at: e.at - t0, done: e.done === null ? null : e.done - t0, bytes: e.bytes })),
+  };
 }
 
 const QUERIES = ['payment', 'stripe lang:js', '"form validation"', 'auth* -test msg-type:git-blob', 'in:chats payment', 'token OR session'];

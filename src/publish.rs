@@ -16,7 +16,12 @@
 //!   answers, so the pages come compressed),
 //! - `manifest.json`: a [`Manifest`] naming both, with the size and SHA-256
 //!   of the uncompressed index, its format version, corpus revision and
-//!   page geometry.
+//!   page geometry,
+//! - `manifest.hot.gz` ([`FIRST_VISIT_FILE`]): the hot file again under a
+//!   name that never changes, behind the manifest's own text
+//!   ([`first_visit_bytes`]), so a browser's first visit can ask for the
+//!   hot pages at once, alongside the manifest, instead of one round trip
+//!   after it; it uses them only if that text is the manifest's.
 //!
 //! File names carry the first 16 hex digits of the index's SHA-256, so a
 //! site can cache them forever and a new build never overwrites what a
@@ -33,6 +38,29 @@ pub const MANIFEST_VERSION: u32 = 1;
 
 /// The file name a site publishes the manifest under.
 pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// The hot file under a name that never changes, next to [`MANIFEST_FILE`]
+/// (its name with `.json` replaced by `.hot.gz`): see [`first_visit_bytes`].
+pub const FIRST_VISIT_FILE: &str = "manifest.hot.gz";
+
+/// What starts the uncompressed [`FIRST_VISIT_FILE`].
+pub const FIRST_VISIT_MAGIC: &[u8; 8] = b"GSXHOT1\n";
+
+/// The uncompressed bytes of [`FIRST_VISIT_FILE`]: [`FIRST_VISIT_MAGIC`],
+/// the manifest's length (4 bytes, little-endian), the manifest exactly as
+/// `manifest.json` holds it, then the hot file's uncompressed bytes. A
+/// client that fetched it alongside the manifest uses the hot pages only
+/// when the manifest in it is byte for byte the one it got: an index
+/// published in between (or a hand-edited manifest) is never mixed with
+/// these pages.
+pub fn first_visit_bytes(manifest_json: &[u8], hot_bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(12 + manifest_json.len() + hot_bytes.len());
+    out.extend_from_slice(FIRST_VISIT_MAGIC);
+    out.extend_from_slice(&(manifest_json.len() as u32).to_le_bytes());
+    out.extend_from_slice(manifest_json);
+    out.extend_from_slice(hot_bytes);
+    out
+}
 
 /// What a published index is, for clients deciding whether and how to fetch it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -405,6 +433,16 @@ mod write {
         let mut json = serde_json::to_string_pretty(&manifest)
             .map_err(|e| Error::new("internal.serialize", e.to_string()))?;
         json.push('\n');
+        if manifest.hot_file.is_some() {
+            write_atomically(
+                &out_dir.join(FIRST_VISIT_FILE),
+                &gzip(&first_visit_bytes(json.as_bytes(), &hot_bytes))?,
+            )?;
+        } else {
+            // One of an earlier publish would hold another manifest:
+            // clients leave it out, but it need not be fetched at all.
+            let _ = std::fs::remove_file(out_dir.join(FIRST_VISIT_FILE));
+        }
         // Last, so the manifest never names a file that is not there yet.
         write_atomically(&out_dir.join(MANIFEST_FILE), json.as_bytes())?;
         Ok(manifest)

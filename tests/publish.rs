@@ -9,7 +9,8 @@ use common::{sample_index, temp_dir};
 use flate2::read::{DeflateDecoder, GzDecoder};
 use gitsense_search::index::pagecodec::decode_hot;
 use gitsense_search::publish::{
-    decode_packed_lengths, packed_offsets, publish, Manifest, HOT_FORMAT_DELTA,
+    decode_packed_lengths, packed_offsets, publish, Manifest, FIRST_VISIT_FILE,
+    FIRST_VISIT_MAGIC, HOT_FORMAT_DELTA,
 };
 use std::io::Read;
 
@@ -85,4 +86,41 @@ fn the_packed_file_holds_every_page_and_its_lengths_follow_the_hot_pages() {
         m.packed_size,
         m.size
     );
+}
+
+fn gunzip(path: &std::path::Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    GzDecoder::new(&std::fs::read(path).unwrap()[..])
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+#[test]
+fn the_first_visit_file_holds_the_manifest_as_published_then_the_hot_file() {
+    let out = temp_dir().join("published");
+    let check = |m: &Manifest| {
+        let first = gunzip(&out.join(FIRST_VISIT_FILE));
+        assert_eq!(&first[..8], FIRST_VISIT_MAGIC);
+        let len = u32::from_le_bytes(first[8..12].try_into().unwrap()) as usize;
+        let manifest = std::fs::read(out.join("manifest.json")).unwrap();
+        assert_eq!(&first[12..12 + len], &manifest[..], "the manifest byte for byte");
+        assert_eq!(
+            &first[12 + len..],
+            &gunzip(&out.join(m.hot_file.as_deref().unwrap()))[..],
+            "then the hot file's bytes"
+        );
+    };
+    let m = publish(&sample_index(), &out).expect("publish");
+    check(&m);
+    // Published again with another index into the same directory: the
+    // file follows the new manifest.
+    let other = temp_dir().join("other.gsx");
+    let mut bytes = std::fs::read(sample_index()).unwrap();
+    // Same pages, another file: the header's change counter (offset 24).
+    bytes[27] ^= 1;
+    std::fs::write(&other, &bytes).unwrap();
+    let m2 = publish(&other, &out).expect("publish again");
+    assert_ne!(m2.sha256, m.sha256);
+    check(&m2);
 }

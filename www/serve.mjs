@@ -207,7 +207,10 @@ export async function startServer(opts = {}) {
     }
     counters.total++;
     counters.byPath[pathname] = (counters.byPath[pathname] || 0) + 1;
-    req.__entry = { at: Date.now(), bytes: 0 };
+    req.__entry = { at: Date.now(), bytes: 0, path: pathname, range: req.headers.range || null, done: null };
+    res.on('close', () => {
+      req.__entry.done = Date.now();
+    });
     requests.push(req.__entry);
     if (!options.quiet) console.log(`${req.method} ${req.url}${req.headers.range ? ` (${req.headers.range})` : ''}`);
     const matches = (b) => (b instanceof RegExp ? b.test(pathname) : pathname.startsWith(b));
@@ -370,6 +373,9 @@ export async function startServer(opts = {}) {
       }
       return c;
     },
+    // Each request since the last reset: { path, range, at, done (epoch
+    // ms: arrival, last byte sent or connection closed), bytes }.
+    log: () => requests.map((r) => ({ ...r })),
     reset: () => {
       counters = zero();
       requests = [];

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
-import { decodeHot, inflateRaw, inflateRuns } from '../../src/web/js/lazy.js';
+import { decodeHot, firstVisitHot, inflateRaw, inflateRuns } from '../../src/web/js/lazy.js';
 import { STOP_WORDS, queryWords, firstQueryPages } from '../../src/web/js/predict.js';
 
 let site;
@@ -173,6 +173,82 @@ test('a first visit answers lazily before the whole index could have downloaded'
   const { value: after } = await call(page, 'info');
   assert.ok(after.lazy.readRequests + after.lazy.prefetchRequests < 30, JSON.stringify(after.lazy));
   await closePage(page);
+});
+
+test('a first visit asks for the hot pages alongside the manifest (manifest.hot.gz) and uses them only with that very manifest', async () => {
+  const m = publish(site, SAMPLE_INDEX, 'first-visit');
+  const other = publish(site, HOSTILE_INDEX, 'first-visit-other');
+  const dir = path.join(site.root, 'first-visit');
+  const manifestUrl = '/first-visit/manifest.json';
+  const first = '/first-visit/manifest.hot.gz';
+  const named = `/first-visit/${m.hotFile}`;
+  const visit = async (page, queries = ['payment', 'token OR session']) => {
+    const info = await openEngine(page, { manifestUrl, lazyFill: false });
+    assert.equal(info.storage, 'lazy');
+    assert.equal(info.lazy.hotPages, m.hotPages.length, 'the hot pages came with the prefetch');
+    await answersLikeCli(page, SAMPLE_INDEX, queries);
+    return site.server.stats().byPath;
+  };
+
+  // The manifest comes 600 ms late: the first visit's file is asked for
+  // at once, not after it, and the named hot file not at all.
+  let page = await freshPage();
+  site.server.options.delay = [{ match: /\/first-visit\/manifest\.json$/, ms: 600 }];
+  let byPath = await visit(page);
+  assert.equal(byPath[first], 1, JSON.stringify(byPath));
+  assert.equal(byPath[named], undefined, JSON.stringify(byPath));
+  const log = site.server.log();
+  const at = (p) => log.find((e) => e.path === p);
+  assert.ok(at(first).at < at(manifestUrl).done - 300, `asked for at ${at(first).at}, the manifest done at ${at(manifestUrl).done}`);
+  await closePage(page);
+
+  // Another index's file under that name (published in between, or a
+  // stale copy in some cache): its manifest is not this one, so its pages
+  // are left out and the named hot file read; the answers stay this
+  // index's.
+  fs.copyFileSync(path.join(site.root, 'first-visit-other', 'manifest.hot.gz'), path.join(dir, 'manifest.hot.gz'));
+  assert.notEqual(other.sha256, m.sha256);
+  page = await freshPage();
+  byPath = await visit(page);
+  assert.equal(byPath[first], 1);
+  assert.equal(byPath[named], 1, JSON.stringify(byPath));
+  await closePage(page);
+
+  // Not there (an index published before it existed): the named hot file
+  // (now from the HTTP cache: immutable).
+  fs.rmSync(path.join(dir, 'manifest.hot.gz'));
+  page = await freshPage();
+  byPath = await visit(page, ['payment']);
+  assert.equal(byPath[first], 1);
+  await closePage(page);
+
+  // The origin opened this index before (its mark), nothing is stored
+  // (no fill): the manifest first, then the named hot file (which the
+  // HTTP cache may hold, as here); the first visit's file is not asked for.
+  page = await site.blank();
+  site.server.reset();
+  byPath = await visit(page, ['payment']);
+  assert.equal(byPath[first], undefined, JSON.stringify(byPath));
+  await closePage(page);
+});
+
+test('firstVisitHot: the hot bytes only behind the manifest given, byte for byte', () => {
+  const manifestText = '{"sha256":"ab"}\n';
+  const file = (magic, text, hot, len = Buffer.byteLength(text)) => {
+    const head = Buffer.alloc(12);
+    head.write(magic, 0, 'latin1');
+    head.writeUInt32LE(len, 8);
+    const b = Buffer.concat([head, Buffer.from(text), Buffer.from(hot)]);
+    return new Uint8Array(b.buffer, b.byteOffset, b.length);
+  };
+  assert.deepEqual([...firstVisitHot(file('GSXHOT1\n', manifestText, [1, 2, 3]), manifestText)], [1, 2, 3]);
+  assert.equal(firstVisitHot(file('GSXHOT1\n', manifestText, [1, 2, 3]), manifestText.trim()), null, 'another text');
+  assert.equal(firstVisitHot(file('GSXHOT2\n', manifestText, [1]), manifestText), null, 'another magic');
+  assert.equal(firstVisitHot(file('GSXHOT1\n', manifestText, [], 1000), manifestText), null, 'length past the end');
+  assert.equal(firstVisitHot(new Uint8Array(5), manifestText), null, 'cut short');
+  const bad = file('GSXHOT1\n', manifestText, [7]);
+  bad[12] = 0xff;
+  assert.equal(firstVisitHot(bad, manifestText), null, 'not UTF-8');
 });
 
 test('the worker opens the fill files as soon as the manifest is in, while the hot pages are on the way', async () => {

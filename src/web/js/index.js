@@ -70,6 +70,12 @@ function prefetchIndex(url, storage, requestTimeoutMs, onManifest) {
   } catch {
     // No localStorage (a worker, or storage denied): check first.
   }
+  // A first visit also asks for the hot pages at once, under the name
+  // publish gives them next to the manifest (manifest.hot.gz, with the
+  // manifest's text inside: lazy.js prefetch() uses them only if it is the
+  // manifest's), instead of one round trip after the manifest.
+  const firstVisit = visited ? null : firstVisitUrl(url);
+  const hotEarly = firstVisit ? fetch(firstVisit, { cache: 'no-cache', credentials: 'same-origin' }).catch(() => null) : null;
   return import('./lazy.js')
     .then(async ({ prefetch, isMarkedStored, scopeOf }) => {
       const storedAnswer = async () => {
@@ -81,10 +87,20 @@ function prefetchIndex(url, storage, requestTimeoutMs, onManifest) {
         .then(isMarkedStored)
         .catch(() => false);
       if (visited) return (await stored) ? storedAnswer() : prefetch(url, requestTimeoutMs, manifest, onManifest);
-      const early = prefetch(url, requestTimeoutMs, manifest.then((r) => r && r.clone()), onManifest);
+      const early = prefetch(url, requestTimeoutMs, manifest.then((r) => r && r.clone()), onManifest, hotEarly);
       return (await stored) ? storedAnswer() : early;
     })
     .catch(() => null);
+}
+
+/** Where publish puts the first visit's file for the manifest at `url`
+ * (its name with `.json` replaced by `.hot.gz`), or null. */
+function firstVisitUrl(url) {
+  const u = new URL(url);
+  if (!u.pathname.endsWith('.json')) return null;
+  u.pathname = u.pathname.slice(0, -'.json'.length) + '.hot.gz';
+  u.hash = '';
+  return u.href;
 }
 
 function startWorker() {

@@ -689,6 +689,29 @@ export function decodeHot(bytes, hotPages, pageSize) {
   return out;
 }
 
+/**
+ * The hot file's bytes in a first visit's file (publish's
+ * manifest.hot.gz, uncompressed: "GSXHOT1\n", the manifest's length as 4
+ * bytes little-endian, the manifest, the hot file), or null unless that
+ * manifest is `manifestText` exactly: an index published between the two
+ * requests, or a manifest edited since, never gets these pages.
+ */
+export function firstVisitHot(bytes, manifestText) {
+  const magic = 'GSXHOT1\n';
+  if (bytes.length < 12) return null;
+  for (let i = 0; i < 8; i++) if (bytes[i] !== magic.charCodeAt(i)) return null;
+  const len = (bytes[8] | (bytes[9] << 8) | (bytes[10] << 16) | (bytes[11] << 24)) >>> 0;
+  if (12 + len > bytes.length) return null;
+  const inside = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  let text;
+  try {
+    text = inside.decode(bytes.subarray(12, 12 + len));
+  } catch {
+    return null;
+  }
+  return text === manifestText ? bytes.slice(12 + len) : null;
+}
+
 /** The hot file's bytes as format 1 lays them out (see decodeHot), or null
  * when its `hotFormat` is unknown or the bytes do not decode. */
 function hotPagesOf(bytes, m) {
@@ -712,7 +735,7 @@ function hotPagesOf(bytes, m) {
  * read lazily as soon as it is here, before the hot pages (the worker opens
  * the fill files meanwhile: openFill()).
  */
-export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManifest) {
+export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManifest, hotEarly) {
   try {
     const res = await (manifestResponse || fetch(manifestUrl, { cache: 'no-cache', credentials: 'same-origin' }));
     if (!res || !res.ok) return null;
@@ -723,9 +746,18 @@ export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManif
     const probe = probeRanges(raw, m.size, timeoutMs ?? 10000);
     let hot = Promise.resolve(null);
     if (typeof m.hotFile === 'string' && typeof DecompressionStream !== 'undefined') {
-      hot = fetch(new URL(m.hotFile, res.url || manifestUrl).href, { credentials: 'same-origin' })
-        .then(async (r) => (r.ok ? hotPagesOf(await gunzip(r), m) : null))
-        .catch(() => null);
+      const named = () =>
+        fetch(new URL(m.hotFile, res.url || manifestUrl).href, { credentials: 'same-origin' })
+          .then(async (r) => (r.ok ? hotPagesOf(await gunzip(r), m) : null))
+          .catch(() => null);
+      // The first visit's file, asked for alongside the manifest: its hot
+      // pages if it holds this very manifest, else the manifest's hot file.
+      hot = hotEarly
+        ? Promise.resolve(hotEarly)
+            .then(async (r) => (r && r.ok ? firstVisitHot(await gunzip(r), text) : null))
+            .catch(() => null)
+            .then((bytes) => (bytes ? hotPagesOf(bytes, m) : named()))
+        : named();
       if (onManifest) onManifest(text);
     }
     return { manifest: text, hot: await hot, ...(await probe) };
