@@ -667,10 +667,21 @@ test('open\'s firstQuery: its doclist pages come while the module loads, the war
       assert.equal(opened.storage, 'lazy');
       const info = await answersLikeCli(page, index, [q]);
       await closePage(page);
-      return { opened: opened.lazy, info: info.lazy };
+      return { opened: opened.lazy, info: info.lazy, startup: info.startup };
     };
     const plain = await first({});
     const hinted = await first({ firstQuery: q });
+    // info().startup: each step in the order it happens, on one clock.
+    const inOrder = (startup, steps) => {
+      for (const step of steps) assert.ok(Number.isFinite(startup[step]) && startup[step] >= 0, `${step}: ${JSON.stringify(startup)}`);
+      for (let i = 1; i < steps.length; i++) assert.ok(startup[steps[i - 1]] <= startup[steps[i]], `${steps[i - 1]} before ${steps[i]}: ${JSON.stringify(startup)}`);
+    };
+    for (const { startup } of [plain, hinted]) {
+      inOrder(startup, ['pageOpen', 'pageHot', 'prefetched']);
+      inOrder(startup, ['pageOpen', 'pageCompiled', 'module', 'instantiated', 'opened', 'firstSearch', 'firstAnswer']);
+    }
+    inOrder(hinted.startup, ['prefetched', 'firstQueryAsked', 'firstQueryPages', 'firstAnswer']);
+    assert.equal(plain.startup.firstQueryAsked, undefined);
     assert.equal(plain.info.firstQueryPages, 0);
     assert.ok(hinted.info.firstQueryPages > 0 && hinted.info.firstQueryRequests === 1 && hinted.info.firstQueryBytes > 0, `${q}: ${JSON.stringify(hinted.info)}`);
     assert.equal(hinted.info.prefetchRounds, plain.info.prefetchRounds - 1, `${q}: rounds ${plain.info.prefetchRounds} → ${hinted.info.prefetchRounds}`);

@@ -226,6 +226,8 @@ export class GitSenseSearch extends EventTarget {
     }
     const base = typeof document !== 'undefined' ? document.baseURI : self.location.href;
     const url = new URL(manifestUrl, base).href;
+    const now = () => performance.timeOrigin + performance.now();
+    engine.#startup.pageOpen = now();
     const worker = startWorker();
     const module = compileModule();
     // The manifest goes ahead of the hot pages: the worker opens the OPFS
@@ -235,6 +237,7 @@ export class GitSenseSearch extends EventTarget {
     try {
       const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, requestTimeoutMs, pageCompiles: true, pagePrefetches: true, firstQuery: firstQuery || undefined });
       prefetched.then((value) => {
+        if (value && value.hot) engine.#startup.pageHot = now();
         try {
           worker.postMessage({ type: 'prefetched', value }, value && value.hot ? [value.hot.buffer] : []);
         } catch {
@@ -243,6 +246,7 @@ export class GitSenseSearch extends EventTarget {
       });
       module.then(
         (m) => {
+          if (m) engine.#startup.pageCompiled = now();
           try {
             worker.postMessage({ type: 'module', module: m });
           } catch {
@@ -280,6 +284,8 @@ export class GitSenseSearch extends EventTarget {
   }
 
   #channel = null;
+  // The page's own steps of open(), in epoch ms (see info()).
+  #startup = {};
 
   #event(m) {
     const detail = m.error ? new GitSenseSearchError(m.error) : m.detail;
@@ -311,8 +317,14 @@ export class GitSenseSearch extends EventTarget {
   }
 
   /** Storage in use and why, index revision, counts, sizes, timings. */
-  info() {
-    return this.#call('info');
+  async info() {
+    const info = await this.#call('info');
+    // The worker's steps in epoch ms, the page's own beside them: all as
+    // milliseconds since this page's time origin.
+    const steps = { ...this.#startup, ...(info.startup || {}) };
+    info.startup = {};
+    for (const [step, at] of Object.entries(steps)) info.startup[step] = Math.round((at - performance.timeOrigin) * 10) / 10;
+    return info;
   }
 
   /**

@@ -49,6 +49,12 @@ import { fetchFirstQueryPages } from './predict.js';
 // else fetched and compiled here.
 let ready = null;
 let moduleFromPage = null;
+// When (epoch ms) this worker reached each step of starting up, for
+// info().startup (index.js makes them relative to the page's time origin).
+const startup = {};
+const mark = (step) => {
+  if (startup[step] === undefined) startup[step] = performance.timeOrigin + performance.now();
+};
 function loadModule(pageCompiles) {
   if (!ready) {
     ready = pageCompiles
@@ -56,6 +62,7 @@ function loadModule(pageCompiles) {
           moduleFromPage = resolve;
         }).then((module) => init(module ? { module_or_path: module } : undefined))
       : init();
+    ready.then(() => mark('instantiated'), () => {});
   }
   return ready;
 }
@@ -109,10 +116,12 @@ function awaitPagePrefetch({ pagePrefetches, manifestUrl, firstQuery, requestTim
       // (predict.js); the session takes them in before its first round.
       // The session waits FIRST_QUERY_WAIT_MS for them at most (a stalled
       // request then holds up nothing: the warm-up fetches for itself).
-      const first =
-        typeof firstQuery === 'string' && value && value.hot
-          ? Promise.race([fetchFirstQueryPages(value, manifestUrl, firstQuery, requestTimeoutMs ?? 10000), new Promise((resolve) => setTimeout(() => resolve(null), FIRST_QUERY_WAIT_MS))])
-          : null;
+      const pages = typeof firstQuery === 'string' && value && value.hot ? fetchFirstQueryPages(value, manifestUrl, firstQuery, requestTimeoutMs ?? 10000) : null;
+      if (pages) {
+        mark('firstQueryAsked');
+        pages.then((v) => v && mark('firstQueryPages'), () => {});
+      }
+      const first = pages ? Promise.race([pages, new Promise((resolve) => setTimeout(() => resolve(null), FIRST_QUERY_WAIT_MS))]) : null;
       const withFirst = (v) => (first && v ? { ...v, early: first } : v);
       prepareFill(value, manifestUrl, early).then(
         (v) => resolve(withFirst(v)),
@@ -161,6 +170,7 @@ const ops = {
     });
     const info = await sessionOpen({ manifestUrl, storage, requestTimeoutMs }, progress, pre);
     prefetched = null;
+    mark('opened');
     if (lazyFill !== false && info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') scheduleFill();
     if (info.source === 'stored') {
       // Answer from storage now; look for a newer index in the background
@@ -176,8 +186,10 @@ const ops = {
   },
   async search({ query, options }) {
     const t0 = performance.now();
+    mark('firstSearch');
     try {
       const json = await sessionSearch(query, options);
+      mark('firstAnswer');
       return { json, ms: performance.now() - t0 };
     } finally {
       if (startFill) setTimeout(startFill, 0);
@@ -188,6 +200,7 @@ const ops = {
     const info = sessionInfo();
     const { split, ready } = splitState();
     info.module = { split, secondLoaded: ready };
+    info.startup = { ...startup };
     return info;
   },
   update: () => update(),
@@ -210,6 +223,7 @@ const ops = {
 
 self.onmessage = async ({ data }) => {
   if (data && data.type === 'module') {
+    mark('module');
     if (moduleFromPage) moduleFromPage(data.module);
     return;
   }
@@ -219,6 +233,7 @@ self.onmessage = async ({ data }) => {
     return;
   }
   if (data && data.type === 'prefetched') {
+    mark('prefetched');
     if (prefetchedFromPage) prefetchedFromPage(data.value);
     prefetchedFromPage = null;
     manifestFromPage = null;
