@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
-import { decodeHot, firstVisitHot, inflateRaw, inflateRuns } from '../../src/web/js/lazy.js';
+import { decodeHot, firstVisitHot, inflateRaw, inflateRuns, FILL_DIRECTORY } from '../../src/web/js/lazy.js';
 import { STOP_WORDS, queryWords, firstQueryPages } from '../../src/web/js/predict.js';
 
 let site;
@@ -808,6 +808,16 @@ test('the fill completes, the engine switches to OPFS, and the next visit reads 
   assert.ok(spent.raw < 1024, JSON.stringify(site.server.stats().byPath));
   assert.deepEqual([spent.packed, spent.gzip], [0, 0], JSON.stringify(site.server.stats().byPath));
   assert.ok(await unmarked.evaluate(() => Object.keys(localStorage).some((k) => k.startsWith('gitsense-search:'))), 'the mark is back');
+  // The fill files the worker opened while it did not know yet are gone:
+  // nothing of the index's size is left behind in OPFS.
+  const left = await unmarked.evaluate(async (dirName) => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(dirName);
+    const names = [];
+    for await (const name of dir.keys()) names.push(name);
+    return names;
+  }, FILL_DIRECTORY);
+  assert.deepEqual(left.filter((n) => !n.startsWith('stored-')), [], JSON.stringify(left));
+  assert.ok(left.some((n) => n.startsWith('stored-')), JSON.stringify(left));
   await closePage(unmarked);
 });
 

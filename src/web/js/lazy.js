@@ -911,9 +911,17 @@ export async function fillRemove(prefix, keep) {
  */
 export async function prepareFill(value, manifestUrl, early) {
   const opened = early ? await early.catch(() => null) : null;
-  const unused = () => opened && fillClose(opened.fill);
+  // Fill files opened early and not used are closed; removed too when
+  // they hold nothing yet (a first visit's, made while it turned out the
+  // index was stored: its mark in localStorage had been lost), so no empty
+  // file of the index's full size is left behind.
+  const unused = async () => {
+    if (!opened) return;
+    fillClose(opened.fill);
+    if (!opened.fill.present.some((b) => b)) await fillRemove(`${opened.base}.`);
+  };
   if (!value || value.stored || !(value.hot instanceof Uint8Array) || typeof value.manifest !== 'string') {
-    unused();
+    await unused();
     return value;
   }
   let fill;
@@ -922,7 +930,7 @@ export async function prepareFill(value, manifestUrl, early) {
     const ok = typeof sha256 === 'string' && sha256.length >= 16 && Number.isInteger(pageCount) && Number.isInteger(pageSize) && Array.isArray(hotPages);
     // The hot file: the hot pages, then the packed file's page lengths (2 bytes a page).
     if (!ok || value.hot.length !== hotPages.length * pageSize + (typeof packedFile === 'string' ? 2 * pageCount : 0)) {
-      unused();
+      await unused();
       return value;
     }
     const scope = await scopeOf(manifestUrl);
@@ -930,7 +938,7 @@ export async function prepareFill(value, manifestUrl, early) {
     if (opened && opened.base === base && opened.fill.present.length === pageCount) {
       fill = opened.fill;
     } else {
-      unused();
+      await unused();
       await fillRemove(`${scope}-`, base);
       fill = await fillOpen(base, pageCount, pageSize);
     }
