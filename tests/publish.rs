@@ -9,8 +9,8 @@ use common::{sample_index, temp_dir};
 use flate2::read::{DeflateDecoder, GzDecoder};
 use gitsense_search::index::pagecodec::decode_hot;
 use gitsense_search::publish::{
-    decode_packed_lengths, packed_offsets, publish, Manifest, FIRST_VISIT_FILE,
-    FIRST_VISIT_MAGIC, HOT_FORMAT_DELTA,
+    decode_packed_lengths, packed_offsets, publish, Manifest, FIRST_VISIT_FILE, FIRST_VISIT_MAGIC,
+    HOT_FORMAT_DELTA,
 };
 use std::io::Read;
 
@@ -104,7 +104,11 @@ fn the_first_visit_file_holds_the_manifest_as_published_then_the_hot_file() {
         assert_eq!(&first[..8], FIRST_VISIT_MAGIC);
         let len = u32::from_le_bytes(first[8..12].try_into().unwrap()) as usize;
         let manifest = std::fs::read(out.join("manifest.json")).unwrap();
-        assert_eq!(&first[12..12 + len], &manifest[..], "the manifest byte for byte");
+        assert_eq!(
+            &first[12..12 + len],
+            &manifest[..],
+            "the manifest byte for byte"
+        );
         assert_eq!(
             &first[12 + len..],
             &gunzip(&out.join(m.hot_file.as_deref().unwrap()))[..],
