@@ -177,7 +177,7 @@ export interface EngineInfo {
    * in and decoded), `pageCompiled` (the wasm module compiled); in the
    * worker: `prefetched` (the page's prefetch handed over), `module`
    * (the compiled module handed over), `instantiated`, `firstQueryAsked`
-   * and `firstQueryPages` (open({ firstQuery }): its pages asked for, in),
+   * and `firstQueryPages` (open({ firstQuery }): its pages' request sent, its pages in),
    * `opened`, `firstSearch` and `firstAnswer` (the first search's start
    * and end).
    */

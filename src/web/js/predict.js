@@ -471,9 +471,10 @@ export async function firstQueryPages(hot, manifest, query) {
  * what the page's prefetch resolved with (its `hot` as format 1 lays it
  * out, `manifest` the text, `multi`: several ranges per request work).
  * Resolves { pages (1-based), bytes (the pages, in that order), wire
- * (bytes on the wire), requests } or null; never rejects.
+ * (bytes on the wire), requests } or null; never rejects. `onAsk()`, if
+ * given, is called as the request goes out (info().startup).
  */
-export async function fetchFirstQueryPages(value, manifestUrl, query, timeoutMs) {
+export async function fetchFirstQueryPages(value, manifestUrl, query, timeoutMs, onAsk) {
   try {
     if (!value || !(value.hot instanceof Uint8Array) || typeof value.manifest !== 'string' || value.probe || !value.multi) return null;
     const m = JSON.parse(value.manifest);
@@ -510,6 +511,7 @@ export async function fetchFirstQueryPages(value, manifestUrl, query, timeoutMs)
     }
     const total = packed ? m.packedSize : m.size;
     // At most 64 ranges a request, as the warm-up asks (Apache serves 200).
+    if (onAsk) onAsk();
     const answers = await rangeFetchMulti(url, starts, ends, total, timeoutMs, RANGES_PER_REQUEST);
     const wire = answers.reduce((n, a) => n + a.length, 0);
     const out = lengths

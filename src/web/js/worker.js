@@ -116,11 +116,9 @@ function awaitPagePrefetch({ pagePrefetches, manifestUrl, firstQuery, requestTim
       // (predict.js); the session takes them in before its first round.
       // The session waits FIRST_QUERY_WAIT_MS for them at most (a stalled
       // request then holds up nothing: the warm-up fetches for itself).
-      const pages = typeof firstQuery === 'string' && value && value.hot ? fetchFirstQueryPages(value, manifestUrl, firstQuery, requestTimeoutMs ?? 10000) : null;
-      if (pages) {
-        mark('firstQueryAsked');
-        pages.then((v) => v && mark('firstQueryPages'), () => {});
-      }
+      const pages =
+        typeof firstQuery === 'string' && value && value.hot ? fetchFirstQueryPages(value, manifestUrl, firstQuery, requestTimeoutMs ?? 10000, () => mark('firstQueryAsked')) : null;
+      if (pages) pages.then((v) => v && mark('firstQueryPages'), () => {});
       const first = pages ? Promise.race([pages, new Promise((resolve) => setTimeout(() => resolve(null), FIRST_QUERY_WAIT_MS))]) : null;
       const withFirst = (v) => (first && v ? { ...v, early: first } : v);
       prepareFill(value, manifestUrl, early).then(
