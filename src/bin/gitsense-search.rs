@@ -353,7 +353,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
             } else {
                 println!(
-                    "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {} ({} hot pages), {} ({} bytes: pages compressed one by one), {}",
+                    "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {} ({} hot pages{}), {} ({} bytes: pages compressed one by one), {}",
                     m.revision,
                     out_dir.display(),
                     m.file,
@@ -362,6 +362,14 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                     m.raw_file.as_deref().unwrap_or("-"),
                     m.hot_file.as_deref().unwrap_or("-"),
                     m.hot_pages.len(),
+                    if m.hot_file.is_some() {
+                        format!(
+                            "; again as {} for first visits",
+                            gitsense_search::publish::FIRST_VISIT_FILE
+                        )
+                    } else {
+                        String::new()
+                    },
                     m.packed_file.as_deref().unwrap_or("-"),
                     m.packed_size,
                     gitsense_search::publish::MANIFEST_FILE
