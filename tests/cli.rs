@@ -191,10 +191,19 @@ fn publish_names_the_files_it_wrote() {
     let o = cli(&["publish", &idx, "--out-dir", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    for name in ["manifest.json", "manifest.hot.gz", ".hot.gz", ".pages", ".gsx.gz"] {
+    for name in [
+        "manifest.json",
+        "manifest.hot.gz",
+        ".hot.gz",
+        ".pages",
+        ".gsx.gz",
+    ] {
         assert!(text.contains(name), "{name}: {text}");
     }
-    assert!(text.contains("again as manifest.hot.gz for first visits"), "{text}");
+    assert!(
+        text.contains("again as manifest.hot.gz for first visits"),
+        "{text}"
+    );
     for entry in std::fs::read_dir(&out).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         assert!(text.contains(&name), "{name} is not named: {text}");
