@@ -98,7 +98,8 @@ fn gunzip(path: &std::path::Path) -> Vec<u8> {
 
 #[test]
 fn the_first_visit_file_holds_the_manifest_as_published_then_the_hot_file() {
-    let out = temp_dir().join("published");
+    // A directory of its own: the tests of this file run in parallel.
+    let out = temp_dir().join("published-first-visit");
     let check = |m: &Manifest| {
         let first = gunzip(&out.join(FIRST_VISIT_FILE));
         assert_eq!(&first[..8], FIRST_VISIT_MAGIC);
@@ -119,7 +120,7 @@ fn the_first_visit_file_holds_the_manifest_as_published_then_the_hot_file() {
     check(&m);
     // Published again with another index into the same directory: the
     // file follows the new manifest.
-    let other = temp_dir().join("other.gsx");
+    let other = temp_dir().join("first-visit-other.gsx");
     let mut bytes = std::fs::read(sample_index()).unwrap();
     // Same pages, another file: the header's change counter (offset 24).
     bytes[27] ^= 1;

@@ -173,13 +173,14 @@ export interface EngineInfo {
    * When this engine reached each step of starting up, in milliseconds
    * since the page's time origin (`performance.now()`'s zero), for
    * tuning a page's first visit. Steps not reached are absent. On the
-   * page: `pageOpen` (open() called), `pageHot` (lazy mode: the hot pages
-   * in and decoded), `pageCompiled` (the wasm module compiled); in the
+   * page: `pageOpen` (open() called), `pageHot` (lazy mode: the page's
+   * prefetch done: hot pages in and decoded, range probes answered),
+   * `pageCompiled` (the wasm module compiled); in the
    * worker: `prefetched` (the page's prefetch handed over), `module`
    * (the compiled module handed over), `instantiated`, `firstQueryAsked`
    * and `firstQueryPages` (open({ firstQuery }): its pages' request sent, its pages in),
-   * `opened`, `firstSearch` and `firstAnswer` (the first search's start
-   * and end).
+   * `opened`, `firstSearch` (the first search's start) and `firstAnswer`
+   * (the first search that succeeded, its end).
    */
   startup: Partial<Record<'pageOpen' | 'pageHot' | 'pageCompiled' | 'prefetched' | 'module' | 'instantiated' | 'firstQueryAsked' | 'firstQueryPages' | 'opened' | 'firstSearch' | 'firstAnswer', number>>;
 }

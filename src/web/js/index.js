@@ -74,8 +74,10 @@ function prefetchIndex(url, storage, requestTimeoutMs, onManifest) {
   // publish gives them next to the manifest (manifest.hot.gz, with the
   // manifest's text inside: lazy.js prefetch() uses them only if it is the
   // manifest's), instead of one round trip after the manifest.
-  const firstVisit = visited ? null : firstVisitUrl(url);
-  const hotEarly = firstVisit ? fetch(firstVisit, { cache: 'no-cache', credentials: 'same-origin' }).catch(() => null) : null;
+  // (Not without a gzip decompressor: the hot pages are not used then.)
+  const firstVisit = visited || typeof DecompressionStream === 'undefined' ? null : firstVisitUrl(url);
+  const timeout = typeof AbortSignal !== 'undefined' && AbortSignal.timeout ? { signal: AbortSignal.timeout(requestTimeoutMs ?? 10000) } : {};
+  const hotEarly = firstVisit ? fetch(firstVisit, { cache: 'no-cache', credentials: 'same-origin', ...timeout }).catch(() => null) : null;
   return import('./lazy.js')
     .then(async ({ prefetch, isMarkedStored, scopeOf }) => {
       const storedAnswer = async () => {

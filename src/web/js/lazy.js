@@ -689,6 +689,9 @@ export function decodeHot(bytes, hotPages, pageSize) {
   return out;
 }
 
+const FIRST_VISIT_MAGIC = 'GSXHOT1\n';
+const hasFirstVisitMagic = (bytes) => bytes.length >= 8 && [...FIRST_VISIT_MAGIC].every((c, i) => bytes[i] === c.charCodeAt(0));
+
 /**
  * The hot file's bytes in a first visit's file (publish's
  * manifest.hot.gz, uncompressed: "GSXHOT1\n", the manifest's length as 4
@@ -697,9 +700,7 @@ export function decodeHot(bytes, hotPages, pageSize) {
  * requests, or a manifest edited since, never gets these pages.
  */
 export function firstVisitHot(bytes, manifestText) {
-  const magic = 'GSXHOT1\n';
-  if (bytes.length < 12) return null;
-  for (let i = 0; i < 8; i++) if (bytes[i] !== magic.charCodeAt(i)) return null;
+  if (bytes.length < 12 || !hasFirstVisitMagic(bytes)) return null;
   const len = (bytes[8] | (bytes[9] << 8) | (bytes[10] << 16) | (bytes[11] << 24)) >>> 0;
   if (12 + len > bytes.length) return null;
   const inside = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -710,6 +711,60 @@ export function firstVisitHot(bytes, manifestText) {
     return null;
   }
   return text === manifestText ? bytes.slice(12 + len) : null;
+}
+
+/**
+ * Reads a first visit's file (a fetch Response) through firstVisitHot(),
+ * checking the manifest in it as soon as it has come: another manifest
+ * stops the download there (a stale copy in a cache then costs the few
+ * KB before its end, not the whole file before the named hot file is asked
+ * for). Resolves the hot file's bytes or null; never rejects.
+ */
+export async function readFirstVisitHot(res, manifestText) {
+  let reader;
+  try {
+    reader = res.body.pipeThrough(new DecompressionStream('gzip')).getReader();
+  } catch {
+    return null;
+  }
+  const chunks = [];
+  let have = 0;
+  let checked = false;
+  const joined = () => {
+    const out = new Uint8Array(have);
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.length;
+    }
+    return out;
+  };
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      have += value.length;
+      if (checked || have < 12) continue;
+      const head = joined();
+      chunks.length = 0;
+      chunks.push(head);
+      // The magic, then the manifest once it is in: the rest only if they
+      // are this manifest's.
+      if (!hasFirstVisitMagic(head)) break;
+      const len = (head[8] | (head[9] << 8) | (head[10] << 16) | (head[11] << 24)) >>> 0;
+      if (have < 12 + len) continue;
+      if (firstVisitHot(head.subarray(0, 12 + len), manifestText) === null) break;
+      checked = true;
+    }
+  } catch {
+    return null;
+  }
+  if (!checked) {
+    await reader.cancel().catch(() => {});
+    return null;
+  }
+  return firstVisitHot(joined(), manifestText);
 }
 
 /** The hot file's bytes as format 1 lays them out (see decodeHot), or null
@@ -736,6 +791,28 @@ function hotPagesOf(bytes, m) {
  * the fill files meanwhile: openFill()).
  */
 export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManifest, hotEarly) {
+  const early = { response: hotEarly };
+  try {
+    return await prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest, early);
+  } finally {
+    // Not taken (no manifest, an index not read lazily, no decompressor):
+    // its body is not left holding a connection.
+    if (early.response) Promise.resolve(early.response).then(discard, () => {});
+  }
+}
+
+/** Cancels the body of a response not read (null: nothing to do). */
+export function discard(res) {
+  if (res && res.body && !res.bodyUsed) res.body.cancel().catch(() => {});
+  return null;
+}
+
+/** `{ signal }` that aborts a fetch after `ms` (none where unsupported). */
+function timeoutSignal(ms) {
+  return typeof AbortSignal !== 'undefined' && AbortSignal.timeout ? { signal: AbortSignal.timeout(ms ?? 10000) } : {};
+}
+
+async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest, early) {
   try {
     const res = await (manifestResponse || fetch(manifestUrl, { cache: 'no-cache', credentials: 'same-origin' }));
     if (!res || !res.ok) return null;
@@ -747,17 +824,18 @@ export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManif
     let hot = Promise.resolve(null);
     if (typeof m.hotFile === 'string' && typeof DecompressionStream !== 'undefined') {
       const named = () =>
-        fetch(new URL(m.hotFile, res.url || manifestUrl).href, { credentials: 'same-origin' })
+        fetch(new URL(m.hotFile, res.url || manifestUrl).href, { credentials: 'same-origin', ...timeoutSignal(timeoutMs) })
           .then(async (r) => (r.ok ? hotPagesOf(await gunzip(r), m) : null))
           .catch(() => null);
       // The first visit's file, asked for alongside the manifest: its hot
       // pages if it holds this very manifest, else the manifest's hot file.
-      hot = hotEarly
-        ? Promise.resolve(hotEarly)
-            .then(async (r) => (r && r.ok ? firstVisitHot(await gunzip(r), text) : null))
+      hot = early.response
+        ? Promise.resolve(early.response)
+            .then((r) => (r && r.ok ? readFirstVisitHot(r, text) : discard(r)))
             .catch(() => null)
             .then((bytes) => (bytes ? hotPagesOf(bytes, m) : named()))
         : named();
+      early.response = null;
       if (onManifest) onManifest(text);
     }
     return { manifest: text, hot: await hot, ...(await probe) };
