@@ -690,7 +690,13 @@ export function decodeHot(bytes, hotPages, pageSize) {
 }
 
 const FIRST_VISIT_MAGIC = 'GSXHOT1\n';
-const hasFirstVisitMagic = (bytes) => bytes.length >= 8 && [...FIRST_VISIT_MAGIC].every((c, i) => bytes[i] === c.charCodeAt(0));
+
+/** The manifest's length in the header of a first visit's file (its
+ * first 12 bytes at least), or null when `bytes` do not start as one. */
+function firstVisitLength(bytes) {
+  if (bytes.length < 12 || ![...FIRST_VISIT_MAGIC].every((c, i) => bytes[i] === c.charCodeAt(0))) return null;
+  return (bytes[8] | (bytes[9] << 8) | (bytes[10] << 16) | (bytes[11] << 24)) >>> 0;
+}
 
 /**
  * The hot file's bytes in a first visit's file (publish's
@@ -700,9 +706,8 @@ const hasFirstVisitMagic = (bytes) => bytes.length >= 8 && [...FIRST_VISIT_MAGIC
  * requests, or a manifest edited since, never gets these pages.
  */
 export function firstVisitHot(bytes, manifestText) {
-  if (bytes.length < 12 || !hasFirstVisitMagic(bytes)) return null;
-  const len = (bytes[8] | (bytes[9] << 8) | (bytes[10] << 16) | (bytes[11] << 24)) >>> 0;
-  if (12 + len > bytes.length) return null;
+  const len = firstVisitLength(bytes);
+  if (len === null || 12 + len > bytes.length) return null;
   const inside = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   let text;
   try {
@@ -729,7 +734,8 @@ export async function readFirstVisitHot(res, manifestText) {
   }
   const chunks = [];
   let have = 0;
-  let checked = false;
+  // The manifest's length once the manifest is in and is this one.
+  let checked = null;
   const joined = () => {
     const out = new Uint8Array(have);
     let at = 0;
@@ -745,26 +751,26 @@ export async function readFirstVisitHot(res, manifestText) {
       if (done) break;
       chunks.push(value);
       have += value.length;
-      if (checked || have < 12) continue;
+      if (checked !== null || have < 12) continue;
       const head = joined();
       chunks.length = 0;
       chunks.push(head);
       // The magic, then the manifest once it is in: the rest only if they
       // are this manifest's.
-      if (!hasFirstVisitMagic(head)) break;
-      const len = (head[8] | (head[9] << 8) | (head[10] << 16) | (head[11] << 24)) >>> 0;
+      const len = firstVisitLength(head);
+      if (len === null) break;
       if (have < 12 + len) continue;
       if (firstVisitHot(head.subarray(0, 12 + len), manifestText) === null) break;
-      checked = true;
+      checked = len;
     }
   } catch {
     return null;
   }
-  if (!checked) {
+  if (checked === null) {
     await reader.cancel().catch(() => {});
     return null;
   }
-  return firstVisitHot(joined(), manifestText);
+  return joined().slice(12 + checked);
 }
 
 /** The hot file's bytes as format 1 lays them out (see decodeHot), or null
@@ -802,7 +808,7 @@ export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManif
 }
 
 /** Cancels the body of a response not read (null: nothing to do). */
-export function discard(res) {
+function discard(res) {
   if (res && res.body && !res.bodyUsed) res.body.cancel().catch(() => {});
   return null;
 }
