@@ -636,6 +636,88 @@ fn index_of_another_format_version_is_refused() {
     assert_eq!(err.code, "index.not_found");
 }
 
+/// Messages and code blocks keep no FTS5 `_docsize` (a lazy reader would
+/// fetch a page of it per returned row for snippets); their ranking
+/// records hold FTS5's token counts all the same: rebuilt here into
+/// tables that keep `_docsize`, the counts agree row for row (the sample's
+/// messages, the fixture's code blocks).
+#[test]
+fn ranking_records_hold_fts5_token_counts_without_docsize() {
+    let (mut messages_seen, mut code_seen) = (0, 0);
+    for (name, index) in [
+        ("sample", sample_index()),
+        ("fixture", fixture_index("docsize")),
+    ] {
+        let c = rusqlite_conn(&index);
+        let tables: Vec<String> = c
+            .prepare("SELECT name FROM sqlite_schema WHERE name LIKE 'fts_%_docsize' ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(tables, vec!["fts_chats_docsize".to_string()], "{name}");
+        let copy = temp_dir().join(format!("docsize-check-{name}.gsx"));
+        std::fs::copy(&index, &copy).unwrap();
+        let c = rusqlite_conn(&copy);
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE m2 USING fts5(title, body, keywords, content='message_text', content_rowid='id',
+               tokenize='unicode61 remove_diacritics 2');
+             INSERT INTO m2(m2) VALUES('rebuild');
+             CREATE VIRTUAL TABLE k2 USING fts5(content, content='code_text', content_rowid='id', tokenize='trigram');
+             INSERT INTO k2(k2) VALUES('rebuild');",
+        )
+        .unwrap();
+        let docsize = |table: &str| -> std::collections::BTreeMap<i64, Vec<i64>> {
+            c.prepare(&format!("SELECT id, sz FROM {table}"))
+                .unwrap()
+                .query_map([], |r| {
+                    Ok((
+                        r.get(0)?,
+                        gitsense_search::index::rank::docsize_columns(&r.get::<_, Vec<u8>>(1)?),
+                    ))
+                })
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        let records = |table: &str, cols: &[gitsense_search::index::records::Col]| {
+            let mut out = std::collections::BTreeMap::new();
+            let rows: Vec<(i64, Vec<u8>)> = c
+                .prepare(&format!("SELECT chunk, records FROM {table}"))
+                .unwrap()
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            for (chunk, blob) in rows {
+                let decoded = gitsense_search::index::records::decode(chunk, &blob, cols).unwrap();
+                for (id, f) in decoded.iter() {
+                    out.insert(id, f.to_vec());
+                }
+            }
+            out
+        };
+        let messages = records(
+            "message_rank",
+            &gitsense_search::index::records::MESSAGE_FIELDS,
+        );
+        let code = records("code_rank", &gitsense_search::index::records::CODE_FIELDS);
+        for (id, sizes) in docsize("m2_docsize") {
+            assert_eq!(&messages[&id][1..], &sizes[..], "{name}: message {id}");
+            messages_seen += usize::from(sizes[1] > 0);
+        }
+        for (id, sizes) in docsize("k2_docsize") {
+            assert_eq!(&code[&id][2..], &sizes[..], "{name}: code block {id}");
+            code_seen += usize::from(sizes[0] > 0);
+        }
+    }
+    assert!(
+        messages_seen > 100 && code_seen > 3,
+        "{messages_seen} {code_seen}"
+    );
+}
+
 fn rusqlite_conn(p: &std::path::Path) -> rusqlite::Connection {
     rusqlite::Connection::open(p).unwrap()
 }

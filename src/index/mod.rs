@@ -18,7 +18,12 @@
 //!   query without filters joins no filter table at all (`plan`).
 //! - FTS5 tables over the payload: `fts_chats(name)` and
 //!   `fts_messages(title, body, keywords)` with unicode61 + diacritics removal,
-//!   `fts_code_blocks(content)` with the trigram tokenizer.
+//!   `fts_code_blocks(content)` with the trigram tokenizer. The last two
+//!   have no `_docsize` table (`columnsize=0`): ranking takes token counts
+//!   from the ranking records, and the one other reader, `snippet()`,
+//!   tokenizes the returned row's text, which it reads anyway, instead of
+//!   fetching a `_docsize` page per returned row (for the Python docs,
+//!   2 to 8 pages a query, about 2.4 KB each compressed, when read lazily).
 //! - `fts_leaf_ends`: for each FTS5 segment, a 16-bit hash of the last term
 //!   that starts on each of its leaves (`doclists`): whether a term's
 //!   doclist can run on to the next leaf, known without reading its own.
@@ -42,7 +47,7 @@ use std::path::Path;
 pub use writer::{BuildStats, IndexWriter, SourceInfo};
 
 /// Version of the file layout; an index of another version is refused.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Page size of built indexes (small pages keep lazy range reads cheap).
 pub const PAGE_SIZE: u32 = 4096;
@@ -239,10 +244,10 @@ CREATE VIRTUAL TABLE fts_chats USING fts5(
   tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE fts_messages USING fts5(
   title, body, keywords, content='message_text', content_rowid='id',
-  tokenize='unicode61 remove_diacritics 2');
+  tokenize='unicode61 remove_diacritics 2', columnsize=0);
 CREATE VIRTUAL TABLE fts_code_blocks USING fts5(
   content, content='code_text', content_rowid='id',
-  tokenize='trigram');
+  tokenize='trigram', columnsize=0);
 "#;
 
 /// What `index_meta` says about an index.

@@ -419,16 +419,9 @@ unsafe extern "C" fn code_rank(
     result(code_score, api, fts, ctx, n_val, vals)
 }
 
-/// Registers [`MESSAGE_RANK`] and [`CODE_RANK`] on a connection (FTS5's API pointer comes
-/// from `SELECT fts5(?1)`, as the FTS5 documentation describes); returns
-/// the [`Tally`] of the rows they score.
-pub fn register(conn: &Connection) -> Result<Tally> {
-    let failed = |what: &str| {
-        Error::new(
-            "internal.error",
-            format!("cannot register the ranking function: {what}"),
-        )
-    };
+/// FTS5's API of a connection (its pointer comes from `SELECT fts5(?1)`,
+/// as the FTS5 documentation describes).
+fn fts5_api(conn: &Connection, failed: impl Fn(&str) -> Error) -> Result<*mut ffi::fts5_api> {
     unsafe {
         let db = conn.handle();
         let mut stmt: *mut ffi::sqlite3_stmt = ptr::null_mut();
@@ -448,6 +441,24 @@ pub fn register(conn: &Connection) -> Result<Tally> {
         );
         ffi::sqlite3_step(stmt);
         ffi::sqlite3_finalize(stmt);
+        if api.is_null() {
+            return Err(failed("no FTS5 API"));
+        }
+        Ok(api)
+    }
+}
+
+/// Registers [`MESSAGE_RANK`] and [`CODE_RANK`] on a connection; returns
+/// the [`Tally`] of the rows they score.
+pub fn register(conn: &Connection) -> Result<Tally> {
+    let failed = |what: &str| {
+        Error::new(
+            "internal.error",
+            format!("cannot register the ranking function: {what}"),
+        )
+    };
+    let api = fts5_api(conn, failed)?;
+    unsafe {
         let Some(create) = api.as_ref().and_then(|a| a.xCreateFunction) else {
             return Err(failed("no FTS5 API"));
         };
@@ -468,6 +479,60 @@ pub fn register(conn: &Connection) -> Result<Tally> {
         }
         Ok(tally)
     }
+}
+
+/// The SQL name of the token count function [`register_column_size`] adds.
+pub const COLUMN_SIZE: &str = "gs_column_size";
+
+/// `gs_column_size(fts, column)`: FTS5's token count of the current row's
+/// column (`xColumnSize`): from the table's `_docsize`, or, for a table
+/// made with `columnsize=0` (`fts_messages`, `fts_code_blocks`), by
+/// tokenizing the row's text as FTS5 did when it indexed it (tokens at
+/// the same position as the previous one not counted, as in `_docsize`).
+unsafe extern "C" fn column_size(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    vals: *mut *mut ffi::sqlite3_value,
+) {
+    let (Some(size), true) = (api.as_ref().and_then(|a| a.xColumnSize), n_val == 1) else {
+        return ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
+    };
+    let column = ffi::sqlite3_value_int(*vals);
+    let mut n: c_int = 0;
+    match size(fts, column, &mut n) {
+        ffi::SQLITE_OK => ffi::sqlite3_result_int64(ctx, i64::from(n)),
+        rc => ffi::sqlite3_result_error_code(ctx, rc),
+    }
+}
+
+/// Registers [`COLUMN_SIZE`] on a connection: how the builder reads the
+/// token counts of tables without `_docsize` for the ranking records.
+pub fn register_column_size(conn: &Connection) -> Result<()> {
+    let failed = |what: &str| {
+        Error::new(
+            "internal.error",
+            format!("cannot register the token count function: {what}"),
+        )
+    };
+    let api = fts5_api(conn, failed)?;
+    unsafe {
+        let Some(create) = api.as_ref().and_then(|a| a.xCreateFunction) else {
+            return Err(failed("no FTS5 API"));
+        };
+        let rc = create(
+            api,
+            c"gs_column_size".as_ptr(),
+            ptr::null_mut(),
+            Some(column_size),
+            None,
+        );
+        if rc != ffi::SQLITE_OK {
+            return Err(failed(&format!("SQLite error {rc}")));
+        }
+    }
+    Ok(())
 }
 
 /// The column sizes in an FTS5 `_docsize` blob (one varint per column).
@@ -503,6 +568,158 @@ mod tests {
 
     fn record_blob(id: i64, fields: Vec<i64>, cols: &[Col]) -> Vec<u8> {
         records::encode(records::chunk_of(id), &[(id, fields)], cols)
+    }
+
+    /// Text the tests index: diacritics, punctuation, code, repeated and
+    /// empty columns, a NULL, non-ASCII words.
+    const TEXTS: [[Option<&str>; 3]; 6] = [
+        [
+            Some("Café résumé"),
+            Some("os.path.join(a, b) joins paths; naïve über"),
+            Some("path join"),
+        ],
+        [Some(""), Some("for i in range(10): print(i)  # loop"), None],
+        [None, Some("x"), Some("")],
+        [
+            Some("subprocess — Subprocess management"),
+            Some("subprocess.run([\"ls\", \"-l\"]) runs a command and waits"),
+            Some("subprocess run"),
+        ],
+        [
+            Some("Ünïcödé"),
+            Some("日本語のテキスト and emoji 🙂 tokens"),
+            Some("a b c d e f"),
+        ],
+        [
+            Some("dup dup dup"),
+            Some("dup dup dup dup dup"),
+            Some("dup"),
+        ],
+    ];
+
+    /// Two copies of an FTS5 table over the same external content, one
+    /// with `_docsize` and one without (`columnsize=0`), as the index's.
+    fn twin_tables(c: &Connection, columns: &str, tokenize: &str) {
+        c.execute_batch(&format!(
+            "CREATE TABLE t(id INTEGER PRIMARY KEY, {columns});
+             CREATE VIRTUAL TABLE sized USING fts5({columns}, content='t', content_rowid='id', tokenize='{tokenize}');
+             CREATE VIRTUAL TABLE unsized USING fts5({columns}, content='t', content_rowid='id', tokenize='{tokenize}', columnsize=0);"
+        ))
+        .unwrap();
+        let n = columns.split(',').count();
+        let marks = vec!["?"; n].join(", ");
+        for (i, row) in TEXTS.iter().enumerate() {
+            let vals: Vec<Option<&str>> = if n == 1 { vec![row[1]] } else { row.to_vec() };
+            c.execute(
+                &format!("INSERT INTO t VALUES ({}, {marks})", i + 1),
+                rusqlite::params_from_iter(vals),
+            )
+            .unwrap();
+        }
+        c.execute_batch(
+            "INSERT INTO sized(sized) VALUES('rebuild'); INSERT INTO unsized(unsized) VALUES('rebuild');",
+        )
+        .unwrap();
+        assert_eq!(
+            c.query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name = 'unsized_docsize'",
+                [],
+                |r| r.get::<_, i64>(0)
+            )
+            .unwrap(),
+            0
+        );
+    }
+
+    /// `gs_column_size` on a table without `_docsize` counts what FTS5
+    /// stored in `_docsize` at indexing, for both tokenizers the index
+    /// uses (the ranking records the builder writes depend on it).
+    #[test]
+    fn column_size_without_docsize_equals_docsize() {
+        for (columns, tokenize) in [
+            ("title, body, keywords", "unicode61 remove_diacritics 2"),
+            ("content", "trigram"),
+        ] {
+            let c = Connection::open_in_memory().unwrap();
+            register_column_size(&c).unwrap();
+            twin_tables(&c, columns, tokenize);
+            let n = columns.split(',').count();
+            let sizes: Vec<String> = (0..n)
+                .map(|i| format!("gs_column_size(unsized, {i})"))
+                .collect();
+            let counted: Vec<(i64, Vec<i64>)> = c
+                .prepare(&format!(
+                    "SELECT rowid, {} FROM unsized ORDER BY rowid",
+                    sizes.join(", ")
+                ))
+                .unwrap()
+                .query_map([], |r| {
+                    Ok((
+                        r.get(0)?,
+                        (1..=n)
+                            .map(|i| r.get(i))
+                            .collect::<rusqlite::Result<Vec<i64>>>()?,
+                    ))
+                })
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            let stored: Vec<(i64, Vec<i64>)> = c
+                .prepare("SELECT id, sz FROM sized_docsize ORDER BY id")
+                .unwrap()
+                .query_map([], |r| {
+                    Ok((r.get(0)?, docsize_columns(&r.get::<_, Vec<u8>>(1)?)))
+                })
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert_eq!(counted.len(), TEXTS.len());
+            assert_eq!(counted, stored, "{tokenize}");
+            assert!(counted.iter().any(|(_, s)| s.iter().any(|&v| v > 3)));
+        }
+    }
+
+    /// `snippet()`, the one reader of document sizes besides ranking, gives
+    /// the same text with and without `_docsize`.
+    #[test]
+    fn snippets_are_the_same_without_docsize() {
+        for (columns, tokenize, column, queries) in [
+            (
+                "title, body, keywords",
+                "unicode61 remove_diacritics 2",
+                1,
+                &["path", "subprocess", "dup", "naive", "range OR loop"][..],
+            ),
+            (
+                "content",
+                "trigram",
+                0,
+                &["\"ath\"", "\"subprocess\"", "\"dup\"", "\"print\""][..],
+            ),
+        ] {
+            let c = Connection::open_in_memory().unwrap();
+            twin_tables(&c, columns, tokenize);
+            let mut seen = 0;
+            for q in queries {
+                let run = |table: &str| -> Vec<(i64, String)> {
+                    c.prepare(&format!(
+                        "SELECT rowid, snippet({table}, {column}, '[', ']', '...', 3) FROM {table} WHERE {table} MATCH ?1 ORDER BY rowid"
+                    ))
+                    .unwrap()
+                    .query_map([q], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .unwrap()
+                    .collect::<rusqlite::Result<_>>()
+                    .unwrap()
+                };
+                let (a, b) = (run("sized"), run("unsized"));
+                assert_eq!(a, b, "{q}");
+                seen += a.len();
+            }
+            assert!(
+                seen >= queries.len(),
+                "{tokenize}: the queries matched {seen} rows"
+            );
+        }
     }
 
     #[test]

@@ -487,38 +487,57 @@ fn derive(conn: &Connection) -> Result<()> {
 }
 
 /// `message_rank`, `code_rank` and `rank_stats` from FTS5's own token
-/// counts (its `_docsize` tables): what ranking a message or code block
-/// reads (see `index::rank` and `index::records`). Averages are over the
-/// messages that have the column at all.
+/// counts (`gs_column_size`: FTS5's `xColumnSize`, which for these tables,
+/// made with `columnsize=0`, tokenizes each row's text as indexing did):
+/// what ranking a message or code block reads (see `index::rank` and
+/// `index::records`). Averages are over the messages that have the column
+/// at all.
 fn rank_lengths(conn: &Connection) -> Result<()> {
     let ctx = "writing ranking records";
-    let read = |sql: &str, n: usize| -> Result<Vec<(i64, Vec<i64>)>> {
-        let mut s = conn.prepare(sql).ctx(ctx)?;
+    super::rank::register_column_size(conn)?;
+    // Every row's token counts, by id (rows without text count 0).
+    let sizes = |fts: &str, columns: usize| -> Result<HashMap<i64, Vec<i64>>> {
+        let list: Vec<String> = (0..columns)
+            .map(|i| format!("{}({fts}, {i})", super::rank::COLUMN_SIZE))
+            .collect();
+        let mut s = conn
+            .prepare(&format!("SELECT rowid, {} FROM {fts}", list.join(", ")))
+            .ctx(ctx)?;
         let rows = s
             .query_map([], |r| {
-                let id: i64 = r.get(0)?;
-                let mut fields = Vec::with_capacity(n + 3);
-                for i in 1..n {
-                    fields.push(r.get::<_, i64>(i)?);
-                }
-                let sz: Option<Vec<u8>> = r.get(n)?;
-                fields.extend(super::rank::docsize_columns(
-                    sz.as_deref().unwrap_or_default(),
-                ));
-                Ok((id, fields))
+                let sizes = (1..=columns)
+                    .map(|i| r.get::<_, i64>(i))
+                    .collect::<rusqlite::Result<Vec<i64>>>()?;
+                Ok((r.get::<_, i64>(0)?, sizes))
             })
             .ctx(ctx)?;
         rows.collect::<rusqlite::Result<_>>().ctx(ctx)
     };
+    let read =
+        |sql: &str, n: usize, sizes: &HashMap<i64, Vec<i64>>| -> Result<Vec<(i64, Vec<i64>)>> {
+            let mut s = conn.prepare(sql).ctx(ctx)?;
+            let rows = s
+                .query_map([], |r| {
+                    let id: i64 = r.get(0)?;
+                    let mut fields = Vec::with_capacity(n + 2);
+                    for i in 1..n {
+                        fields.push(r.get::<_, i64>(i)?);
+                    }
+                    fields.extend(sizes.get(&id).into_iter().flatten());
+                    Ok((id, fields))
+                })
+                .ctx(ctx)?;
+            rows.collect::<rusqlite::Result<_>>().ctx(ctx)
+        };
     let mut messages = read(
-        "SELECT m.id, m.chat_id, d.sz FROM messages m
-         LEFT JOIN fts_messages_docsize d ON d.id = m.id ORDER BY m.id",
+        "SELECT id, chat_id FROM messages ORDER BY id",
         2,
+        &sizes("fts_messages", 3)?,
     )?;
     let mut code = read(
-        "SELECT b.id, b.message_id, b.chat_id, d.sz FROM code_blocks b
-         LEFT JOIN fts_code_blocks_docsize d ON d.id = b.id ORDER BY b.id",
+        "SELECT id, message_id, chat_id FROM code_blocks ORDER BY id",
         3,
+        &sizes("fts_code_blocks", 1)?,
     )?;
     // Chat, then title, body and keywords; message, chat, then content.
     for (_, f) in &mut messages {

@@ -528,15 +528,9 @@ async fn returned_page(lazy: &LazyIndex, conn: &Connection, p: &plan::Plan) -> R
             Target::CodeBlocks => "code_text",
         };
         keys.entry(payload).or_default().extend(&ids);
+        // (Snippets need no document sizes: the tables that have
+        // snippets keep none, see `index`.)
         keys.entry(rows_table(tp.target)).or_default().extend(&ids);
-        // Snippets read the document sizes of the returned rows.
-        if let Some(docsize) = match tp.target {
-            Target::Chats => None,
-            Target::Messages => Some("fts_messages_docsize"),
-            Target::CodeBlocks => Some("fts_code_blocks_docsize"),
-        } {
-            keys.entry(docsize).or_default().extend(&ids);
-        }
         let ranked = records_of(tp.target).filter(|(table, _)| sql.tables.contains(table));
         let chats = match (tp.target, ranked) {
             (Target::Chats, _) => ids.iter().copied().collect(),
