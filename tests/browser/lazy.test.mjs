@@ -774,7 +774,19 @@ test('predict.js reads queries as the engine does: its common words are the engi
   assert.deepEqual(queryWords('token OR session'), { strings: ['token', 'session'], name: null });
   assert.deepEqual(queryWords('auth* -test'), { strings: ['test'], name: null });
   assert.deepEqual(queryWords('the'), { strings: ['the'], name: 'the' });
-  for (const q of ['"unbalanced', '(a OR b)', 'lang:js', 'x*', '', 42, null]) assert.equal(queryWords(q), null, String(q));
+  for (const q of ['"unbalanced', "'unbalanced", '(a OR b)', 'lang:js', 'x*', '', 42, null]) assert.equal(queryWords(q), null, String(q));
+  // As src/query/parser.rs reads them: single quotes make a phrase too,
+  // AND (or &&) is what words do anyway (the exact-name boost stays), ||
+  // is OR, a colon makes a filter only before a value (`std::vec`,
+  // `http://`, `word:` are words), a quote inside a word is part of it.
+  assert.deepEqual(queryWords("'form validation' stripe"), { strings: ['form validation', 'stripe'], name: 'form validation stripe' });
+  assert.deepEqual(queryWords('asyncio AND gather'), { strings: ['asyncio', 'gather'], name: 'asyncio gather' });
+  assert.deepEqual(queryWords('a && queue'), { strings: ['queue'], name: 'a queue' });
+  assert.deepEqual(queryWords('token || session'), { strings: ['token', 'session'], name: null });
+  assert.deepEqual(queryWords('std::vec::Vec'), { strings: ['std::vec::Vec'], name: 'std::vec::Vec' });
+  assert.deepEqual(queryWords('http://example.com/x json:'), { strings: ['http://example.com/x', 'json:'], name: 'http://example.com/x json:' });
+  assert.deepEqual(queryWords("don't panic -lang:js"), { strings: ["don't", 'panic'], name: "don't panic" });
+  assert.deepEqual(queryWords('-test2:x subprocess'), { strings: ['test2:x', 'subprocess'], name: null });
 });
 
 test('predict.js gives up on pages that are not a b-tree: a page whose 200 children are itself ends at once', async () => {

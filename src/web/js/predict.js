@@ -54,23 +54,31 @@ export function queryWords(query) {
   if (typeof query !== 'string' || query.length > 1000) return null;
   const items = [];
   let plain = true;
-  const re = /"([^"]*)"|(\S+)/g;
+  // As src/query/parser.rs reads a query: a quote (either kind) at the
+  // start of a token opens a phrase that runs to the same quote; other
+  // tokens run to the next space.
+  const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
   let m;
   while ((m = re.exec(query))) {
-    if (m[1] !== undefined) {
-      items.push({ text: m[1], phrase: true });
+    if (m[1] !== undefined || m[2] !== undefined) {
+      items.push({ text: m[1] !== undefined ? m[1] : m[2], phrase: true });
       continue;
     }
-    const tok = m[2];
-    if (tok.includes('"') || tok.includes('(') || tok.includes(')')) return null;
-    if (tok === 'OR' || tok === 'AND' || tok === 'NOT') {
+    const tok = m[3];
+    if (tok.includes('"') || tok.startsWith("'") || tok.includes('(') || tok.includes(')')) return null;
+    // AND is what words do anyway (the exact name still applies); OR and
+    // NOT are not plain words.
+    if (tok === 'AND' || tok === '&&') continue;
+    if (tok === 'OR' || tok === '||' || tok === 'NOT') {
       plain = false;
       continue;
     }
-    // A filter or directive (lang:js, in:chats): not words.
-    if (/^-?[A-Za-z][\w-]*:/.test(tok)) continue;
+    // A filter or directive (lang:js, in:chats): not words. Shaped as the
+    // parser's read_directive wants it: letters (then - or _) and a colon
+    // followed by a value, so `std::vec`, `http://...` and `word:` are words.
+    if (/^-?[A-Za-z][A-Za-z_-]*:[^\s:/]/.test(tok)) continue;
     let text = tok;
-    if (text.startsWith('-')) {
+    if (text.startsWith('-') && text.length > 1) {
       plain = false;
       text = text.slice(1);
     }
