@@ -419,66 +419,80 @@ unsafe extern "C" fn code_rank(
     result(code_score, api, fts, ctx, n_val, vals)
 }
 
-/// FTS5's API of a connection (its pointer comes from `SELECT fts5(?1)`,
-/// as the FTS5 documentation describes).
-fn fts5_api(conn: &Connection, failed: impl Fn(&str) -> Error) -> Result<*mut ffi::fts5_api> {
-    unsafe {
-        let db = conn.handle();
-        let mut stmt: *mut ffi::sqlite3_stmt = ptr::null_mut();
-        let sql = c"SELECT fts5(?1)";
-        if ffi::sqlite3_prepare_v2(db, sql.as_ptr(), -1, &mut stmt, ptr::null_mut())
-            != ffi::SQLITE_OK
-        {
-            return Err(failed("FTS5 is not available"));
+/// Adds the FTS5 auxiliary function `name` to a connection (FTS5's API
+/// pointer comes from `SELECT fts5(?1)`, as the FTS5 documentation
+/// describes), with `user` as its user data, which `destroy` frees when the
+/// connection closes, or at once if this fails; `what` names the function
+/// in errors.
+///
+/// # Safety
+/// `user` must be what `f` and `destroy` expect.
+unsafe fn create_function(
+    conn: &Connection,
+    what: &str,
+    name: &CStr,
+    user: *mut c_void,
+    f: ffi::fts5_extension_function,
+    destroy: Option<unsafe extern "C" fn(*mut c_void)>,
+) -> Result<()> {
+    let failed = |why: &str| {
+        if let Some(d) = destroy {
+            d(user);
         }
-        let mut api: *mut ffi::fts5_api = ptr::null_mut();
-        ffi::sqlite3_bind_pointer(
-            stmt,
-            1,
-            &mut api as *mut *mut ffi::fts5_api as *mut c_void,
-            c"fts5_api_ptr".as_ptr(),
-            None,
-        );
-        ffi::sqlite3_step(stmt);
-        ffi::sqlite3_finalize(stmt);
-        if api.is_null() {
-            return Err(failed("no FTS5 API"));
-        }
-        Ok(api)
+        Error::new("internal.error", format!("cannot register {what}: {why}"))
+    };
+    let db = conn.handle();
+    let mut stmt: *mut ffi::sqlite3_stmt = ptr::null_mut();
+    let sql = c"SELECT fts5(?1)";
+    if ffi::sqlite3_prepare_v2(db, sql.as_ptr(), -1, &mut stmt, ptr::null_mut()) != ffi::SQLITE_OK {
+        return Err(failed("FTS5 is not available"));
+    }
+    let mut api: *mut ffi::fts5_api = ptr::null_mut();
+    ffi::sqlite3_bind_pointer(
+        stmt,
+        1,
+        &mut api as *mut *mut ffi::fts5_api as *mut c_void,
+        c"fts5_api_ptr".as_ptr(),
+        None,
+    );
+    ffi::sqlite3_step(stmt);
+    ffi::sqlite3_finalize(stmt);
+    let Some(create) = api.as_ref().and_then(|a| a.xCreateFunction) else {
+        return Err(failed("no FTS5 API"));
+    };
+    // A failed registration keeps no reference to `user`.
+    match create(api, name.as_ptr(), user, f, destroy) {
+        ffi::SQLITE_OK => Ok(()),
+        rc => Err(failed(&format!("SQLite error {rc}"))),
     }
 }
 
 /// Registers [`MESSAGE_RANK`] and [`CODE_RANK`] on a connection; returns
 /// the [`Tally`] of the rows they score.
 pub fn register(conn: &Connection) -> Result<Tally> {
-    let failed = |what: &str| {
-        Error::new(
-            "internal.error",
-            format!("cannot register the ranking function: {what}"),
-        )
-    };
-    let api = fts5_api(conn, failed)?;
-    unsafe {
-        let Some(create) = api.as_ref().and_then(|a| a.xCreateFunction) else {
-            return Err(failed("no FTS5 API"));
+    let functions: [(&CStr, ffi::fts5_extension_function); 2] = [
+        (c"gs_message_rank", Some(message_rank)),
+        (c"gs_code_rank", Some(code_rank)),
+    ];
+    let tally = Tally::default();
+    for (name, f) in functions {
+        // Each registration holds a reference, released by FTS5 when the
+        // connection closes.
+        let user = Arc::into_raw(tally.0.clone()) as *mut c_void;
+        // SAFETY: `user` is the TallyInner the ranking functions read
+        // (tally_of), freed by free_tally.
+        unsafe {
+            create_function(
+                conn,
+                "the ranking function",
+                name,
+                user,
+                f,
+                Some(free_tally),
+            )?
         };
-        let functions: [(&CStr, ffi::fts5_extension_function); 2] = [
-            (c"gs_message_rank", Some(message_rank)),
-            (c"gs_code_rank", Some(code_rank)),
-        ];
-        let tally = Tally::default();
-        for (name, f) in functions {
-            // Each registration holds a reference, released by FTS5 when
-            // the connection closes (a failed registration keeps none).
-            let user = Arc::into_raw(tally.0.clone()) as *mut c_void;
-            let rc = create(api, name.as_ptr(), user, f, Some(free_tally));
-            if rc != ffi::SQLITE_OK {
-                free_tally(user);
-                return Err(failed(&format!("SQLite error {rc}")));
-            }
-        }
-        Ok(tally)
     }
+    Ok(tally)
 }
 
 /// The SQL name of the token count function [`register_column_size`] adds.
@@ -510,29 +524,17 @@ unsafe extern "C" fn column_size(
 /// Registers [`COLUMN_SIZE`] on a connection: how the builder reads the
 /// token counts of tables without `_docsize` for the ranking records.
 pub fn register_column_size(conn: &Connection) -> Result<()> {
-    let failed = |what: &str| {
-        Error::new(
-            "internal.error",
-            format!("cannot register the token count function: {what}"),
-        )
-    };
-    let api = fts5_api(conn, failed)?;
+    // SAFETY: the function has no user data.
     unsafe {
-        let Some(create) = api.as_ref().and_then(|a| a.xCreateFunction) else {
-            return Err(failed("no FTS5 API"));
-        };
-        let rc = create(
-            api,
-            c"gs_column_size".as_ptr(),
+        create_function(
+            conn,
+            "the token count function",
+            c"gs_column_size",
             ptr::null_mut(),
             Some(column_size),
             None,
-        );
-        if rc != ffi::SQLITE_OK {
-            return Err(failed(&format!("SQLite error {rc}")));
-        }
+        )
     }
-    Ok(())
 }
 
 /// The column sizes in an FTS5 `_docsize` blob (one varint per column).
