@@ -774,7 +774,10 @@ test('predict.js reads queries as the engine does: its common words are the engi
   assert.deepEqual(queryWords('token OR session'), { strings: ['token', 'session'], name: null });
   assert.deepEqual(queryWords('auth* -test'), { strings: ['test'], name: null });
   assert.deepEqual(queryWords('the'), { strings: ['the'], name: 'the' });
-  for (const q of ['"unbalanced', "'unbalanced", '(a OR b)', 'lang:js', 'x*', '', 42, null]) assert.equal(queryWords(q), null, String(q));
+  for (const q of ['"unbalanced', "'unbalanced", '(a OR b)', 'lang:js', 'x*', '', "-'x y'", "in:'my chat' subprocess", 'lang:"java script" x', 42, null]) {
+    assert.equal(queryWords(q), null, String(q));
+  }
+  assert.deepEqual(queryWords("'' json \"\""), { strings: ['json'], name: 'json' });
   // As src/query/parser.rs reads them: single quotes make a phrase too,
   // AND (or &&) is what words do anyway (the exact-name boost stays), ||
   // is OR, a colon makes a filter only before a value (`std::vec`,

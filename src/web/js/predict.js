@@ -61,11 +61,16 @@ export function queryWords(query) {
   let m;
   while ((m = re.exec(query))) {
     if (m[1] !== undefined || m[2] !== undefined) {
-      items.push({ text: m[1] !== undefined ? m[1] : m[2], phrase: true });
+      const text = m[1] !== undefined ? m[1] : m[2];
+      // The parser drops an empty phrase.
+      if (text.trim()) items.push({ text, phrase: true });
       continue;
     }
     const tok = m[3];
-    if (tok.includes('"') || tok.startsWith("'") || tok.includes('(') || tok.includes(')')) return null;
+    // A quote the parser would open (a negated phrase, a filter's quoted
+    // value) runs past this token: not followed here.
+    if (tok.includes('"') || /^-?'/.test(tok) || /^-?[A-Za-z][A-Za-z_-]*:'/.test(tok)) return null;
+    if (tok.includes('(') || tok.includes(')')) return null;
     // AND is what words do anyway (the exact name still applies); OR and
     // NOT are not plain words.
     if (tok === 'AND' || tok === '&&') continue;

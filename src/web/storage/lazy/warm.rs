@@ -528,8 +528,8 @@ async fn returned_page(lazy: &LazyIndex, conn: &Connection, p: &plan::Plan) -> R
             Target::CodeBlocks => "code_text",
         };
         keys.entry(payload).or_default().extend(&ids);
-        // (Snippets need no document sizes: the tables that have
-        // snippets keep none, see `index`.)
+        // (Message and code-block snippets need no document sizes: their
+        // tables keep none, see `index`; chats' came with round 2.)
         keys.entry(rows_table(tp.target)).or_default().extend(&ids);
         let ranked = records_of(tp.target).filter(|(table, _)| sql.tables.contains(table));
         let chats = match (tp.target, ranked) {
