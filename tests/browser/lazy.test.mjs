@@ -792,6 +792,36 @@ test('predict.js reads queries as the engine does: its common words are the engi
   assert.deepEqual(queryWords('-test2:x subprocess'), { strings: ['test2:x', 'subprocess'], name: null });
 });
 
+test('predict.js looks up the words the engine searches for: its strings are the terms of the CLI\'s expression, prefixes aside', () => {
+  // The engine's expression (searchCriteria.expression) lists what it
+  // matches: phrases quoted, words bare, OR/AND/NOT between them, `-` for
+  // NOT, `*` for prefixes (which the warm-up expands itself).
+  const termsOf = (expression) => {
+    const out = [];
+    for (const m of expression.matchAll(/-?"((?:[^"]|"")*)"|(\S+)/g)) {
+      if (m[1] !== undefined) {
+        out.push(m[1].replaceAll('""', '"'));
+        continue;
+      }
+      const w = m[2].replace(/^-/, '').replace(/^\(+|\)+$/g, '');
+      if (!w || ['OR', 'AND', 'NOT'].includes(w) || w.endsWith('*')) continue;
+      out.push(w);
+    }
+    return out.sort();
+  };
+  const queries = [
+    'how to use asyncio.gather', '"form validation" stripe lang:js', "'form validation' stripe", 'asyncio AND gather',
+    'auth* -test', 'token || session', 'token OR session', 'std::vec::Vec', 'http://example.com/x json:',
+    "don't panic -lang:js", '-test2:x subprocess', "'' json \"\"", 'payment in:messages', 'the',
+  ];
+  for (const q of queries) {
+    const expression = JSON.parse(cli('search', SAMPLE_INDEX, q, '--format', 'json')).searchCriteria.expression;
+    const predicted = queryWords(q);
+    assert.ok(predicted, q);
+    assert.deepEqual([...predicted.strings].sort(), termsOf(expression), `${q} (engine: ${expression})`);
+  }
+});
+
 test('predict.js gives up on pages that are not a b-tree: a page whose 200 children are itself ends at once', async () => {
   const size = 4096;
   const page = new Uint8Array(size);
