@@ -343,6 +343,23 @@ mod write {
             .map_err(|e| Error::io("compressing the index", e))
     }
 
+    /// gzip as small as zopfli makes it (a standard stream: any gzip
+    /// reader inflates it), for the hot files, which every first visit
+    /// fetches before its first answer: about 7% smaller than flate2's
+    /// best for the Python docs' (80.7 against 86.7 KB), at about a second
+    /// each. Deterministic, as flate2's is.
+    fn gzip_smallest(bytes: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(bytes.len() / 3);
+        zopfli::compress(
+            zopfli::Options::default(),
+            zopfli::Format::Gzip,
+            bytes,
+            &mut out,
+        )
+        .map_err(|e| Error::io("compressing the hot pages", e))?;
+        Ok(out)
+    }
+
     /// One page as the packed file holds it: raw DEFLATE at the best
     /// level, or the page as is when that is not smaller (so a length
     /// equal to the page size means stored).
@@ -416,7 +433,7 @@ mod write {
             write_atomically(&out_dir.join(&packed_file), packed)?;
         }
         if !hot.is_empty() {
-            write_atomically(&out_dir.join(&hot_file), &gzip(&hot_bytes)?)?;
+            write_atomically(&out_dir.join(&hot_file), &gzip_smallest(&hot_bytes)?)?;
         }
         let mut manifest =
             Manifest::gzip_of(&info, sha256, file, compressed.len() as u64, Some(raw_file));
@@ -436,7 +453,7 @@ mod write {
         if manifest.hot_file.is_some() {
             write_atomically(
                 &out_dir.join(FIRST_VISIT_FILE),
-                &gzip(&first_visit_bytes(json.as_bytes(), &hot_bytes))?,
+                &gzip_smallest(&first_visit_bytes(json.as_bytes(), &hot_bytes))?,
             )?;
         } else {
             // One of an earlier publish would hold another manifest:
