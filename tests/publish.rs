@@ -118,6 +118,20 @@ fn the_first_visit_file_holds_the_manifest_as_published_then_the_hot_file() {
     };
     let m = publish(&sample_index(), &out).expect("publish");
     check(&m);
+    // Both hot files are compressed harder than zlib's best (zopfli):
+    // every first visit fetches one before its first answer.
+    for file in [FIRST_VISIT_FILE, m.hot_file.as_deref().unwrap()] {
+        let published = std::fs::read(out.join(file)).unwrap();
+        let mut zlib = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut zlib, &gunzip(&out.join(file))).unwrap();
+        let zlib = zlib.finish().unwrap();
+        assert!(
+            published.len() < zlib.len(),
+            "{file}: {} bytes, zlib's best {}",
+            published.len(),
+            zlib.len()
+        );
+    }
     // Published again with another index into the same directory: the
     // file follows the new manifest.
     let other = temp_dir().join("first-visit-other.gsx");
