@@ -67,9 +67,9 @@ export function queryWords(query) {
       continue;
     }
     const tok = m[3];
-    // A quote the parser would open (a negated phrase, a filter's quoted
-    // value) runs past this token: not followed here.
-    if (tok.includes('"') || /^-?'/.test(tok) || /^-?[A-Za-z][A-Za-z_-]*:'/.test(tok)) return null;
+    // A quote the parser would open (a negated phrase; a filter's quoted
+    // value, below) runs past this token: not followed here.
+    if (tok.includes('"') || /^-?'/.test(tok)) return null;
     if (tok.includes('(') || tok.includes(')')) return null;
     // AND is what words do anyway (the exact name still applies); OR and
     // NOT are not plain words.
@@ -81,7 +81,11 @@ export function queryWords(query) {
     // A filter or directive (lang:js, in:chats): not words. Shaped as the
     // parser's read_directive wants it: letters (then - or _) and a colon
     // followed by a value, so `std::vec`, `http://...` and `word:` are words.
-    if (/^-?[A-Za-z][A-Za-z_-]*:[^\s:/]/.test(tok)) continue;
+    const directive = /^-?[A-Za-z][A-Za-z_-]*:([^\s:/])/.exec(tok);
+    if (directive) {
+      if (directive[1] === "'") return null;
+      continue;
+    }
     let text = tok;
     if (text.startsWith('-') && text.length > 1) {
       plain = false;
