@@ -11,8 +11,10 @@
 // copy of a build's pkg/ (optionally with a `storage` option for open()).
 // Each round visits every build in turn (order reversed on odd rounds),
 // each time with the comparison's own visit (bench/lib/browser.mjs,
-// unthrottled): a first visit, a repeat visit, then on the repeat visit
-// the queries new and again. Prints one line per build and round.
+// unthrottled): a first visit, a repeat visit (its first result, the
+// query inside the worker and the storage setup, `info().timings`), then
+// on the repeat visit the queries new and again. Prints one line per
+// build and round.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -50,7 +52,7 @@ for (let r = 0; r < rounds; r++) {
     const o = out[e.name];
     const w = o.warm;
     console.log(
-      `${e.label} round ${r}: first visit ${f(o.first.ms, 0)} ms (query ${f(o.first.queryInnerMs, 1)}), repeat visit ${f(o.repeat.ms, 0)} ms (query ${f(o.repeat.queryInnerMs, 1)}) | ` +
+      `${e.label} round ${r}: first visit ${f(o.first.ms, 0)} ms (query ${f(o.first.queryInnerMs, 1)}), repeat visit ${f(o.repeat.ms, 0)} ms (query ${f(o.repeat.queryInnerMs, 1)}, storage ${f(o.info?.repeat?.timings?.storageMs, 1)}) | ` +
         `new from the page ${f(w.fresh.median, 3)} (p95 ${f(w.fresh.p95)}), in worker ${f(w.freshInWorker.median, 3)} (p95 ${f(w.freshInWorker.p95)}) | ` +
         `repeated in worker ${f(w.repeatInWorker.median, 3)} (p95 ${f(w.repeatInWorker.p95)}) ms`,
     );
