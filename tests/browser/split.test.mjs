@@ -77,6 +77,47 @@ test('the first module is smaller, and a cold visit answers with it alone', asyn
   await closePage(page);
 });
 
+test('a repeat visit answers from storage with the first module alone; the second comes after its first answer, then the update check', async () => {
+  const page = await freshPage();
+  // The full download: stored at once (and marked, so the next visit
+  // knows before it opens anything).
+  const stored = await openEngine(page, { storage: 'opfs' });
+  assert.equal(stored.storage, 'opfs');
+  await closePage(page);
+
+  site.server.reset();
+  // Were opening the stored index, its answers or the update check (the
+  // index unchanged) to need a function of the second module, loading it
+  // would fail and the engine would say so from then on.
+  site.server.options.block = [secondary];
+  const again = await site.blank();
+  const info = await openEngine(again);
+  assert.equal(info.source, 'stored');
+  assert.equal(info.storage, 'opfs');
+  assert.deepEqual(info.module, { split: true, secondLoaded: false });
+  // Not even asked for yet: its download and compile would compete with
+  // opening the index and the first search.
+  assert.equal(site.server.stats().byPath[secondary], undefined, JSON.stringify(site.server.stats().byPath));
+  for (const q of ['payment', 'webhook OR checkout', 'in:messages session*', 'role:user token']) {
+    const { value: json, error } = await call(again, 'searchJson', q, {});
+    assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
+    assert.equal(json, cliJson(q), q);
+  }
+  // The update check starts once the first answer is in.
+  await again.waitForFunction(() => window.engineEvents.length > 0);
+  assert.deepEqual(await again.evaluate(() => window.engineEvents.map((e) => [e.type, e.detail.status])), [['update', 'current']]);
+  const { value: still } = await call(again, 'info');
+  assert.equal(still.module.secondLoaded, false, 'blocked: not in');
+  assert.equal((await call(again, 'searchJson', 'refund', {})).value, cliJson('refund'));
+  assert.equal(site.server.stats().byPath[secondary] > 0, true, 'asked for after the first answer');
+
+  // Unblocked, the next answer brings it in the background.
+  site.server.options.block = [];
+  await call(again, 'searchJson', 'payment', {});
+  await waitForSecond(again);
+  await closePage(again);
+});
+
 test('a function of the second module called before it is in loads it at once', async () => {
   const page = await freshPage();
   await openEngine(page, { lazyFill: false });

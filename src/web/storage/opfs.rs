@@ -25,7 +25,7 @@ pub const VFS_NAME: &str = "gitsense-opfs";
 /// each visit acquires before it opens anything, one after the other
 /// (a repeat visit's storage setup, median of 24 (`bench/repeat_ab.mjs`):
 /// 28.4 ms with 4 slots, 22.5 ms with 2, the Python docs' index and a
-/// spare). An import asks for the slots it needs ([`OpfsStore::store`],
+/// spare; 26.3 and 25.5 ms in a second run). An import asks for the slots it needs ([`OpfsStore::store`],
 /// [`OpfsStore::begin_import`]: two more than the files held, the new
 /// index beside the old during a swap), and a removal gives back all
 /// spares but one ([`OpfsStore::remove`]). SQLite itself needs none:
