@@ -45,16 +45,3 @@ export async function gzip(bytes) {
   const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
-
-// Files in an OPFS directory (`a/b`: nested directories), 0 when missing.
-export async function opfsFileCount(path) {
-  let dir = await navigator.storage.getDirectory();
-  try {
-    for (const part of path.split('/').filter(Boolean)) dir = await dir.getDirectoryHandle(part);
-  } catch {
-    return 0;
-  }
-  let n = 0;
-  for await (const [, handle] of dir.entries()) if (handle.kind === 'file') n++;
-  return n;
-}

@@ -152,6 +152,25 @@ test('a changed manifest swaps in the new index and removes the old file', async
   publish(site, SAMPLE_INDEX);
 });
 
+test('a repeat visit whose page checks for an update itself before its first search makes no background check of its own', async () => {
+  const page = await freshPage();
+  await openEngine(page, { storage: 'opfs' });
+  await closePage(page);
+  site.server.reset();
+  const again = await site.blank();
+  const info = await openEngine(again);
+  assert.equal(info.source, 'stored');
+  // The background check waits for the first answer (or a second); the
+  // page's own check comes first and makes it unneeded.
+  assert.equal((await call(again, 'update')).value.status, 'current');
+  assert.ok((await call(again, 'search', 'payment', {})).value.totalResultsReturned > 0);
+  await again.waitForTimeout(1500);
+  assert.deepEqual(await again.evaluate(() => window.engineEvents), []);
+  // The page's prefetch and its check: one manifest request each.
+  assert.equal(site.server.stats().byPath['/data/manifest.json'], 2, JSON.stringify(site.server.stats().byPath));
+  await closePage(again);
+});
+
 test('a corrupt download keeps the old index, now and after a reload', async () => {
   const page = await freshPage();
   // The full download (not lazy mode), so the good index is stored at once.

@@ -5,8 +5,8 @@
 // them is a stub that calls load() below until the second module has
 // filled the function table, then calls through it.
 //
-// The worker calls loadSecondary() when it can spare the bytes (after the
-// first answer, or at once for an index already stored); a stub that runs
+// The worker calls loadSecondary() when it can spare the bytes and the
+// CPU (after the first answer, or at once for a full download); a stub that runs
 // before that loads the module then and there (a synchronous request and
 // compile: the engine runs in a dedicated worker), so nothing waits on
 // the profile being right, it only costs time when it is not.

@@ -131,6 +131,10 @@ function awaitPagePrefetch({ pagePrefetches, manifestUrl, firstQuery, requestTim
   });
 }
 
+// Whether the page has called engine.update() (the held check is then
+// not needed).
+let updateAsked = false;
+
 function holdBackground(work) {
   let started = false;
   const go = () => {
@@ -157,11 +161,11 @@ const ops = {
     // The prefetch goes in as a Promise: storage opens while it finishes.
     const pre = prefetched;
     // The engine's second part (split.js): downloading an index needs it
-    // now. A lazy first visit and a stored index fetch it after their
-    // first answer (holdBackground): its bytes would compete with the
-    // index's, its compile with opening the index and the first search
-    // (a repeat visit of the Python docs: storage setup 25 -> 13 ms and
-    // the first answer 193 -> 172 ms, medians of 24).
+    // now. With the page's prefetch (storage 'auto' or 'lazy'), a lazy
+    // first visit and a stored index fetch it after their first answer
+    // (holdBackground): its bytes would compete with the index's, its
+    // compile with opening the index and the first search (README, "The
+    // module in two parts").
     Promise.resolve(pre).then((p) => {
       if (!p) loadSecondary();
     });
@@ -181,15 +185,20 @@ const ops = {
     } else if (info.source === 'stored') {
       // Answer from storage now; look for a newer index in the background
       // (with the manifest the page fetched, if it did). A new index is
-      // downloaded and stored by the second part: in first.
+      // downloaded and stored by the second part: in first. Not when the
+      // page asked for a check meanwhile (engine.update()): that one read
+      // a newer manifest than the page's, which could name an index the
+      // page's check already replaced.
       holdBackground(() =>
         loadSecondary()
           .then(() => pre)
-          .then((p) => update(p && typeof p.manifest === 'string' ? p.manifest : undefined))
-          .then(
-            (detail) => self.postMessage({ type: 'update', detail }),
-            (e) => self.postMessage({ type: 'updateerror', error: toError(e) }),
-          ),
+          .then((p) => {
+            if (updateAsked) return;
+            return update(p && typeof p.manifest === 'string' ? p.manifest : undefined).then(
+              (detail) => self.postMessage({ type: 'update', detail }),
+              (e) => self.postMessage({ type: 'updateerror', error: toError(e) }),
+            );
+          }),
       );
     }
     return info;
@@ -213,7 +222,10 @@ const ops = {
     info.startup = { ...startup };
     return info;
   },
-  update: () => update(),
+  update: () => {
+    updateAsked = true;
+    return update();
+  },
   files: () => sessionStoredFiles(),
   close() {
     sessionClose();

@@ -284,7 +284,7 @@ impl Storage {
     /// Removes a stored index (its connection must be closed).
     pub async fn remove(&self, idx: &StoredIndex) -> Result<()> {
         match &self.backend {
-            Backend::Opfs(s) => s.remove(&idx.name).await,
+            Backend::Opfs(s) => s.remove(&idx.name),
             Backend::IndexedDb(s) => s.remove(&idx.name).await,
             Backend::Memory(s) => s.remove(&idx.name),
         }

@@ -21,17 +21,8 @@ pub const DIRECTORY: &str = ".gitsense-search";
 /// SQLite VFS name of the pool.
 pub const VFS_NAME: &str = "gitsense-opfs";
 
-/// Slots a new pool starts with. Every slot is a file whose access handle
-/// each visit acquires before it opens anything, one after the other
-/// (a repeat visit's storage setup, median of 24 (`bench/repeat_ab.mjs`):
-/// 28.4 ms with 4 slots, 22.5 ms with 2, the Python docs' index and a
-/// spare; 26.3 and 25.5 ms in a second run). An import asks for the slots it needs ([`OpfsStore::store`],
-/// [`OpfsStore::begin_import`]: two more than the files held, the new
-/// index beside the old during a swap), and a removal gives back all
-/// spares but one ([`OpfsStore::remove`]). SQLite itself needs none:
-/// the index is opened read-only and temporary files live in memory
-/// (sqlite-wasm-rs builds SQLite with `SQLITE_TEMP_STORE=2`).
-const INITIAL_CAPACITY: usize = 1;
+/// Slots: two indexes during a swap, plus room to spare.
+const INITIAL_CAPACITY: usize = 4;
 /// Busy retries cover a reloaded page racing its old worker (~1 s total).
 const BUSY_RETRIES: u32 = 5;
 const BUSY_RETRY_MS: u32 = 200;
@@ -154,19 +145,10 @@ impl OpfsStore {
             .map_err(|e| opfs_err("starting the import", e))
     }
 
-    /// Removes the file, then gives back all spare slots but one (see
-    /// [`INITIAL_CAPACITY`]).
-    pub async fn remove(&self, name: &str) -> Result<()> {
+    pub fn remove(&self, name: &str) -> Result<()> {
         self.util
             .remove(name)
             .map_err(|e| opfs_err("removing an OPFS file", e))?;
-        // Best effort: the file is gone; a slot that stays costs time only.
-        if let Ok(files) = self.util.len() {
-            let spare = self.util.capacity().saturating_sub(files);
-            if spare > 1 {
-                let _ = self.util.reduce_capacity(spare - 1).await;
-            }
-        }
         Ok(())
     }
 
