@@ -20,6 +20,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { startServer } from '../www/serve.mjs';
 import { CHROMIUM, CHROMIUM_ARGS } from '../tests/browser/chromium.mjs';
+import { median } from './lib/util.mjs';
 
 const [sitesArg, roundsArg, queryArg] = process.argv.slice(2);
 if (!sitesArg) {
@@ -46,10 +47,6 @@ if (info.lazy && info.lazy.state === 'filling') {
 window.__done = { ms, source: info.source, storageMs: info.timings.storageMs };
 </script>`;
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const results = new Map(sites.map((s) => [s, []]));
 for (let r = 0; r < rounds; r++) {
   for (const site of r % 2 ? [...sites].reverse() : sites) {

@@ -135,16 +135,27 @@ function awaitPagePrefetch({ pagePrefetches, manifestUrl, firstQuery, requestTim
 // not needed).
 let updateAsked = false;
 
+/** Runs `work` once the second module is in, after the first search (or BACKGROUND_DELAY_MS). */
 function holdBackground(work) {
   let started = false;
   const go = () => {
     if (started) return;
     started = true;
     startBackground = null;
-    work();
+    loadSecondary().then(work);
   };
   startBackground = go;
   setTimeout(go, BACKGROUND_DELAY_MS);
+}
+
+/** Runs `run` and posts its outcome to the page as event `type` (or `type`error, a throw included). */
+function announce(run, type) {
+  return Promise.resolve()
+    .then(run)
+    .then(
+      (detail) => self.postMessage({ type, detail }),
+      (e) => self.postMessage({ type: `${type}error`, error: toError(e) }),
+    );
 }
 
 function update(manifestText) {
@@ -173,15 +184,8 @@ const ops = {
     prefetched = null;
     mark('opened');
     if (lazyFill !== false && info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') {
-      // The fill runs in the engine's second part: in first, then the fill.
-      holdBackground(() =>
-        loadSecondary()
-          .then(() => sessionFill(progress))
-          .then(
-            (detail) => self.postMessage({ type: 'fill', detail }),
-            (e) => self.postMessage({ type: 'fillerror', error: toError(e) }),
-          ),
-      );
+      // The fill runs in the engine's second part.
+      holdBackground(() => announce(() => sessionFill(progress), 'fill'));
     } else if (info.source === 'stored') {
       // Answer from storage now; look for a newer index in the background
       // (with the manifest the page fetched, if it did). A new index is
@@ -190,15 +194,9 @@ const ops = {
       // a newer manifest than the page's, which could name an index the
       // page's check already replaced.
       holdBackground(() =>
-        loadSecondary()
-          .then(() => pre)
-          .then((p) => {
-            if (updateAsked) return;
-            return update(p && typeof p.manifest === 'string' ? p.manifest : undefined).then(
-              (detail) => self.postMessage({ type: 'update', detail }),
-              (e) => self.postMessage({ type: 'updateerror', error: toError(e) }),
-            );
-          }),
+        Promise.resolve(pre).then((p) => {
+          if (!updateAsked) announce(() => update(p && typeof p.manifest === 'string' ? p.manifest : undefined), 'update');
+        }),
       );
     }
     return info;
