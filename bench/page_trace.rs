@@ -2,7 +2,7 @@
 //! the browser has to fetch beyond the hot pages.
 //!
 //! ```text
-//! cargo run --release --example page-trace -- INDEX.gsx QUERY...
+//! cargo run --release -p gitsense-bench --bin page-trace -- INDEX.gsx QUERY...
 //! ```
 //!
 //! For each query (a fresh connection each, so nothing is cached): the
@@ -10,11 +10,11 @@
 //! the bundle `publish` ships), per table, and the doclist rows the lazy
 //! warm-up predicts for each target (`index::doclists`).
 
-use gitsense_search::index::doclists::doclist_rowids;
-use gitsense_search::index::hot::{hot_pages, page_owners, Traced};
-use gitsense_search::plan::{self, MatchMode};
-use gitsense_search::query::ast::Target;
-use gitsense_search::{profiles, query, SearchOptions};
+use gitsense_engine::index::doclists::doclist_rowids;
+use gitsense_publish::hot::{hot_pages, page_owners, Traced};
+use gitsense_engine::plan::{self, MatchMode};
+use gitsense_engine::query::ast::Target;
+use gitsense_engine::{profiles, query, SearchOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -25,7 +25,7 @@ fn main() {
         std::process::exit(2);
     };
     let path = Path::new(index);
-    let fail = |e: gitsense_search::Error| -> ! {
+    let fail = |e: gitsense_engine::Error| -> ! {
         eprintln!("error: {e}");
         std::process::exit(1)
     };
@@ -35,7 +35,7 @@ fn main() {
         .conn
         .query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))
         .unwrap_or_else(|e| {
-            fail(gitsense_search::Error::new(
+            fail(gitsense_engine::Error::new(
                 "internal.sqlite",
                 e.to_string(),
             ))

@@ -134,11 +134,11 @@ async function main() {
   }
   const out = path.join(ROOT, 'bench/out');
   const cli = path.join(ROOT, 'target/release/gitsense-search');
-  const tool = path.join(ROOT, 'target/release/examples/bench-native');
-  const qualityTool = path.join(ROOT, 'target/release/examples/docs_quality');
+  const tool = path.join(ROOT, 'target/release/bench-native');
+  const qualityTool = path.join(ROOT, 'target/release/docs_quality');
   need(cli, 'run ./build.sh bench (or cargo build --release)');
-  need(tool, 'run ./build.sh bench (or cargo build --release --examples)');
-  need(qualityTool, 'run ./build.sh bench (or cargo build --release --examples)');
+  need(tool, 'run ./build.sh bench (or cargo build --release -p gitsense-bench)');
+  need(qualityTool, 'run ./build.sh bench (or cargo build --release -p gitsense-bench)');
   need(path.join(ROOT, 'pkg/index.js'), 'run ./build.sh bench (or ./build.sh wasm)');
   need('/usr/bin/time', 'apt-get install time');
   if (!fs.existsSync(PYTHON_DOCS)) throw new Error(`${PYTHON_DOCS} is missing: apt-get install python3.11-doc`);

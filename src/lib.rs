@@ -1,41 +1,27 @@
-//! gitsense-search: GitSense-compatible full-text search over a prebuilt
-//! SQLite FTS5 index, natively and in the browser (WebAssembly).
+//! The browser module (wasm32 only): the engine in a dedicated Web Worker,
+//! fed from a published index kept in browser storage.
 //!
-//! Data flows one way:
-//! source → [`import`] → index file ([`index`]) → query text →
-//! [`query`] (parser, AST) → [`plan`] (SQL + bound parameters) →
-//! [`search`] (executor) → [`results`] (the GitSense results object) →
-//! [`format`] (terse / verbose / markdown for humans and LLMs).
+//! In: a manifest URL (see [`gitsense_publish`]) and queries. Out: the
+//! results object as JSON text, identical to the native CLI's, and
+//! structured errors. Pieces:
+//! - [`api`]: the functions `js/worker.js` calls (one session per worker),
+//! - [`assist`]: the AI-assisted search driven from the page (the LLM is
+//!   the page's callback; the sessions live here) and the LLM-ready formats,
+//! - [`session`]: open from storage or download, update and swap, search,
+//! - [`storage`]: OPFS, IndexedDB and memory backends behind one interface,
+//! - [`host`]: bindings to JS (`js/net.js` downloads, `js/storage.js`,
+//!   `performance.now`) and JS ⇄ [`gitsense_engine::Error`] conversion.
 //!
-//! - [`model`]: the GitSense data model importers produce.
-//! - [`profiles`]: GitSense search profiles built into the crate.
-//! - [`budget`]: token budgets for LLM consumers.
-//! - [`error`]: structured errors with stable codes.
-//! - [`assist`]: the AI-assisted multi-stage search (seed 001) with the
-//!   host's LLM as a callback.
-//! - [`publish`]: the manifest and files a static site serves to the
-//!   browser module.
-//! - [`web`] (wasm32 only): the browser module: JS bindings, the worker
-//!   session, storage backends (OPFS, IndexedDB, memory) and downloads.
+//! The engine itself is the `gitsense-engine` crate; this crate only binds
+//! it to the browser. The JavaScript side lives in `src/js/`: `index.js`
+//! (the `GitSenseSearch` API on the page, which starts the worker),
+//! `worker.js`, the I/O halves (`net.js`, `storage.js`, `lazy.js`) and the
+//! TypeScript declarations; `build.sh` assembles them with the
+//! wasm-bindgen output into `pkg/`.
+#![cfg(target_arch = "wasm32")]
 
+pub mod api;
 pub mod assist;
-pub mod budget;
-pub mod error;
-pub mod format;
-#[cfg(feature = "native")]
-pub mod import;
-pub mod index;
-pub mod model;
-pub mod plan;
-pub mod profiles;
-pub mod publish;
-pub mod query;
-pub mod results;
-pub mod search;
-pub mod util;
-pub mod web;
-
-pub use error::{Error, ErrorKind, Result};
-pub use plan::{Highlight, SearchOptions};
-pub use results::SearchResults;
-pub use search::Engine;
+pub mod host;
+pub mod session;
+pub mod storage;

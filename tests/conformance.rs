@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use gitsense_search::SearchOptions;
+use gitsense_engine::SearchOptions;
 use serde_json::Value;
 
 /// A validator for the JSON Schema subset the contract's schema uses:
@@ -70,18 +70,13 @@ fn validate(v: &Value, schema: &Value, path: &str, errors: &mut Vec<String>) {
 }
 
 fn schema() -> Value {
-    let p = shared_dir().join("reference/results.schema.json");
+    let p = repo_root().join("tests/contract/results.schema.json");
     serde_json::from_str(&std::fs::read_to_string(&p).expect("schema readable")).unwrap()
 }
 
 /// Field names from the seed's tables, by section.
 fn seed_fields() -> Vec<(String, Vec<String>)> {
-    let dir = shared_dir().join("seeds");
-    let seed = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("000_"))
-        .expect("seed 000 present");
+    let seed = repo_root().join("tests/contract/seed-000-results-object.txt");
     let text = std::fs::read_to_string(seed).unwrap();
     let mut sections: Vec<(String, Vec<String>)> = Vec::new();
     for line in text.lines() {

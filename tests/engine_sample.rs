@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use gitsense_search::{Highlight, SearchOptions};
+use gitsense_engine::{Highlight, SearchOptions};
 use std::collections::HashSet;
 
 #[test]
@@ -622,15 +622,15 @@ fn index_of_another_format_version_is_refused() {
         )
         .unwrap();
     }
-    let err = gitsense_search::Engine::open(&copy).err().unwrap();
+    let err = gitsense_engine::Engine::open(&copy).err().unwrap();
     assert_eq!(err.code, "index.version_mismatch");
-    let err = gitsense_search::Engine::open(&sample_db()).err().unwrap();
+    let err = gitsense_engine::Engine::open(&sample_db()).err().unwrap();
     assert_eq!(err.code, "index.not_an_index");
     let junk = temp_dir().join("junk.gsx");
     std::fs::write(&junk, b"this is not sqlite at all, just text").unwrap();
-    let err = gitsense_search::Engine::open(&junk).err().unwrap();
+    let err = gitsense_engine::Engine::open(&junk).err().unwrap();
     assert!(err.code.starts_with("index."), "{err}");
-    let err = gitsense_search::Engine::open(&temp_dir().join("missing.gsx"))
+    let err = gitsense_engine::Engine::open(&temp_dir().join("missing.gsx"))
         .err()
         .unwrap();
     assert_eq!(err.code, "index.not_found");
@@ -674,14 +674,14 @@ fn ranking_records_hold_fts5_token_counts_without_docsize() {
                 .query_map([], |r| {
                     Ok((
                         r.get(0)?,
-                        gitsense_search::index::rank::docsize_columns(&r.get::<_, Vec<u8>>(1)?),
+                        gitsense_engine::index::rank::docsize_columns(&r.get::<_, Vec<u8>>(1)?),
                     ))
                 })
                 .unwrap()
                 .collect::<rusqlite::Result<_>>()
                 .unwrap()
         };
-        let records = |table: &str, cols: &[gitsense_search::index::records::Col]| {
+        let records = |table: &str, cols: &[gitsense_engine::index::records::Col]| {
             let mut out = std::collections::BTreeMap::new();
             let rows: Vec<(i64, Vec<u8>)> = c
                 .prepare(&format!("SELECT chunk, records FROM {table}"))
@@ -691,7 +691,7 @@ fn ranking_records_hold_fts5_token_counts_without_docsize() {
                 .collect::<rusqlite::Result<_>>()
                 .unwrap();
             for (chunk, blob) in rows {
-                let decoded = gitsense_search::index::records::decode(chunk, &blob, cols).unwrap();
+                let decoded = gitsense_engine::index::records::decode(chunk, &blob, cols).unwrap();
                 for (id, f) in decoded.iter() {
                     out.insert(id, f.to_vec());
                 }
@@ -700,9 +700,9 @@ fn ranking_records_hold_fts5_token_counts_without_docsize() {
         };
         let messages = records(
             "message_rank",
-            &gitsense_search::index::records::MESSAGE_FIELDS,
+            &gitsense_engine::index::records::MESSAGE_FIELDS,
         );
-        let code = records("code_rank", &gitsense_search::index::records::CODE_FIELDS);
+        let code = records("code_rank", &gitsense_engine::index::records::CODE_FIELDS);
         for (id, sizes) in docsize("m2_docsize") {
             assert_eq!(&messages[&id][1..], &sizes[..], "{name}: message {id}");
             messages_seen += usize::from(sizes[1] > 0);
@@ -739,15 +739,15 @@ fn deleted_and_unsearchable_rows_are_left_out() {
             .unwrap();
     }
     let out = temp_dir().join("modified.gsx");
-    gitsense_search::import::build_with(&out, "t".into(), |w| {
-        gitsense_search::import::gitsense_db::import(
+    gitsense_import::build_with(&out, "t".into(), |w| {
+        gitsense_import::gitsense_db::import(
             &db,
             w,
-            &gitsense_search::import::no_progress(),
+            &gitsense_import::no_progress(),
         )
     })
     .unwrap();
-    let e = gitsense_search::Engine::open(&out).unwrap();
+    let e = gitsense_engine::Engine::open(&out).unwrap();
     assert_eq!(counts(&search(&e, "msg-id:221")), (0, 0, 0));
     assert_eq!(counts(&search(&e, "chat-id:25")), (0, 0, 0));
     let orig = sample_engine();
@@ -760,11 +760,11 @@ fn builds_are_deterministic() {
     let a = sample_engine().info().revision.clone();
     let out = temp_dir().join("again.gsx");
     let db = sample_db();
-    let (stats, _) = gitsense_search::import::build_with(&out, "again".into(), |w| {
-        gitsense_search::import::gitsense_db::import(
+    let (stats, _) = gitsense_import::build_with(&out, "again".into(), |w| {
+        gitsense_import::gitsense_db::import(
             &db,
             w,
-            &gitsense_search::import::no_progress(),
+            &gitsense_import::no_progress(),
         )
     })
     .unwrap();
@@ -801,15 +801,15 @@ fn code_blocks_of_a_gitsense_database_are_carried_over() {
             .unwrap();
     }
     let out = temp_dir().join("with-code.gsx");
-    gitsense_search::import::build_with(&out, "t".into(), |w| {
-        gitsense_search::import::gitsense_db::import(
+    gitsense_import::build_with(&out, "t".into(), |w| {
+        gitsense_import::gitsense_db::import(
             &db,
             w,
-            &gitsense_search::import::no_progress(),
+            &gitsense_import::no_progress(),
         )
     })
     .unwrap();
-    let e = gitsense_search::Engine::open(&out).unwrap();
+    let e = gitsense_engine::Engine::open(&out).unwrap();
     let r = search(&e, "in:code-blocks refundPayment");
     assert_eq!(
         r.total_counts.code_blocks, 1,

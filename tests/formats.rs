@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
-use gitsense_search::assist::{self, AssistOptions};
-use gitsense_search::format::{format_results, format_results_json, Format, FormatOptions};
-use gitsense_search::{Engine, Highlight, SearchOptions, SearchResults};
+use gitsense_engine::assist::{self, AssistOptions};
+use gitsense_engine::format::{format_results, format_results_json, Format, FormatOptions};
+use gitsense_engine::{Engine, Highlight, SearchOptions, SearchResults};
 use tempfile::TempDir;
 
 const FORMATS: [Format; 4] = [

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use gitsense_search::{Engine, SearchOptions};
+use gitsense_engine::{Engine, SearchOptions};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 

@@ -3,9 +3,11 @@
 //! huge file, a symbolic link, a script without an extension; working trees
 //! and bare repositories.
 
-use gitsense_search::import::{self, git, ImportReport};
-use gitsense_search::index::BuildStats;
-use gitsense_search::{Engine, Error, SearchOptions, SearchResults};
+mod common;
+
+use gitsense_import::{self as import, git, ImportReport};
+use gitsense_engine::index::BuildStats;
+use gitsense_engine::{Engine, Error, SearchOptions, SearchResults};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -513,7 +515,7 @@ fn what_is_not_a_repository_with_commits_is_refused_and_leaves_no_file() {
 fn the_cli_builds_from_git_and_keeps_sources_exclusive() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = make_repo(tmp.path());
-    let bin = env!("CARGO_BIN_EXE_gitsense-search");
+    let bin = &common::cli_bin();
     let out = tmp.path().join("cli.gsx");
     let ok = Command::new(bin)
         .args(["build", "--quiet", "--git"])

@@ -3,15 +3,15 @@
 //! messages have no titles or keywords, so counts are unchanged and the
 //! order is FTS5's plain bm25 over the message text.
 
-use gitsense_search::import;
-use gitsense_search::{Engine, Highlight, SearchOptions};
+use gitsense_import as import;
+use gitsense_engine::{Engine, Highlight, SearchOptions};
 use std::path::PathBuf;
 
 fn sample_db() -> Option<(tempfile::TempDir, PathBuf)> {
     let gz = std::env::var("GITSENSE_SAMPLE_DB_GZ")
         .map(PathBuf::from)
         .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/gitsense-sample.db.gz")
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/gitsense-sample.db.gz")
         });
     if !gz.exists() {
         eprintln!("SKIPPED: no sample database at {}", gz.display());

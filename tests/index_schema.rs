@@ -1,5 +1,5 @@
 //! The index schema against the browser module's SQLite: its parser is
-//! generated without the SQL features in `sqlite/grammar-omits` (see
+//! generated without the SQL features in `xtask/sqlite/grammar-omits` (see
 //! build.sh), and it must still read the schema of every index the writer
 //! makes. A schema entry that needs a left-out feature (a view, a trigger,
 //! AUTOINCREMENT, a foreign key, a generated column) would make the index
@@ -33,7 +33,7 @@ fn forbidden(option: &str) -> Option<(&'static [&'static str], &'static [&'stati
 }
 
 fn omits() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("sqlite/grammar-omits");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("xtask/sqlite/grammar-omits");
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
@@ -56,7 +56,7 @@ fn check(index: &Path) {
     assert!(entries.iter().any(|(t, _, _)| t == "table"));
     for option in omits() {
         let (types, patterns) = forbidden(&option).unwrap_or_else(|| {
-            panic!("{option} in sqlite/grammar-omits: say here what it forbids in an index schema")
+            panic!("{option} in xtask/sqlite/grammar-omits: say here what it forbids in an index schema")
         });
         for (kind, name, sql) in &entries {
             assert!(

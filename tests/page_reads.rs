@@ -7,10 +7,10 @@
 mod common;
 
 use common::{fixture_index, sample_index};
-use gitsense_search::index::hot::{hot_pages, page_owners, Traced};
-use gitsense_search::index::{btree, doclists};
-use gitsense_search::plan::{self, MatchMode};
-use gitsense_search::{profiles, query, SearchOptions};
+use gitsense_publish::hot::{hot_pages, page_owners, Traced};
+use gitsense_engine::index::{btree, doclists};
+use gitsense_engine::plan::{self, MatchMode};
+use gitsense_engine::{profiles, query, SearchOptions};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -762,7 +762,7 @@ fn preparing_a_search_reads_only_hot_pages() {
         let parsed = query::parse(q, &profiles::exists).unwrap();
         let p = plan::plan(&parsed, &SearchOptions::default(), MatchMode::AllTerms).unwrap();
         trace.take_pages();
-        gitsense_search::search::prepare_statements(engine.connection(), &p);
+        gitsense_engine::search::prepare_statements(engine.connection(), &p);
         let read = trace.take_pages();
         let cold: Vec<u32> = read.iter().copied().filter(|p| !hot.contains(p)).collect();
         assert!(
@@ -819,7 +819,7 @@ fn a_query_without_words_reads_only_the_btrees_its_plan_scans() {
             .iter()
             .flat_map(|tp| tp.scanned().iter().copied())
             .collect();
-        for name in gitsense_search::index::btrees_of(conn, &tables).unwrap() {
+        for name in gitsense_engine::index::btrees_of(conn, &tables).unwrap() {
             scanned.extend(btree_pages(&bytes, page_size, root_page(conn, &name)));
             names.insert(name);
         }

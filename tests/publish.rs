@@ -7,8 +7,8 @@ mod common;
 
 use common::{sample_index, temp_dir};
 use flate2::read::{DeflateDecoder, GzDecoder};
-use gitsense_search::index::pagecodec::decode_hot;
-use gitsense_search::publish::{
+use gitsense_publish::pagecodec::decode_hot;
+use gitsense_publish::{
     decode_packed_lengths, packed_offsets, publish, Manifest, FIRST_VISIT_FILE, FIRST_VISIT_MAGIC,
     HOT_FORMAT_DELTA,
 };

@@ -6,17 +6,17 @@
 //!
 //! Run by `./build.sh test`, which builds the fixtures first:
 //!   GITSENSE_WEB_FIXTURES=target/fixtures \
-//!     cargo test --target wasm32-unknown-unknown --no-default-features --test web
+//!     cargo test --target wasm32-unknown-unknown --test web
 //! The network is a route table (tests/web_helpers.js) so every request is
 //! seen and counted.
 #![cfg(target_arch = "wasm32")]
 
-use gitsense_search::index::IndexInfo;
-use gitsense_search::publish::Manifest;
-use gitsense_search::util::hex;
-use gitsense_search::web::session::{Session, Source};
-use gitsense_search::web::storage::lazy::Prefetched;
-use gitsense_search::web::storage::{self, StorageKind, StoragePref};
+use gitsense_engine::index::IndexInfo;
+use gitsense_publish::Manifest;
+use gitsense_engine::util::hex;
+use gitsense_search::session::{Session, Source};
+use gitsense_search::storage::lazy::Prefetched;
+use gitsense_search::storage::{self, StorageKind, StoragePref};
 use js_sys::Uint8Array;
 use rusqlite::{Connection, OpenFlags};
 use sha2::{Digest, Sha256};
@@ -67,7 +67,7 @@ fn index_info(bytes: &[u8]) -> IndexInfo {
     let conn =
         Connection::open_with_flags_and_vfs(&name, OpenFlags::SQLITE_OPEN_READ_ONLY, "memvfs")
             .unwrap();
-    let info = gitsense_search::index::verify(&conn).unwrap();
+    let info = gitsense_engine::index::verify(&conn).unwrap();
     drop(conn);
     util.remove(&name).unwrap();
     info
@@ -113,7 +113,7 @@ async fn open(site: &str, pref: StoragePref) -> Session {
 }
 
 /// The error opening fails with.
-async fn open_err(site: &str, pref: StoragePref) -> gitsense_search::Error {
+async fn open_err(site: &str, pref: StoragePref) -> gitsense_engine::Error {
     Session::open(&manifest_url(site), pref, None, None, async {
         Prefetched::default()
     })
@@ -242,7 +242,7 @@ async fn a_lazy_open_with_a_range_probe_failure_reads_the_whole_index_instead() 
             })
             .unwrap(),
         ),
-        probe: Some(gitsense_search::Error::new(
+        probe: Some(gitsense_engine::Error::new(
             "lazy.range_unsupported",
             "the server ignored the Range header",
         )),
@@ -508,7 +508,7 @@ fn js_code(e: &JsValue) -> String {
 
 #[wasm_bindgen_test]
 async fn the_worker_runs_assisted_searches_by_id_and_drops_them_when_they_end() {
-    use gitsense_search::web::{api, assist as wa};
+    use gitsense_search::{api, assist as wa};
     fresh().await;
     publish(SITE, SAMPLE).await;
     let options = js_sys::JSON::parse(&format!(
@@ -619,8 +619,8 @@ async fn the_worker_runs_assisted_searches_by_id_and_drops_them_when_they_end() 
 
 #[wasm_bindgen_test]
 fn format_results_and_outcome_fit_their_budgets_in_the_worker() {
-    use gitsense_search::budget::estimate_text;
-    use gitsense_search::web::assist as wa;
+    use gitsense_engine::budget::estimate_text;
+    use gitsense_search::assist as wa;
     let expected: Vec<Expected> = serde_json::from_str(EXPECTED).unwrap();
     let json = &expected.iter().find(|e| e.index == "sample").unwrap().json;
     for (format, max) in [

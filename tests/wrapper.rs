@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use gitsense_search::{Engine, SearchOptions, SearchResults};
+use gitsense_engine::{Engine, SearchOptions, SearchResults};
 use tempfile::TempDir;
 
 fn json_tokens(r: &SearchResults) -> u64 {
@@ -199,7 +199,7 @@ fn a_cursor_from_another_revision_is_stale() {
     assert_eq!(e.code, "stale_cursor");
     assert_eq!(
         e.kind(),
-        gitsense_search::ErrorKind::Query,
+        gitsense_engine::ErrorKind::Query,
         "a stale cursor is the caller's to fix"
     );
 }

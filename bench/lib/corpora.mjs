@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ROOT, log, run, sizes, timed, walk } from './util.mjs';
 
 export const PYTHON_DOCS = '/usr/share/doc/python3.11/html';
-const SAMPLE_DB_GZ = path.join(process.env.GITSENSE_SHARED || path.join(ROOT, '../shared'), 'data/gitsense-sample.db.gz');
+const SAMPLE_DB_GZ = path.join(ROOT, 'data/gitsense-sample.db.gz');
 
 /** Pages of the Python docs that make the smoke run's tiny site. */
 export const SMOKE_PAGES = [

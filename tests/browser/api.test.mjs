@@ -95,7 +95,7 @@ test('a host that serves the wasm as application/octet-stream still works: the w
 });
 
 test('every key of real results is declared in results.d.ts', async () => {
-  const dts = fs.readFileSync(path.join(ROOT, 'src/web/js/results.d.ts'), 'utf8');
+  const dts = fs.readFileSync(path.join(ROOT, 'src/js/results.d.ts'), 'utf8');
   const declared = new Set([...dts.matchAll(/^\s+([A-Za-z_]+)\??:/gm)].map((m) => m[1]));
   const prefixes = [...dts.matchAll(/\[meta: `([a-z_]+)\$\{string\}`\]/g)].map((m) => m[1]);
   assert.ok(prefixes.length === 3, 'meta index signatures are declared');

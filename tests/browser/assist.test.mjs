@@ -639,7 +639,7 @@ test('assistGuide is the syntax guide the stage-1 prompt shows the model', async
 });
 
 test('every key of an outcome is declared in index.d.ts (and its results in results.d.ts)', async () => {
-  const declared = (file) => new Set([...fs.readFileSync(path.join(ROOT, 'src/web/js', file), 'utf8').matchAll(/^\s+([A-Za-z_]+)\??:/gm)].map((m) => m[1]));
+  const declared = (file) => new Set([...fs.readFileSync(path.join(ROOT, 'src/js', file), 'utf8').matchAll(/^\s+([A-Za-z_]+)\??:/gm)].map((m) => m[1]));
   const index = declared('index.d.ts');
   const results = declared('results.d.ts');
   const { outcome } = await assisted(page, QUESTION, { condenseThreshold: 3 });

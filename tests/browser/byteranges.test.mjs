@@ -1,4 +1,4 @@
-// Several ranges per request (src/web/js/lazy.js): the multipart/byteranges
+// Several ranges per request (src/js/lazy.js): the multipart/byteranges
 // parser, and rangesFetch / rangeFetchMulti / probeRanges against the test
 // server (www/serve.mjs) in each of its modes. Runs in Node (fetch and
 // AbortController as in the browser); the browser path is lazy.test.mjs.
@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { startServer } from '../../www/serve.mjs';
-import { parseByteranges, rangesFetch, rangeFetchMulti, probeRanges } from '../../src/web/js/lazy.js';
+import { parseByteranges, rangesFetch, rangeFetchMulti, probeRanges } from '../../src/js/lazy.js';
 
 const enc = (s) => Buffer.from(s, 'latin1');
 

@@ -11,8 +11,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import crypto from 'node:crypto';
 import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
-import { decodeHot, firstVisitHot, readFirstVisitHot, inflateRaw, inflateRuns, FILL_DIRECTORY } from '../../src/web/js/lazy.js';
-import { STOP_WORDS, queryWords, firstQueryPages } from '../../src/web/js/predict.js';
+import { decodeHot, firstVisitHot, readFirstVisitHot, inflateRaw, inflateRuns, FILL_DIRECTORY } from '../../src/js/lazy.js';
+import { STOP_WORDS, queryWords, firstQueryPages } from '../../src/js/predict.js';
 
 let site;
 let manifest;

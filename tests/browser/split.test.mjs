@@ -1,4 +1,4 @@
-// The engine in two wasm modules (tools/wasm_split.rs, src/web/js/split.js)
+// The engine in two wasm modules (xtask/src/wasm_split.rs, src/js/split.js)
 // in headless Chromium: a cold visit's first answers need only the first
 // module; the second comes after them, or at once when a function of it
 // is called first; a second module that cannot be had is a clean error.

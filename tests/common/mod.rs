@@ -5,18 +5,44 @@
 //! output (token estimate, YAML front matter).
 #![allow(dead_code)]
 
-use gitsense_search::import;
-use gitsense_search::index::{IndexWriter, SourceInfo};
-use gitsense_search::model::{parse_code_header, parse_version, Chat, CodeBlock, Group, Message};
-use gitsense_search::{Engine, SearchOptions, SearchResults};
+use gitsense_import as import;
+use gitsense_engine::index::{IndexWriter, SourceInfo};
+use gitsense_engine::model::{parse_code_header, parse_version, Chat, CodeBlock, Group, Message};
+use gitsense_engine::{Engine, SearchOptions, SearchResults};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-pub fn shared_dir() -> PathBuf {
-    std::env::var("GITSENSE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+/// The repository's root (tests run from the root package and from
+/// `crates/cli`).
+pub fn repo_root() -> PathBuf {
+    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    while !dir.join("data/gitsense-sample.db.gz").exists() {
+        assert!(dir.pop(), "no data/gitsense-sample.db.gz above {}", env!("CARGO_MANIFEST_DIR"));
+    }
+    dir
+}
+
+/// The `gitsense-search` binary of this build. Cargo names it for the
+/// CLI crate's own tests; the root package's tests find it beside their
+/// own executable (`cargo test --workspace` builds it, since the CLI crate
+/// has integration tests).
+pub fn cli_bin() -> PathBuf {
+    if let Some(bin) = option_env!("CARGO_BIN_EXE_gitsense-search") {
+        return PathBuf::from(bin);
+    }
+    let exe = std::env::current_exe().expect("the test's own path");
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("test executables live in target/<profile>/deps")
+        .join("gitsense-search");
+    assert!(
+        bin.exists(),
+        "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p gitsense-cli` first)",
+        bin.display()
+    );
+    bin
 }
 
 /// A directory that lives as long as the test process.
@@ -32,7 +58,7 @@ pub fn sample_db() -> PathBuf {
     DB.get_or_init(|| {
         let gz = std::env::var("GITSENSE_SAMPLE_DB_GZ")
             .map(PathBuf::from)
-            .unwrap_or_else(|_| shared_dir().join("data/gitsense-sample.db.gz"));
+            .unwrap_or_else(|_| repo_root().join("data/gitsense-sample.db.gz"));
         assert!(gz.exists(), "sample database missing: {}", gz.display());
         let out = temp_dir().join("gitsense-sample.db");
         let bytes = std::process::Command::new("gunzip")

@@ -1,0 +1,572 @@
+//! The native CLI: argument parsing and wiring only.
+//!
+//! Exit codes: 0 ok, 2 usage or query error, 1 any other failure.
+
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use gitsense_engine::assist::{self, AssistOptions, StageReport};
+use gitsense_engine::format::{self, Format, FormatOptions};
+use gitsense_import as import;
+use gitsense_engine::{Engine, Error, ErrorKind, Highlight, SearchOptions};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command as Process, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(
+    name = "gitsense-search",
+    version,
+    about = "Build GitSense-compatible search indexes and query them",
+    long_about = "Build a prebuilt SQLite FTS5 search index from a GitSense Chat database, a ShareGPT-style \
+                  chat export or a git repository, and query it with the GitSense search syntax. The same \
+                  index is served to the browser module."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build an index from a source.
+    Build(BuildArgs),
+    /// Search an index (see the query syntax below with --help).
+    Search(SearchArgs),
+    /// AI-assisted search: an LLM writes the query, picks candidates and
+    /// reviews file overviews (stage reports go to stderr).
+    Assist(AssistArgs),
+    /// Write what a static site deploys for the browser module: the
+    /// gzip-compressed index under a content-addressed name, the raw index
+    /// (for HTTP Range reads), its hot pages (fetched first by lazy readers)
+    /// and manifest.json.
+    Publish {
+        /// The index file.
+        index: PathBuf,
+        /// The directory to write into (created if missing); files of
+        /// earlier publishes are left in place for visitors mid-download.
+        #[arg(long, value_name = "DIR")]
+        out_dir: PathBuf,
+        /// Print the manifest as JSON instead of a summary.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show what an index holds: format version, revision, counts, size.
+    Info {
+        /// The index file.
+        index: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The sources other than --git. Git-only flags conflict with them: clap's
+/// `requires = "git"` is satisfied by any member of the `source` group
+/// (clap issue 4707).
+const NOT_GIT: [&str; 3] = ["gitsense_db", "chat_export", "docs"];
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).multiple(false)))]
+struct BuildArgs {
+    /// A GitSense Chat database (SQLite file).
+    #[arg(long, value_name = "PATH", group = "source")]
+    gitsense_db: Option<PathBuf>,
+    /// A ShareGPT-style chat export: a JSON array (or JSON Lines) of
+    /// `{id, conversations: [{from, value}]}`. Streamed; a truncated tail is
+    /// reported and the complete conversations before it are kept.
+    #[arg(long, value_name = "FILE", group = "source")]
+    chat_export: Option<PathBuf>,
+    /// A git repository (working tree or bare): the committed tree of HEAD's
+    /// branch (or of each --branch) becomes git-blob chats with overviews.
+    #[arg(long, value_name = "DIR", group = "source")]
+    git: Option<PathBuf>,
+    /// With --git: index this branch instead of HEAD's (repeatable).
+    #[arg(long, value_name = "NAME", conflicts_with_all = NOT_GIT)]
+    branch: Vec<String>,
+    /// With --git: the repository's group name `owner/name` (default: from
+    /// the `origin` remote URL, else the parent directory and directory name).
+    #[arg(long, value_name = "OWNER/NAME", conflicts_with_all = NOT_GIT)]
+    repo: Option<String>,
+    /// With --git: skip files larger than this many bytes.
+    #[arg(long, value_name = "BYTES", conflicts_with_all = NOT_GIT, default_value_t = import::git::DEFAULT_MAX_FILE_SIZE)]
+    max_file_size: u64,
+    /// A documentation site: a directory of built HTML (Sphinx, mdBook,
+    /// Docusaurus, MkDocs, Hugo, plain pages) and/or Markdown sources.
+    #[arg(long, value_name = "DIR", group = "source")]
+    docs: Option<PathBuf>,
+    /// Prefix for documentation page URLs, e.g. https://docs.python.org/3.11/
+    /// (default: paths relative to the site root).
+    #[arg(long, value_name = "URL", requires = "docs")]
+    base_url: Option<String>,
+    /// Do not attach the entries of the site's own index pages (Sphinx
+    /// genindex) to the sections they point to.
+    #[arg(long, requires = "docs")]
+    no_site_index: bool,
+    /// Where to write the index (written to a temporary file, then renamed).
+    #[arg(long, value_name = "INDEX")]
+    out: PathBuf,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct SearchArgs {
+    /// The index file.
+    index: PathBuf,
+    /// The query (GitSense syntax); may start with '-'.
+    #[arg(allow_hyphen_values = true)]
+    query: String,
+    /// Page number (1-based).
+    #[arg(long, default_value_t = 1)]
+    page: u64,
+    /// Results per target and page (default: the profile's limit).
+    #[arg(long)]
+    per_page: Option<u64>,
+    /// The current chat id, for scope: queries.
+    #[arg(long, value_name = "ID")]
+    current_chat: Option<i64>,
+    /// Output format: json (the results object), terse, verbose, markdown.
+    #[arg(long, default_value = "json", value_parser = ["json", "terse", "verbose", "markdown"])]
+    format: String,
+    /// Shorthand for --format verbose.
+    #[arg(long, conflicts_with_all = ["format", "markdown"])]
+    verbose: bool,
+    /// Shorthand for --format markdown.
+    #[arg(long, conflicts_with_all = ["format", "verbose"])]
+    markdown: bool,
+    /// Snippet markers: html (escaped text, <mark>), raw (<GSC>…</GSC>), none.
+    #[arg(long, default_value = "html", value_parser = ["html", "raw", "none"])]
+    highlight: String,
+    /// Leave out full message and code contents (snippets stay).
+    #[arg(long)]
+    no_content: bool,
+    /// Token budget for the output (chars/4 estimate).
+    #[arg(long)]
+    max_tokens: Option<u64>,
+    /// Continue from a previous page's nextCursor.
+    #[arg(long, conflicts_with = "page")]
+    cursor: Option<String>,
+    /// Add per-stage timings to the results object.
+    #[arg(long)]
+    trace: bool,
+    /// Pretty-print JSON.
+    #[arg(long)]
+    pretty: bool,
+}
+
+#[derive(Args)]
+struct AssistArgs {
+    /// The index file.
+    index: PathBuf,
+    /// The question, in natural language.
+    #[arg(allow_hyphen_values = true)]
+    question: String,
+    /// The LLM: a command run with `sh -c` for each prompt, the prompt on
+    /// its stdin, the answer read from its stdout.
+    #[arg(long, value_name = "CMD")]
+    llm_cmd: String,
+    /// Seconds each LLM call may take before it is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    llm_timeout: u64,
+    /// Output format: json (the outcome object), terse, verbose, markdown.
+    #[arg(long, default_value = "json", value_parser = ["json", "terse", "verbose", "markdown"])]
+    format: String,
+    /// Token budget (chars/4 estimate) of every prompt and of the output.
+    #[arg(long)]
+    max_tokens: Option<u64>,
+    /// Above this many matches the LLM picks from a condensed view.
+    #[arg(long, default_value_t = AssistOptions::default().condense_threshold)]
+    condense_threshold: u64,
+    /// Most files whose overviews the LLM reviews.
+    #[arg(long, default_value_t = AssistOptions::default().max_review_files)]
+    max_files: u64,
+    /// Print each stage report as a JSON line on stderr (instead of one
+    /// line of text per stage).
+    #[arg(long)]
+    trace: bool,
+    /// No stage reports on stderr.
+    #[arg(long, short, conflicts_with = "trace")]
+    quiet: bool,
+    /// Pretty-print JSON.
+    #[arg(long)]
+    pretty: bool,
+}
+
+fn main() -> ExitCode {
+    let cmd = Cli::command().mut_subcommand("search", |c| {
+        c.after_long_help(gitsense_engine::query::syntax::syntax_guide())
+    });
+    let matches = cmd.get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((e, query)) => {
+            eprintln!("error: {e}");
+            if let (Some(q), Some(p)) = (query, e.position) {
+                let pad: String = q
+                    .chars()
+                    .take(p)
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect();
+                eprintln!("  {q}\n  {pad}^");
+            }
+            match e.kind() {
+                ErrorKind::Query => ExitCode::from(2),
+                _ => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+fn progress(quiet: bool) -> ProgressBar {
+    if quiet {
+        return import::no_progress();
+    }
+    let pb = ProgressBar::new(0);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} ({eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    pb
+}
+
+fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
+    match cli.command {
+        Command::Build(a) => {
+            let started = Instant::now();
+            let pb = progress(a.quiet);
+            let (stats, report) = if let Some(db) = &a.gitsense_db {
+                pb.set_message("importing GitSense database");
+                import::build_with(&a.out, format!("gitsense-db:{}", db.display()), |w| {
+                    import::gitsense_db::import(db, w, &pb)
+                })
+            } else if let Some(file) = &a.chat_export {
+                pb.set_message("importing chat export (bytes)");
+                import::build_with(&a.out, format!("chat-export:{}", file.display()), |w| {
+                    import::chat_export::import(file, w, &pb)
+                })
+            } else if let Some(dir) = &a.git {
+                pb.set_message("importing git repository (files)");
+                let opts = import::git::GitOptions {
+                    branches: a.branch.clone(),
+                    repo_name: a.repo.clone(),
+                    max_file_size: a.max_file_size,
+                };
+                import::build_with(&a.out, format!("git:{}", dir.display()), |w| {
+                    import::git::import(dir, &opts, w, &pb)
+                })
+            } else if let Some(dir) = &a.docs {
+                pb.set_message("reading documentation pages");
+                let opts = import::docs::DocsOptions {
+                    base_url: a.base_url.clone(),
+                    use_site_index: !a.no_site_index,
+                };
+                import::build_with(&a.out, format!("docs:{}", dir.display()), |w| {
+                    import::docs::import(dir, &opts, w, &pb)
+                })
+            } else {
+                unreachable!("clap requires one source")
+            }
+            .map_err(|e| (e, None))?;
+            for w in &report.warnings {
+                eprintln!("warning: {w}");
+            }
+            println!(
+                "built {} in {:.2}s: {} chats, {} messages, {} code blocks, {} bytes, revision {}",
+                stats.path.display(),
+                started.elapsed().as_secs_f64(),
+                stats.chats,
+                stats.messages,
+                stats.code_blocks,
+                stats.size_bytes,
+                stats.revision
+            );
+            Ok(())
+        }
+        Command::Search(a) => {
+            let started = Instant::now();
+            let fmt: Format = if a.verbose {
+                Format::Verbose
+            } else if a.markdown {
+                Format::Markdown
+            } else {
+                a.format.parse().map_err(|e| (e, None))?
+            };
+            let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
+            let highlight = match (a.highlight.as_str(), fmt) {
+                ("raw", _) => Highlight::Raw,
+                ("none", _) => Highlight::None,
+                (_, Format::Json) => Highlight::Html,
+                // Plain-text renderers show text, not HTML entities.
+                _ => Highlight::Raw,
+            };
+            // The budget is on what is printed: the results object for
+            // JSON, the rendered text otherwise.
+            let opts = SearchOptions {
+                page: a.page,
+                per_page: a.per_page,
+                current_chat_id: a.current_chat,
+                highlight,
+                include_content: !a.no_content,
+                max_tokens: a.max_tokens.filter(|_| fmt == Format::Json),
+                cursor: a.cursor,
+                trace: a.trace,
+            };
+            let results = engine
+                .search(&a.query, &opts)
+                .map_err(|e| (e, Some(a.query.clone())))?;
+            let elapsed = started.elapsed().as_secs_f64();
+            let out = match fmt {
+                Format::Json if a.pretty => {
+                    serde_json::to_string_pretty(&results).unwrap_or_default()
+                }
+                Format::Json => format::render(&results, fmt, None),
+                _ => format::format_results(
+                    &results,
+                    fmt,
+                    &FormatOptions {
+                        max_tokens: a.max_tokens,
+                        elapsed_secs: Some(elapsed),
+                    },
+                )
+                .map_err(|e| (e, None))?,
+            };
+            print!("{out}");
+            if fmt == Format::Json {
+                println!();
+            }
+            Ok(())
+        }
+        Command::Publish {
+            index,
+            out_dir,
+            json,
+        } => {
+            let m = gitsense_publish::publish(&index, &out_dir).map_err(|e| (e, None))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
+            } else {
+                println!(
+                    "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {} ({} hot pages{}), {} ({} bytes: pages compressed one by one), {}",
+                    m.revision,
+                    out_dir.display(),
+                    m.file,
+                    m.compressed_size,
+                    m.size,
+                    m.raw_file.as_deref().unwrap_or("-"),
+                    m.hot_file.as_deref().unwrap_or("-"),
+                    m.hot_pages.len(),
+                    if m.hot_file.is_some() {
+                        format!(
+                            "; again as {} for first visits",
+                            gitsense_publish::FIRST_VISIT_FILE
+                        )
+                    } else {
+                        String::new()
+                    },
+                    m.packed_file.as_deref().unwrap_or("-"),
+                    m.packed_size,
+                    gitsense_publish::MANIFEST_FILE
+                );
+            }
+            Ok(())
+        }
+        Command::Assist(a) => {
+            let started = Instant::now();
+            let fmt: Format = a.format.parse().map_err(|e| (e, None))?;
+            let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
+            let opts = AssistOptions {
+                max_tokens: a.max_tokens,
+                condense_threshold: a.condense_threshold,
+                max_review_files: a.max_files,
+                ..AssistOptions::default()
+            };
+            let timeout = Duration::from_secs(a.llm_timeout);
+            let mut llm = |prompt: &str| run_llm(&a.llm_cmd, prompt, timeout);
+            let mut on_stage = |r: &StageReport| {
+                if a.trace {
+                    eprintln!("{}", serde_json::to_string(r).unwrap_or_default());
+                } else if !a.quiet {
+                    eprintln!("{}", stage_line(r));
+                }
+            };
+            let outcome =
+                assist::assisted_search(&engine, &a.question, &opts, &mut llm, &mut on_stage)
+                    .map_err(|e| (e, None))?;
+            let fopts = FormatOptions {
+                max_tokens: a.max_tokens,
+                elapsed_secs: Some(started.elapsed().as_secs_f64()),
+            };
+            let mut out = assist::format_outcome(&outcome, fmt, &fopts).map_err(|e| (e, None))?;
+            if fmt == Format::Json {
+                if a.pretty {
+                    out = serde_json::from_str::<serde_json::Value>(&out)
+                        .and_then(|v| serde_json::to_string_pretty(&v))
+                        .unwrap_or(out);
+                }
+                out.push('\n');
+            }
+            print!("{out}");
+            Ok(())
+        }
+        Command::Info { index, json } => {
+            let engine = Engine::open(&index).map_err(|e| (e, None))?;
+            let i = engine.info();
+            if json {
+                println!("{}", serde_json::to_string_pretty(i).unwrap_or_default());
+            } else {
+                println!("index:          {}", index.display());
+                println!("format version: {}", i.format_version);
+                println!("revision:       {}", i.revision);
+                println!("built at:       {}", i.built_at);
+                println!("source:         {}", i.source);
+                println!("chats:          {}", i.chats);
+                println!("messages:       {}", i.messages);
+                println!("code blocks:    {}", i.code_blocks);
+                println!("groups:         {}", i.groups);
+                println!(
+                    "size:           {} bytes ({} pages of {})",
+                    i.size_bytes(),
+                    i.page_count,
+                    i.page_size
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+/// One line of text per stage report, for people watching stderr.
+fn stage_line(r: &StageReport) -> String {
+    let mut s = format!("stage {} {}", r.stage, r.name);
+    if r.attempt > 1 {
+        s.push_str(&format!(" (attempt {})", r.attempt));
+    }
+    if let Some(q) = &r.query {
+        s.push_str(&format!(": {q}"));
+    }
+    let counts: Vec<String> = r.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    if !counts.is_empty() {
+        s.push_str(&format!(" [{}]", counts.join(", ")));
+    }
+    s.push_str(&format!(" {:.0} ms", r.elapsed_ms));
+    if let Some(l) = r.llm_ms {
+        s.push_str(&format!(" (LLM {l:.0} ms)"));
+    }
+    for n in &r.notes {
+        s.push_str(&format!("\n  {n}"));
+    }
+    if let Some(e) = &r.error {
+        s.push_str(&format!("\n  error: {e}"));
+    }
+    s
+}
+
+fn llm_error(message: String) -> Error {
+    Error::new("assist.llm_failed", message)
+}
+
+/// Runs the LLM command with `sh -c`, the prompt on stdin; returns its
+/// stdout. A non-zero exit, a failure to start, or running past `timeout`
+/// (the command and its children are killed) is an error.
+fn run_llm(cmd: &str, prompt: &str, timeout: Duration) -> Result<String, Error> {
+    let mut command = Process::new("sh");
+    command
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        // Its own process group, so a timeout can end the whole pipeline.
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| llm_error(format!("cannot run the --llm-cmd command: {e}")))?;
+    // Write and read on threads: a large prompt and a chatty command could
+    // otherwise each wait for the other to drain a pipe.
+    let mut stdin = child.stdin.take();
+    let input = prompt.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || {
+        if let Some(s) = stdin.as_mut() {
+            // A command that ignores its input closes the pipe early: fine.
+            let _ = s.write_all(&input);
+        }
+    });
+    let read_all = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = read_all(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = read_all(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                #[cfg(unix)]
+                let _ = Process::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .status();
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::new(
+                    "assist.llm_timeout",
+                    format!(
+                        "the --llm-cmd command did not answer within {} s (raise --llm-timeout)",
+                        timeout.as_secs()
+                    ),
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(llm_error(format!("waiting for the --llm-cmd command: {e}"))),
+        }
+    };
+    let _ = writer.join();
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    if !status.success() {
+        let tail: String = String::from_utf8_lossy(&stderr)
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join(" | ");
+        return Err(llm_error(format!(
+            "the --llm-cmd command failed ({status}){}",
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(": {tail}")
+            }
+        )));
+    }
+    Ok(String::from_utf8_lossy(&stdout).into_owned())
+}

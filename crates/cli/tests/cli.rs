@@ -1,0 +1,212 @@
+//! The native CLI end to end: build, search in every format, info, exit
+//! codes and conflicting flags.
+
+#[path = "../../../tests/common/mod.rs"]
+mod common;
+use common::*;
+use std::process::{Command, Output};
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gitsense-search"))
+        .args(args)
+        .output()
+        .expect("cli runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn built_index() -> String {
+    let out = temp_dir().join("cli.gsx");
+    if !out.exists() {
+        let o = cli(&[
+            "build",
+            "--gitsense-db",
+            sample_db().to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stdout(&o).contains("140 chats, 572 messages"),
+            "{}",
+            stdout(&o)
+        );
+    }
+    out.to_str().unwrap().to_string()
+}
+
+#[test]
+fn json_output_is_the_results_object_of_the_library() {
+    let idx = built_index();
+    let o = cli(&["search", &idx, "payment"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["totalCounts"]["messages"], 46);
+    let lib = gitsense_engine::Engine::open(std::path::Path::new(&idx))
+        .unwrap()
+        .search_json("payment", "")
+        .unwrap();
+    assert_eq!(
+        stdout(&o).trim_end(),
+        lib,
+        "CLI JSON equals the library's byte for byte"
+    );
+}
+
+#[test]
+fn terse_prints_one_line_per_result_and_a_summary() {
+    let idx = built_index();
+    let o = cli(&["search", &idx, "payment", "--format", "terse"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 7, "{out}");
+    assert!(lines[6].starts_with("6 results in ") && lines[6].ends_with('s'));
+    for l in &lines[..6] {
+        assert!(l.contains(" chat:") && l.contains('#'), "{l}");
+    }
+}
+
+#[test]
+fn markdown_has_front_matter_sections_and_fenced_code() {
+    let idx = built_index();
+    let o = cli(&[
+        "search",
+        &idx,
+        "msg-type:tiny-overview payment",
+        "--format",
+        "markdown",
+    ]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("---\nquery: \"msg-type:tiny-overview payment\"\n"),
+        "{out}"
+    );
+    let front_end = out[4..].find("\n---\n").unwrap() + 4;
+    let front = &out[..front_end];
+    assert_eq!(front.matches("  - source_type: message").count(), 5);
+    assert!(front.contains("    path: "));
+    let body = &out[front_end..];
+    assert_eq!(body.matches("\n## message ").count(), 5);
+    assert!(body.contains("**Score:**"));
+    assert!(body.contains("```markdown\n") || body.contains("```javascript\n"));
+    assert!(out.trim_end().ends_with('s') && out.contains("5 results in "));
+}
+
+#[test]
+fn verbose_shows_context() {
+    let idx = built_index();
+    let o = cli(&["search", &idx, "payment", "--verbose"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(out.contains("message ") && out.contains("  chat ") && out.contains("    "));
+    assert!(out.contains("| branch main"));
+}
+
+#[test]
+fn conflicting_flags_exit_2_with_a_message() {
+    let idx = built_index();
+    let o = cli(&["search", &idx, "payment", "--format", "json", "--verbose"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    let o = cli(&["search", &idx, "payment", "--verbose", "--markdown"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = cli(&["build", "--out", "/tmp/x.gsx"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn query_errors_exit_2_and_point_at_the_place() {
+    let idx = built_index();
+    let o = cli(&["search", &idx, "payment \"open"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("query.unbalanced_quote"), "{err}");
+    assert!(err.contains("        ^"), "caret under the quote: {err}");
+    // A query may start with '-'.
+    let o = cli(&["search", &idx, "-payment in:chats", "--format", "terse"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn other_failures_exit_1() {
+    let o = cli(&["search", "/nonexistent/index.gsx", "x"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("index.not_found"));
+    let o = cli(&[
+        "build",
+        "--gitsense-db",
+        "/nonexistent.db",
+        "--out",
+        temp_dir().join("n.gsx").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("import.not_found"));
+    assert!(!temp_dir().join("n.gsx").exists(), "nothing half-written");
+}
+
+#[test]
+fn info_reports_version_revision_counts_and_size() {
+    let idx = built_index();
+    let o = cli(&["info", &idx, "--json"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["formatVersion"], gitsense_engine::index::FORMAT_VERSION);
+    assert_eq!(v["chats"], 140);
+    assert_eq!(v["messages"], 572);
+    assert_eq!(v["revision"].as_str().unwrap().len(), 32);
+    assert_eq!(v["pageSize"], 4096);
+    let o = cli(&["info", &idx]);
+    assert!(stdout(&o).contains(&format!(
+        "format version: {}",
+        gitsense_engine::index::FORMAT_VERSION
+    )));
+}
+
+#[test]
+fn help_documents_the_query_syntax() {
+    let o = cli(&["search", "--help"]);
+    let out = stdout(&o);
+    for f in gitsense_engine::query::syntax::FILTERS {
+        assert!(
+            out.contains(&format!("  {}:", f.name)),
+            "{} missing from --help",
+            f.name
+        );
+    }
+    assert!(out.contains("OR") && out.contains("scope"));
+}
+
+#[test]
+fn publish_names_the_files_it_wrote() {
+    let idx = built_index();
+    let out = temp_dir().join("cli-published");
+    let o = cli(&["publish", &idx, "--out-dir", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for name in [
+        "manifest.json",
+        "manifest.hot.gz",
+        ".hot.gz",
+        ".pages",
+        ".gsx.gz",
+    ] {
+        assert!(text.contains(name), "{name}: {text}");
+    }
+    assert!(
+        text.contains("again as manifest.hot.gz for first visits"),
+        "{text}"
+    );
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        assert!(text.contains(&name), "{name} is not named: {text}");
+    }
+}

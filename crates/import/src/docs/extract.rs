@@ -1,0 +1,987 @@
+//! One HTML page → its searchable structure ([`Page`]).
+//!
+//! Takes the main content only: the first of `[data-pagefind-body]`,
+//! `[role=main]`, `<main>`, `<body>` (narrowed to its `<article>` when it
+//! holds exactly one), and inside it skips navigation, sidebars, headers
+//! without headings, footers, forms, scripts, permalink markers and
+//! everything marked `data-pagefind-ignore` / `data-search-ignore` /
+//! `hidden`. What remains is cut into [`Unit`]s: one per heading (a
+//! section, up to the next heading) and one per API definition (a `<dt>`
+//! with an `id` and its `<dd>`, as Sphinx and other generators write
+//! them), plus an untitled intro when text comes before the first heading.
+//! Every element `id` is remembered with the unit holding it, so links
+//! into the page (`page.html#index-3`) can be resolved to a unit.
+//!
+//! Sphinx index pages (`table.indextable`: `genindex*.html`,
+//! `py-modindex.html`) yield [`IndexEntry`]s instead of units.
+
+use scraper::node::Element;
+use scraper::{ElementRef, Html, Node};
+use std::collections::HashMap;
+
+/// Why a page is left out of the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// `<meta name="robots" content="noindex">`
+    NoIndex,
+    /// `<meta http-equiv="refresh">`: a redirect stub.
+    Redirect,
+    /// A site index (Sphinx `genindex`, module index): its entries are
+    /// attached to the pages they point to instead.
+    SiteIndex,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitKind {
+    /// Text before the first heading.
+    Intro,
+    /// A heading and the content up to the next heading.
+    Section,
+    /// An API definition (`<dt id>` + `<dd>`).
+    Definition,
+}
+
+/// A code block (`<pre>`) with the language its classes name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Code {
+    pub language: Option<String>,
+    pub content: String,
+}
+
+/// A searchable part of a page: becomes one message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    pub kind: UnitKind,
+    /// Heading text, or the qualified name of a definition.
+    pub title: String,
+    /// Further names of a definition (overloads, display names).
+    pub aliases: Vec<String>,
+    /// Fragment id of the unit's start, when the page has one.
+    pub anchor: Option<String>,
+    /// Heading level (1-6); definitions and the intro take their section's.
+    pub level: u8,
+    /// Titles of the enclosing headings, outermost first.
+    pub headings: Vec<String>,
+    /// Text in Markdown-like form: heading line, paragraphs, fenced code.
+    pub text: String,
+    pub code: Vec<Code>,
+    /// Terms of the site's own index that point into this unit.
+    pub index_terms: Vec<String>,
+}
+
+/// An entry of a site index: a term and the links it lists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexEntry {
+    pub term: String,
+    /// `href` values as written (relative to the index page).
+    pub hrefs: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Page {
+    /// First `<h1>` of the content, else the `<title>`, else empty.
+    pub title: String,
+    /// The `<title>` element's text.
+    pub html_title: Option<String>,
+    pub skip: Option<Skip>,
+    pub units: Vec<Unit>,
+    /// Element id → index of the unit holding it.
+    pub anchors: HashMap<String, usize>,
+    /// First paragraph of at least [`MIN_PARAGRAPH_WORDS`] words.
+    pub first_paragraph: Option<String>,
+    pub index_entries: Vec<IndexEntry>,
+}
+
+/// Shorter paragraphs ("Source code: Lib/json/__init__.py") do not
+/// describe a page.
+pub const MIN_PARAGRAPH_WORDS: usize = 8;
+
+/// Attributes that keep an element and its subtree out of the index.
+pub const IGNORE_ATTRIBUTES: &[&str] = &["data-pagefind-ignore", "data-search-ignore", "hidden"];
+
+/// Elements never indexed.
+const SKIP_TAGS: &[&str] = &[
+    "script", "style", "noscript", "template", "svg", "nav", "footer", "form", "button", "select",
+    "textarea", "input", "iframe", "object", "canvas", "head", "link", "meta", "dialog",
+];
+
+/// Classes of navigation and decoration inside main content: permalink
+/// markers (Sphinx, MkDocs `headerlink`, Docusaurus `hash-link`), tables of
+/// contents (Sphinx `toctree-wrapper`, Docusaurus `table-of-contents`),
+/// line numbers.
+const SKIP_CLASSES: &[&str] = &[
+    "headerlink",
+    "hash-link",
+    "toctree-wrapper",
+    "table-of-contents",
+    "theme-doc-toc-mobile",
+    "theme-doc-toc-desktop",
+    "linenos",
+    "lineno",
+    "sphinxsidebar",
+    "related",
+    "breadcrumbs",
+    "md-sidebar",
+    "md-source-file",
+    "rightside",
+];
+
+/// ARIA roles of page furniture.
+const SKIP_ROLES: &[&str] = &[
+    "navigation",
+    "search",
+    "banner",
+    "contentinfo",
+    "complementary",
+];
+
+/// `<aside>` classes that mark content (footnotes, reST topics) rather
+/// than a sidebar.
+const CONTENT_ASIDE_CLASSES: &[&str] = &[
+    "footnote",
+    "footnote-list",
+    "topic",
+    "sidebar",
+    "citation",
+    "admonition",
+];
+
+const BLOCK_TAGS: &[&str] = &[
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "ul",
+    "ol",
+    "li",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "tr",
+    "blockquote",
+    "figure",
+    "figcaption",
+    "hr",
+    "details",
+    "summary",
+    "aside",
+    "header",
+    "caption",
+    "address",
+    "center",
+];
+
+/// Parses a page.
+pub fn parse_page(html: &str) -> Page {
+    let doc = Html::parse_document(html);
+    let root = doc.root_element();
+    let mut page = Page {
+        html_title: first_element(root, &|e| e.name() == "title")
+            .map(|t| normalize_ws(&t.text().collect::<String>()))
+            .filter(|t| !t.is_empty()),
+        ..Page::default()
+    };
+    for meta in root
+        .descendent_elements()
+        .filter(|e| e.value().name() == "meta")
+    {
+        let v = meta.value();
+        let content = v.attr("content").unwrap_or("").to_ascii_lowercase();
+        if v.attr("name")
+            .is_some_and(|n| n.eq_ignore_ascii_case("robots"))
+            && content.contains("noindex")
+        {
+            page.skip = Some(Skip::NoIndex);
+        }
+        if v.attr("http-equiv")
+            .is_some_and(|n| n.eq_ignore_ascii_case("refresh"))
+            && content.contains("url=")
+        {
+            page.skip = Some(Skip::Redirect);
+        }
+    }
+    let tables: Vec<ElementRef> = root
+        .descendent_elements()
+        .filter(|e| e.value().name() == "table" && has_class(e.value(), "indextable"))
+        .collect();
+    if !tables.is_empty() {
+        page.skip = Some(Skip::SiteIndex);
+        for t in tables {
+            index_entries(t, &mut page.index_entries);
+        }
+    }
+    if page.skip.is_some() {
+        page.title = page.html_title.clone().unwrap_or_default();
+        return page;
+    }
+    let content = main_content(root);
+    let mut w = Walker::new();
+    w.root = content.value();
+    w.walk(content);
+    w.finish();
+    page.units = w.units;
+    page.anchors = w.anchors;
+    page.first_paragraph = w.first_paragraph;
+    page.title = page
+        .units
+        .iter()
+        .find(|u| u.kind == UnitKind::Section && u.level == 1)
+        .map(|u| u.title.clone())
+        .or_else(|| page.html_title.clone())
+        .or_else(|| {
+            page.units
+                .iter()
+                .find(|u| u.kind == UnitKind::Section)
+                .map(|u| u.title.clone())
+        })
+        .unwrap_or_default();
+    page
+}
+
+fn first_element<'a>(
+    root: ElementRef<'a>,
+    pred: &dyn Fn(&Element) -> bool,
+) -> Option<ElementRef<'a>> {
+    root.descendent_elements().find(|e| pred(e.value()))
+}
+
+fn has_class(e: &Element, class: &str) -> bool {
+    e.classes().any(|c| c == class)
+}
+
+/// The element holding the page's main content.
+fn main_content(root: ElementRef<'_>) -> ElementRef<'_> {
+    let found = first_element(root, &|e| e.attr("data-pagefind-body").is_some())
+        .or_else(|| first_element(root, &|e| e.attr("role") == Some("main")))
+        .or_else(|| first_element(root, &|e| e.name() == "main"))
+        .or_else(|| first_element(root, &|e| e.name() == "body"))
+        .unwrap_or(root);
+    let mut articles = found
+        .descendent_elements()
+        .filter(|e| e.value().name() == "article");
+    match (articles.next(), articles.next()) {
+        (Some(a), None) => a,
+        _ => found,
+    }
+}
+
+/// Whether an element (and its subtree) stays out of the index.
+fn skipped(e: &Element) -> bool {
+    let name = e.name();
+    if SKIP_TAGS.contains(&name) {
+        return true;
+    }
+    if IGNORE_ATTRIBUTES.iter().any(|a| e.attr(a).is_some()) {
+        return true;
+    }
+    if e.attr("aria-hidden") == Some("true") {
+        return true;
+    }
+    if e.attr("role").is_some_and(|r| SKIP_ROLES.contains(&r)) {
+        return true;
+    }
+    if e.classes().any(|c| SKIP_CLASSES.contains(&c)) {
+        return true;
+    }
+    if name == "aside"
+        && e.attr("role") != Some("note")
+        && !e.classes().any(|c| CONTENT_ASIDE_CLASSES.contains(&c))
+    {
+        return true;
+    }
+    false
+}
+
+fn is_heading(name: &str) -> Option<u8> {
+    match name {
+        "h1" => Some(1),
+        "h2" => Some(2),
+        "h3" => Some(3),
+        "h4" => Some(4),
+        "h5" => Some(5),
+        "h6" => Some(6),
+        _ => None,
+    }
+}
+
+/// Collapses runs of whitespace into single spaces and trims.
+pub fn normalize_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Visible text of an element, honouring the skip rules.
+fn inline_text(e: ElementRef<'_>) -> String {
+    fn collect(e: ElementRef<'_>, out: &mut String) {
+        for child in e.children() {
+            match child.value() {
+                Node::Text(t) => out.push_str(t),
+                Node::Element(el) if !skipped(el) => {
+                    if let Some(ce) = ElementRef::wrap(child) {
+                        if el.name() == "br" {
+                            out.push(' ');
+                        }
+                        collect(ce, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut s = String::new();
+    collect(e, &mut s);
+    normalize_ws(&s)
+}
+
+fn has_heading_inside(e: ElementRef<'_>) -> bool {
+    e.descendent_elements()
+        .any(|d| is_heading(d.value().name()).is_some())
+}
+
+/// The name a `<dt>` defines: the qualified name when the id spells it
+/// (`json.JSONDecoder.decode` for a method shown as `decode`), else the
+/// displayed name (`sig-prename` + `sig-name`), else the `<dt>`'s text.
+fn definition_name(dt: ElementRef<'_>, id: &str) -> (String, Option<String>) {
+    let part = |classes: &[&str]| -> String {
+        dt.descendent_elements()
+            .filter(|d| d.value().classes().any(|c| classes.contains(&c)))
+            .map(|d| inline_text(d))
+            .next()
+            .unwrap_or_default()
+    };
+    let name = part(&["sig-name", "descname"]);
+    let prename = part(&["sig-prename", "descclassname"]);
+    if name.is_empty() {
+        let text = inline_text(dt);
+        let short: String = text
+            .split(['(', '\u{b6}'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .chars()
+            .take(120)
+            .collect();
+        return (short, None);
+    }
+    let shown = format!("{prename}{name}");
+    let is_path = !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        && id.ends_with(&name);
+    // Sphinx's C domain prefixes ids with "c."; the shown name is the name.
+    if is_path && !id.starts_with("c.") && id.len() > shown.len() {
+        (id.to_string(), Some(shown).filter(|s| s != id))
+    } else {
+        (shown, None)
+    }
+}
+
+/// Reads a Sphinx index table: each `<li>` is a term with its links;
+/// nested lists refine the term (`Java` → `Java language`) or qualify it
+/// (`join()` → `(bytes method)`, same term).
+fn index_entries(table: ElementRef<'_>, out: &mut Vec<IndexEntry>) {
+    fn item(li: ElementRef<'_>, parent: Option<&str>, out: &mut Vec<IndexEntry>) {
+        let mut label = String::new();
+        let mut hrefs = Vec::new();
+        let mut nested = Vec::new();
+        for child in li.children() {
+            match child.value() {
+                Node::Text(t) if hrefs.is_empty() => label.push_str(t),
+                Node::Element(el) => {
+                    let Some(ce) = ElementRef::wrap(child) else {
+                        continue;
+                    };
+                    match el.name() {
+                        "a" => {
+                            if let Some(h) = el.attr("href") {
+                                if hrefs.is_empty() && normalize_ws(&label).is_empty() {
+                                    label = inline_text(ce);
+                                }
+                                hrefs.push(h.to_string());
+                            }
+                        }
+                        "ul" | "dl" => nested.push(ce),
+                        _ if hrefs.is_empty() => label.push_str(&inline_text(ce)),
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        let label = normalize_ws(&label);
+        let label = label.trim_end_matches(',').trim();
+        let term = match parent {
+            Some(p) if label.starts_with('(') || label.is_empty() => p.to_string(),
+            Some(p) => format!("{p} {label}"),
+            None => label.to_string(),
+        };
+        if !hrefs.is_empty() && !term.is_empty() {
+            out.push(IndexEntry {
+                term: term.clone(),
+                hrefs,
+            });
+        }
+        for ul in nested {
+            for sub in ul.child_elements().filter(|c| c.value().name() == "li") {
+                item(sub, Some(&term), out);
+            }
+        }
+    }
+    for td in table.descendent_elements().filter(|e| {
+        matches!(e.value().name(), "td")
+            && e.parent()
+                .and_then(|p| p.parent())
+                .and_then(ElementRef::wrap)
+                .is_some_and(|t| {
+                    t.value().name() == "table"
+                        || t.parent()
+                            .and_then(ElementRef::wrap)
+                            .is_some_and(|tt| tt.value().name() == "table")
+                })
+    }) {
+        // genindex: <td><ul><li>...; modindex: <td><a href><code>name</code></a></td>
+        let mut found_list = false;
+        for ul in td.child_elements().filter(|c| c.value().name() == "ul") {
+            found_list = true;
+            for li in ul.child_elements().filter(|c| c.value().name() == "li") {
+                item(li, None, out);
+            }
+        }
+        if !found_list {
+            for a in td.child_elements().filter(|c| c.value().name() == "a") {
+                if let Some(h) = a.value().attr("href") {
+                    let term = inline_text(a);
+                    if !term.is_empty() {
+                        out.push(IndexEntry {
+                            term,
+                            hrefs: vec![h.to_string()],
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Walks the main content and cuts it into units.
+struct Walker {
+    units: Vec<Unit>,
+    /// Units open for text: the section, then nested definitions.
+    stack: Vec<usize>,
+    /// (level, title) of the open headings.
+    headings: Vec<(u8, String)>,
+    anchors: HashMap<String, usize>,
+    /// Ids seen since the last text: they belong to what comes next.
+    pending_ids: Vec<String>,
+    first_paragraph: Option<String>,
+    /// Whitespace seen but not yet written.
+    space: bool,
+    /// The content root's element (by address), where anchor lookups stop.
+    root: *const Element,
+}
+
+impl Walker {
+    fn new() -> Self {
+        Walker {
+            units: vec![Unit {
+                kind: UnitKind::Intro,
+                title: String::new(),
+                aliases: vec![],
+                anchor: None,
+                level: 1,
+                headings: vec![],
+                text: String::new(),
+                code: vec![],
+                index_terms: vec![],
+            }],
+            stack: vec![0],
+            headings: vec![],
+            anchors: HashMap::new(),
+            pending_ids: vec![],
+            first_paragraph: None,
+            space: false,
+            root: std::ptr::null(),
+        }
+    }
+
+    fn current(&mut self) -> &mut Unit {
+        let i = *self.stack.last().expect("the walker always has a unit");
+        &mut self.units[i]
+    }
+
+    fn flush_ids(&mut self) {
+        let i = *self.stack.last().expect("the walker always has a unit");
+        for id in std::mem::take(&mut self.pending_ids) {
+            self.anchors.entry(id).or_insert(i);
+        }
+    }
+
+    fn push_text(&mut self, s: &str) {
+        if s.trim().is_empty() {
+            if !s.is_empty() {
+                self.space = true;
+            }
+            return;
+        }
+        self.flush_ids();
+        let lead = s.starts_with(char::is_whitespace);
+        let trail = s.ends_with(char::is_whitespace);
+        let words = normalize_ws(s);
+        let space = self.space || lead;
+        let u = self.current();
+        if space && !u.text.is_empty() && !u.text.ends_with([' ', '\n']) {
+            u.text.push(' ');
+        }
+        u.text.push_str(&words);
+        self.space = trail;
+    }
+
+    fn block_break(&mut self) {
+        let u = self.current();
+        if !u.text.is_empty() && !u.text.ends_with("\n\n") {
+            let t = u.text.trim_end_matches([' ', '\n']).len();
+            u.text.truncate(t);
+            u.text.push_str("\n\n");
+        }
+        self.space = false;
+    }
+
+    fn line_break(&mut self) {
+        let u = self.current();
+        if !u.text.is_empty() && !u.text.ends_with('\n') {
+            let t = u.text.trim_end_matches(' ').len();
+            u.text.truncate(t);
+            u.text.push('\n');
+        }
+        self.space = false;
+    }
+
+    fn open_unit(&mut self, kind: UnitKind, title: String, anchor: Option<String>, level: u8) {
+        let headings = self.headings.iter().map(|(_, t)| t.clone()).collect();
+        let idx = self.units.len();
+        let anchor = anchor.or_else(|| self.pending_ids.first().cloned());
+        for id in std::mem::take(&mut self.pending_ids) {
+            self.anchors.entry(id).or_insert(idx);
+        }
+        if let Some(a) = &anchor {
+            self.anchors.insert(a.clone(), idx);
+        }
+        let text = match kind {
+            UnitKind::Section => format!("{} {}\n\n", "#".repeat(level as usize), title),
+            _ => String::new(),
+        };
+        self.units.push(Unit {
+            kind,
+            title,
+            aliases: vec![],
+            anchor,
+            level,
+            headings,
+            text,
+            code: vec![],
+            index_terms: vec![],
+        });
+        self.stack.push(idx);
+        self.space = false;
+    }
+
+    fn walk(&mut self, e: ElementRef<'_>) {
+        for child in e.children() {
+            match child.value() {
+                Node::Text(t) => self.push_text(t),
+                Node::Element(el) => {
+                    if let Some(ce) = ElementRef::wrap(child) {
+                        self.element(ce, el);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn element(&mut self, e: ElementRef<'_>, el: &Element) {
+        let name = el.name();
+        if skipped(el) || (name == "header" && !has_heading_inside(e)) {
+            return;
+        }
+        if let Some(level) = is_heading(name) {
+            self.heading(e, el, level);
+            return;
+        }
+        if let Some(id) = el.id() {
+            self.pending_ids.push(id.to_string());
+        }
+        match name {
+            "pre" => self.pre(e),
+            "dl" => self.definition_list(e),
+            "br" => self.line_break(),
+            "li" => {
+                self.line_break();
+                self.current().text.push_str("- ");
+                self.walk(e);
+                self.line_break();
+            }
+            "p" => {
+                self.block_break();
+                let i = *self.stack.last().expect("unit");
+                let start = self.units[i].text.len();
+                self.walk(e);
+                if self.first_paragraph.is_none() && self.stack.last() == Some(&i) {
+                    let para = self.units[i].text[start..].trim().to_string();
+                    if para.split_whitespace().count() >= MIN_PARAGRAPH_WORDS {
+                        self.first_paragraph = Some(para);
+                    }
+                }
+                self.block_break();
+            }
+            "td" | "th" => {
+                self.push_text(" ");
+                self.walk(e);
+                self.push_text(" ");
+            }
+            "img" => {
+                if let Some(alt) = el.attr("alt") {
+                    self.push_text(&format!(" {alt} "));
+                }
+            }
+            _ if BLOCK_TAGS.contains(&name) => {
+                self.block_break();
+                self.walk(e);
+                self.block_break();
+            }
+            _ => self.walk(e),
+        }
+    }
+
+    fn heading(&mut self, e: ElementRef<'_>, el: &Element, level: u8) {
+        let title = inline_text(e);
+        if title.is_empty() {
+            if let Some(id) = el.id() {
+                self.pending_ids.push(id.to_string());
+            }
+            return;
+        }
+        // A heading closes open definitions and sections of its level.
+        self.stack.truncate(1);
+        while self.headings.last().is_some_and(|(l, _)| *l >= level) {
+            self.headings.pop();
+        }
+        // Anchors inside the heading (`<h2><a id=..>`) also name it.
+        let inner_id = e
+            .descendent_elements()
+            .find_map(|d| d.value().id().or_else(|| d.value().attr("name")))
+            .map(str::to_string);
+        let anchor = el
+            .id()
+            .map(str::to_string)
+            .or_else(|| self.owning_ancestor_id(e))
+            .or_else(|| self.pending_ids.first().cloned())
+            .or(inner_id);
+        self.stack.truncate(0);
+        self.open_unit(UnitKind::Section, title.clone(), anchor, level);
+        self.headings.push((level, title));
+    }
+
+    /// The id of the nearest enclosing element that this heading opens
+    /// (nothing indexed comes before it there), up to the content root:
+    /// `<section id="method.new"><a class="src">source</a><h4>` is anchored
+    /// at `method.new`, as the link is not indexed.
+    fn owning_ancestor_id(&self, h: ElementRef<'_>) -> Option<String> {
+        /// Whether `h` comes in `e` before any indexed text or heading.
+        fn opens(e: ElementRef<'_>, h: ElementRef<'_>) -> Option<bool> {
+            for child in e.children() {
+                match child.value() {
+                    Node::Text(t) if !t.trim().is_empty() => return Some(false),
+                    Node::Element(el) => {
+                        let Some(ce) = ElementRef::wrap(child) else {
+                            continue;
+                        };
+                        if ce == h {
+                            return Some(true);
+                        }
+                        if skipped(el) {
+                            continue;
+                        }
+                        if is_heading(el.name()).is_some() {
+                            return Some(false);
+                        }
+                        if let Some(found) = opens(ce, h) {
+                            return Some(found);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            None
+        }
+        let mut cur = h.parent().and_then(ElementRef::wrap);
+        while let Some(a) = cur {
+            if opens(a, h) != Some(true) {
+                return None;
+            }
+            if let Some(id) = a.value().id() {
+                return Some(id.to_string());
+            }
+            if std::ptr::eq(a.value(), self.root) {
+                return None;
+            }
+            cur = a.parent().and_then(ElementRef::wrap);
+        }
+        None
+    }
+
+    fn pre(&mut self, e: ElementRef<'_>) {
+        fn raw(e: ElementRef<'_>, out: &mut String) {
+            for child in e.children() {
+                match child.value() {
+                    Node::Text(t) => out.push_str(t),
+                    Node::Element(el) => {
+                        if el.name() == "br" {
+                            out.push('\n');
+                        } else if !skipped(el) {
+                            if let Some(ce) = ElementRef::wrap(child) {
+                                raw(ce, out);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut content = String::new();
+        raw(e, &mut content);
+        let content = content.trim_matches('\n').trim_end().to_string();
+        if content.trim().is_empty() {
+            return;
+        }
+        self.flush_ids();
+        let language = code_language(e);
+        self.block_break();
+        let fence = if content.contains("```") {
+            "````"
+        } else {
+            "```"
+        };
+        let u = self.current();
+        u.text.push_str(&format!(
+            "{fence}{}\n{content}\n{fence}\n\n",
+            language.as_deref().unwrap_or("")
+        ));
+        u.code.push(Code { language, content });
+    }
+
+    fn definition_list(&mut self, e: ElementRef<'_>) {
+        let dl_classes: Vec<&str> = e.value().classes().collect();
+        let notes = dl_classes
+            .iter()
+            .any(|c| matches!(*c, "footnote" | "citation"));
+        let level = self.headings.last().map(|(l, _)| *l).unwrap_or(1);
+        let depth = self.stack.len();
+        // Whether the unit on top was opened by this list's last <dt id>.
+        let mut open = false;
+        let mut last_was_dt = false;
+        self.block_break();
+        for child in e.children() {
+            let Some(ce) = ElementRef::wrap(child) else {
+                if let Node::Text(t) = child.value() {
+                    self.push_text(t);
+                }
+                continue;
+            };
+            let el = ce.value();
+            if skipped(el) {
+                continue;
+            }
+            match (el.name(), el.id()) {
+                ("dt", Some(id)) if !notes => {
+                    let (name, shown) = definition_name(ce, id);
+                    if name.chars().any(char::is_alphabetic) {
+                        if open && last_was_dt {
+                            // Another signature of the same definition.
+                            let i = *self.stack.last().expect("unit");
+                            self.anchors.entry(id.to_string()).or_insert(i);
+                            let u = &mut self.units[i];
+                            u.aliases.push(name);
+                            u.aliases.extend(shown);
+                        } else {
+                            self.stack.truncate(depth);
+                            self.open_unit(UnitKind::Definition, name, Some(id.to_string()), level);
+                            if let Some(s) = shown {
+                                self.current().aliases.push(s);
+                            }
+                            open = true;
+                        }
+                        self.line_break();
+                        self.walk(ce);
+                        self.block_break();
+                        last_was_dt = true;
+                        continue;
+                    }
+                    self.element(ce, el);
+                }
+                _ => self.element(ce, el),
+            }
+            last_was_dt = false;
+        }
+        self.stack.truncate(depth.max(1));
+        self.block_break();
+    }
+
+    fn finish(&mut self) {
+        for u in &mut self.units {
+            u.text = u.text.trim().to_string();
+        }
+        // Ids after the last text belong to the last unit.
+        self.stack.truncate(1);
+        let last = self.units.len() - 1;
+        for id in std::mem::take(&mut self.pending_ids) {
+            self.anchors.entry(id).or_insert(last);
+        }
+    }
+}
+
+/// The language of a `<pre>`, from its classes or those of the enclosing
+/// elements up to three levels (Sphinx `highlight-python3`, `language-rust`,
+/// `lang-js`, Pandoc `sourceCode python`, `data-lang`).
+pub fn code_language(pre: ElementRef<'_>) -> Option<String> {
+    let mut candidates: Vec<ElementRef<'_>> = pre
+        .child_elements()
+        .filter(|c| c.value().name() == "code")
+        .collect();
+    candidates.push(pre);
+    let mut up = pre.parent().and_then(ElementRef::wrap);
+    for _ in 0..3 {
+        let Some(p) = up else { break };
+        candidates.push(p);
+        up = p.parent().and_then(ElementRef::wrap);
+    }
+    for c in candidates {
+        let el = c.value();
+        for attr in ["data-lang", "data-language"] {
+            if let Some(l) = el.attr(attr).filter(|l| !l.is_empty()) {
+                return normalize_language(l);
+            }
+        }
+        let classes: Vec<&str> = el.attr("class").unwrap_or("").split_whitespace().collect();
+        for (i, class) in classes.iter().enumerate() {
+            for prefix in ["highlight-", "language-", "lang-"] {
+                if let Some(l) = class.strip_prefix(prefix) {
+                    return normalize_language(l);
+                }
+            }
+            if *class == "sourceCode" {
+                if let Some(l) = classes.get(i + 1) {
+                    return normalize_language(l);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Maps generator-specific language names onto the engine's names.
+fn normalize_language(l: &str) -> Option<String> {
+    let l = l.trim().to_ascii_lowercase();
+    let mapped = match l.as_str() {
+        "" => return None,
+        // Sphinx: "default" is Python 3 with a fallback; consoles are Python.
+        "default" | "pycon" | "python3" | "ipython" | "ipython3" | "py3" => "python",
+        "none" | "nohighlight" | "plain" => "text",
+        other => other,
+    };
+    Some(gitsense_engine::query::syntax::canonical_language(mapped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definition_names_prefer_the_qualified_id() {
+        let p = parse_page(
+            r#"<html><body><div role="main"><h1 id="t">T</h1>
+            <dl class="py class"><dt id="json.JSONDecoder">class <span class="sig-prename">json.</span><span class="sig-name">JSONDecoder</span></dt>
+            <dd><p>Decoder.</p>
+              <dl class="py method"><dt id="json.JSONDecoder.decode"><span class="sig-name">decode</span>(s)</dt><dd><p>Decode s.</p></dd></dl>
+              <p>After the method.</p>
+            </dd></dl></div></body></html>"#,
+        );
+        let titles: Vec<&str> = p.units.iter().map(|u| u.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            ["", "T", "json.JSONDecoder", "json.JSONDecoder.decode"]
+        );
+        assert!(p.units[2].text.contains("After the method."));
+        assert!(!p.units[3].text.contains("After the method."));
+        assert_eq!(p.anchors["json.JSONDecoder.decode"], 3);
+    }
+
+    #[test]
+    fn section_ids_become_heading_anchors() {
+        let p = parse_page(
+            r##"<main><section id="usage"><span id="index-0"></span><h2>Usage<a class="headerlink" href="#usage">¶</a></h2><p>Text <span id="index-1"></span>here.</p></section></main>"##,
+        );
+        let u = &p.units[1];
+        assert_eq!(u.title, "Usage");
+        assert_eq!(u.anchor.as_deref(), Some("usage"));
+        assert_eq!(p.anchors["index-0"], 1);
+        assert_eq!(p.anchors["index-1"], 1);
+        assert!(!u.text.contains('¶'));
+    }
+
+    #[test]
+    fn a_heading_takes_the_id_of_the_element_it_opens() {
+        let p = parse_page(
+            r#"<main><h1 id="top">Struct Span</h1>
+            <section id="method.call_site" class="method"><a class="src rightside" href="x">source</a><h4 class="code-header">pub fn call_site() -> Span</h4></section>
+            <div id="wrapper"><p>Text first.</p><h2>Later heading</h2></div></main>"#,
+        );
+        let anchors: Vec<Option<&str>> = p.units.iter().map(|u| u.anchor.as_deref()).collect();
+        assert_eq!(anchors, [None, Some("top"), Some("method.call_site"), None]);
+        assert_eq!(p.anchors["method.call_site"], 2);
+        assert!(!p.units[1].text.contains("source"));
+    }
+
+    #[test]
+    fn languages_come_from_generator_classes() {
+        let p = parse_page(
+            r#"<main><div class="highlight-pycon notranslate"><div class="highlight"><pre>&gt;&gt;&gt; 1</pre></div></div>
+            <pre><code class="language-rs">fn main() {}</code></pre><pre class="sourceCode haskell">x</pre><pre>plain</pre></main>"#,
+        );
+        let langs: Vec<Option<&str>> = p.units[0]
+            .code
+            .iter()
+            .map(|c| c.language.as_deref())
+            .collect();
+        assert_eq!(langs, [Some("python"), Some("rust"), Some("haskell"), None]);
+    }
+
+    #[test]
+    fn index_tables_yield_terms_with_their_links() {
+        let p = parse_page(
+            r#"<body><table class="indextable"><tr><td><ul>
+            <li><a href="a.html#join">join() (str method)</a><ul><li><a href="b.html#x">(bytes method)</a></li></ul></li>
+            <li>Java<ul><li><a href="c.html#index-3">language</a></li></ul></li>
+            </ul></td></tr></table></body>"#,
+        );
+        assert_eq!(p.skip, Some(Skip::SiteIndex));
+        let got: Vec<(&str, &str)> = p
+            .index_entries
+            .iter()
+            .map(|e| (e.term.as_str(), e.hrefs[0].as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("join() (str method)", "a.html#join"),
+                ("join() (str method)", "b.html#x"),
+                ("Java language", "c.html#index-3")
+            ]
+        );
+    }
+}

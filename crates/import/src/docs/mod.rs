@@ -1,0 +1,958 @@
+//! Importer for a static documentation site: built HTML (Sphinx, mdBook,
+//! Docusaurus, MkDocs, Hugo, plain pages) and Markdown sources.
+//!
+//! In: a directory. Out: through the [`IndexWriter`], this mapping:
+//!
+//! | site | record |
+//! | --- | --- |
+//! | the site | root chat, type `git-repo`, `meta.kind = "doc-site"`, named after the site title |
+//! | a directory | chat `git-tree`, `meta.kind = "doc-dir"`, `meta.path` |
+//! | a page | chat `git-blob`, `meta.kind = "doc-page"`, named after the page title; `meta.path`, `url`, `language` (`html`/`markdown`), `title` |
+//! | a heading and its content | message `doc-section` |
+//! | an API definition (`<dt id>` + `<dd>`) | message `doc-definition` |
+//! | text before the first heading | message `doc-intro` |
+//! | `<pre>` | code block, language from the generator's classes |
+//! | the page as a whole | messages `tiny-overview::file-content::default` (title + first sentence) and `short-overview::file-content::default` (first paragraph + outline) |
+//!
+//! Pages are `git-blob` chats so that everything written for files in a
+//! repository works on them unchanged: `git-path:`, `chat-type:git-blob`,
+//! and the AI stage-2 profile `tiny-overview-query-optimization`, which
+//! only looks at git chat types. `meta.kind` tells documentation apart.
+//!
+//! Every message carries `url` (page URL + `#anchor`), `anchor`, `title`,
+//! `file_path`, `kind` and `headings` (the enclosing headings) in its meta;
+//! its `title` column (weighted above the body in ranking) holds the heading
+//! or the definition's qualified name, plus the terms of the site's own
+//! index that point into it (Sphinx `genindex`, module index): an author's
+//! index is the best statement of what a section is about.
+//!
+//! Directory walks are sorted and ids are assigned in that order, so the
+//! same site always gives the same corpus revision. Timestamps are left
+//! empty: file times change when a site is copied, its content does not.
+
+mod extract;
+pub mod markdown;
+
+pub use extract::{parse_page, Code, IndexEntry, Page, Skip, Unit, UnitKind};
+
+use super::overview::{SHORT_OVERVIEW, TINY_OVERVIEW};
+use super::ImportReport;
+use gitsense_engine::error::{Error, Result};
+use gitsense_engine::index::IndexWriter;
+use gitsense_engine::model::{Chat, CodeBlock, Message};
+use gitsense_engine::util::stable_uuid;
+use indicatif::ProgressBar;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Chat and message types this importer writes.
+pub const SITE_CHAT_TYPE: &str = "git-repo";
+pub const DIR_CHAT_TYPE: &str = "git-tree";
+pub const PAGE_CHAT_TYPE: &str = "git-blob";
+
+/// Directories that hold generator assets or copies, never pages
+/// (Sphinx `_static`, `_sources`, `_images`, `_downloads`, and `_modules`,
+/// its highlighted source listings).
+const SKIP_DIRS: &[&str] = &[
+    "_static",
+    "_sources",
+    "_images",
+    "_downloads",
+    "_modules",
+    "node_modules",
+];
+
+/// Generated pages that are not documentation: search pages, error pages
+/// and mdBook's whole-book print page.
+const SKIP_FILES: &[&str] = &["search.html", "404.html", "print.html"];
+
+/// Sphinx's general index (`genindex.html`, or `genindex-A.html`... when
+/// split by letter): read for its entries, never indexed as a page.
+const SITE_INDEX_PREFIX: &str = "genindex";
+
+/// Most keywords and entities an overview lists.
+const OVERVIEW_KEYWORDS: usize = 12;
+const OVERVIEW_ENTITIES: usize = 24;
+
+/// How to import a site.
+#[derive(Debug, Clone)]
+pub struct DocsOptions {
+    /// Prefix for page URLs (`https://docs.python.org/3.11/`); without it,
+    /// URLs are paths relative to the site root.
+    pub base_url: Option<String>,
+    /// Attach the entries of the site's own index pages to the sections
+    /// they point to (on by default).
+    pub use_site_index: bool,
+}
+
+impl Default for DocsOptions {
+    fn default() -> Self {
+        DocsOptions {
+            base_url: None,
+            use_site_index: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SourceKind {
+    Html,
+    Markdown,
+}
+
+/// A file found by the walk.
+#[derive(Debug, Clone)]
+struct SourceFile {
+    /// Path relative to the site root, `/`-separated.
+    rel: String,
+    abs: PathBuf,
+    kind: SourceKind,
+}
+
+impl SourceFile {
+    fn file_name(&self) -> &str {
+        self.rel.rsplit('/').next().unwrap_or(&self.rel)
+    }
+
+    /// The page's URL path relative to the site root: the file itself for
+    /// HTML, the `.html` a generator makes of Markdown (`README.md` →
+    /// `index.html`, as mdBook does).
+    fn url_path(&self) -> String {
+        match self.kind {
+            SourceKind::Html => self.rel.clone(),
+            SourceKind::Markdown => {
+                let (dir, file) = match self.rel.rsplit_once('/') {
+                    Some((d, f)) => (format!("{d}/"), f),
+                    None => (String::new(), self.rel.as_str()),
+                };
+                let stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
+                if stem.eq_ignore_ascii_case("readme") {
+                    format!("{dir}index.html")
+                } else {
+                    format!("{dir}{stem}.html")
+                }
+            }
+        }
+    }
+}
+
+fn unreadable(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::new("import.unreadable", format!("cannot read {e}"))
+        .with_location(path.display().to_string())
+}
+
+/// Imports the documentation site under `dir` into `w`.
+pub fn import(
+    dir: &Path,
+    opts: &DocsOptions,
+    w: &mut IndexWriter,
+    progress: &ProgressBar,
+) -> Result<ImportReport> {
+    let mut report = ImportReport::default();
+    let mut site = Site::load(dir, opts, &mut report, progress)?;
+    if opts.use_site_index {
+        let (attached, unresolved) = site.attach_index_terms();
+        if attached + unresolved > 0 {
+            report.warnings.push(format!(
+                "attached {attached} site index entries to the sections they point to ({unresolved} pointed nowhere in the site)"
+            ));
+        }
+    }
+    site.write(w)?;
+    progress.finish_and_clear();
+    Ok(report)
+}
+
+/// A page as [`import`] indexes it, before it becomes chats and messages:
+/// for tools that give the same pages to other search engines (the
+/// benchmark does).
+#[derive(Debug, Clone)]
+pub struct SitePage {
+    /// URL path relative to the site root (`library/json.html`).
+    pub path: String,
+    /// The page title without the site name (the file name when untitled).
+    pub title: String,
+    pub page: Page,
+}
+
+/// The pages [`import`] indexes, in its order: site index pages, redirect
+/// stubs and `noindex` pages left out.
+pub fn site_pages(dir: &Path) -> Result<Vec<SitePage>> {
+    let opts = DocsOptions::default();
+    let site = Site::load(
+        dir,
+        &opts,
+        &mut ImportReport::default(),
+        &super::no_progress(),
+    )?;
+    Ok((0..site.pages.len())
+        .filter(|&i| site.pages[i].skip.is_none())
+        .map(|i| SitePage {
+            path: site.files[i].url_path(),
+            title: site.page_title(i),
+            page: site.pages[i].clone(),
+        })
+        .collect())
+}
+
+/// Collects page files under `dir` in sorted order.
+fn walk(dir: &Path, rel: &str, out: &mut Vec<SourceFile>, skipped_links: &mut usize) -> Result<()> {
+    let mut entries: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .map_err(|e| unreadable(dir, format!("directory: {e}")))?
+        .map(|e| {
+            e.map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                .map_err(|e| unreadable(dir, format!("directory: {e}")))
+        })
+        .collect::<Result<_>>()?;
+    entries.sort();
+    for (name, path) in entries {
+        if name.starts_with('.') {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| unreadable(&path, e))?;
+        let child_rel = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        if meta.is_dir() {
+            if !SKIP_DIRS.contains(&name.as_str()) {
+                walk(&path, &child_rel, out, skipped_links)?;
+            }
+            continue;
+        }
+        let lower = name.to_ascii_lowercase();
+        let kind = if lower.ends_with(".html") || lower.ends_with(".htm") {
+            SourceKind::Html
+        } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
+            SourceKind::Markdown
+        } else {
+            continue;
+        };
+        if meta.file_type().is_symlink() && std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+            *skipped_links += 1;
+            continue;
+        }
+        if SKIP_FILES.contains(&lower.as_str()) {
+            continue;
+        }
+        out.push(SourceFile {
+            rel: child_rel,
+            abs: path,
+            kind,
+        });
+    }
+    Ok(())
+}
+
+/// A parsed file; `lossy` when it was not valid UTF-8.
+struct Parsed {
+    page: Page,
+    lossy: bool,
+}
+
+/// Reads and parses every file, on all cores; results keep file order.
+fn parse_all(files: &[SourceFile], progress: &ProgressBar) -> Result<(Vec<Page>, usize)> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
+    let chunks: Vec<Vec<(usize, Result<Parsed>)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    files
+                        .iter()
+                        .enumerate()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|(i, f)| {
+                            let r = parse_file(f);
+                            progress.inc(1);
+                            (i, r)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("page parser thread panicked"))
+            .collect()
+    });
+    let mut all: Vec<(usize, Result<Parsed>)> = chunks.into_iter().flatten().collect();
+    // The first failing file in walk order is the one reported.
+    all.sort_by_key(|(i, _)| *i);
+    let mut pages = Vec::with_capacity(all.len());
+    let mut lossy = 0;
+    for (_, r) in all {
+        let parsed = r?;
+        lossy += usize::from(parsed.lossy);
+        pages.push(parsed.page);
+    }
+    Ok((pages, lossy))
+}
+
+fn parse_file(f: &SourceFile) -> Result<Parsed> {
+    let bytes = std::fs::read(&f.abs).map_err(|e| unreadable(&f.abs, e))?;
+    let (text, lossy) = match String::from_utf8(bytes) {
+        Ok(s) => (s, false),
+        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+    };
+    let html = match f.kind {
+        SourceKind::Html => text,
+        SourceKind::Markdown => markdown::to_html(&text),
+    };
+    let mut page = parse_page(&html);
+    let name = f.file_name();
+    if f.kind == SourceKind::Html && name.starts_with(SITE_INDEX_PREFIX) && page.skip.is_none() {
+        page.skip = Some(Skip::SiteIndex);
+    }
+    Ok(Parsed { page, lossy })
+}
+
+/// Separators between a page title and the site name in `<title>`.
+const TITLE_SEPARATORS: &[&str] = &[" \u{2014} ", " \u{2013} ", " | ", " - ", " \u{b7} "];
+
+/// Splits `Page — Site` into (`Page`, `Site`).
+fn split_title(t: &str) -> Option<(&str, &str)> {
+    TITLE_SEPARATORS
+        .iter()
+        .filter_map(|sep| t.rfind(sep).map(|i| (&t[..i], &t[i + sep.len()..])))
+        .max_by_key(|(a, _)| a.len())
+        .filter(|(a, b)| !a.trim().is_empty() && !b.trim().is_empty())
+}
+
+/// The parsed site, ready to be written.
+struct Site {
+    files: Vec<SourceFile>,
+    pages: Vec<Page>,
+    title: String,
+    base_url: Option<String>,
+    /// Page URL path → page index.
+    by_url: HashMap<String, usize>,
+}
+
+impl Site {
+    /// Walks and parses the site under `dir` (warnings go to `report`).
+    fn load(
+        dir: &Path,
+        opts: &DocsOptions,
+        report: &mut ImportReport,
+        progress: &ProgressBar,
+    ) -> Result<Site> {
+        if !dir.exists() {
+            return Err(Error::new("import.not_found", "no such directory")
+                .with_location(dir.display().to_string()));
+        }
+        if !dir.is_dir() {
+            return Err(Error::new(
+                "import.bad_source",
+                "--docs expects a directory (a built site or Markdown sources)",
+            )
+            .with_location(dir.display().to_string()));
+        }
+        let mut files = Vec::new();
+        let mut skipped_links = 0usize;
+        walk(dir, "", &mut files, &mut skipped_links)?;
+        // A built page wins over its Markdown source in the same directory.
+        let html_paths: BTreeSet<String> = files
+            .iter()
+            .filter(|f| f.kind == SourceKind::Html)
+            .map(|f| f.rel.clone())
+            .collect();
+        let before = files.len();
+        files.retain(|f| f.kind == SourceKind::Html || !html_paths.contains(&f.url_path()));
+        if files.len() < before {
+            report.warnings.push(format!(
+                "left out {} Markdown sources whose built HTML page is in the site",
+                before - files.len()
+            ));
+        }
+        if skipped_links > 0 {
+            report.warnings.push(format!(
+                "did not follow {skipped_links} symbolic links to directories"
+            ));
+        }
+        if files.is_empty() {
+            return Err(Error::new(
+                "import.empty_source",
+                "no HTML or Markdown pages found (looked for *.html, *.htm, *.md, *.markdown)",
+            )
+            .with_location(dir.display().to_string()));
+        }
+        progress.set_length(files.len() as u64);
+        let (pages, lossy) = parse_all(&files, progress)?;
+        if lossy > 0 {
+            report.warnings.push(format!(
+                "{lossy} pages were not valid UTF-8; invalid bytes were replaced"
+            ));
+        }
+        let site = Site::new(files, pages, opts);
+        site.skip_report(report);
+        Ok(site)
+    }
+
+    fn new(files: Vec<SourceFile>, mut pages: Vec<Page>, opts: &DocsOptions) -> Site {
+        // The site name is the suffix most page titles share.
+        let mut suffixes: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut titled = 0;
+        for p in &pages {
+            if let Some(t) = &p.html_title {
+                titled += 1;
+                if let Some((_, site)) = split_title(t) {
+                    *suffixes.entry(site).or_insert(0) += 1;
+                }
+            }
+        }
+        let common = suffixes
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .filter(|(_, n)| **n >= 2 && **n * 2 >= titled)
+            .map(|(s, _)| s.to_string());
+        let root_index = files
+            .iter()
+            .position(|f| f.url_path() == "index.html")
+            .and_then(|i| pages[i].html_title.clone());
+        let title = common
+            .clone()
+            .or(root_index)
+            .unwrap_or_else(|| "Documentation".to_string());
+        // Pages titled by <title> lose the site suffix.
+        for p in &mut pages {
+            if let (Some(site), Some(t)) = (&common, &p.html_title) {
+                if p.title == *t {
+                    if let Some((page, s)) = split_title(t) {
+                        if s == site {
+                            p.title = page.trim().to_string();
+                        }
+                    }
+                }
+            }
+        }
+        let by_url = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.url_path(), i))
+            .collect();
+        let base_url = opts.base_url.as_ref().map(|b| {
+            if b.ends_with('/') {
+                b.clone()
+            } else {
+                format!("{b}/")
+            }
+        });
+        Site {
+            files,
+            pages,
+            title,
+            base_url,
+            by_url,
+        }
+    }
+
+    /// A page's title: its own, else its file name.
+    fn page_title(&self, i: usize) -> String {
+        match self.pages[i].title.as_str() {
+            "" => self.files[i].file_name().to_string(),
+            t => t.to_string(),
+        }
+    }
+
+    fn skip_report(&self, report: &mut ImportReport) {
+        let count = |k: Skip| self.pages.iter().filter(|p| p.skip == Some(k)).count();
+        for (k, what) in [
+            (Skip::NoIndex, "marked noindex"),
+            (Skip::Redirect, "redirect stubs"),
+            (Skip::SiteIndex, "site index pages"),
+        ] {
+            let n = count(k);
+            if n > 0 {
+                report.warnings.push(format!("left out {n} pages: {what}"));
+            }
+        }
+    }
+
+    fn url(&self, path: &str, anchor: Option<&str>) -> String {
+        let mut u = match &self.base_url {
+            Some(b) => format!("{b}{path}"),
+            None => path.to_string(),
+        };
+        if let Some(a) = anchor {
+            u.push('#');
+            u.push_str(a);
+        }
+        u
+    }
+
+    /// The unit a link points to: the anchor's unit, else the page's first
+    /// emitted unit.
+    fn resolve(&self, from: &str, href: &str) -> Option<(usize, usize)> {
+        if href.contains("://") || href.starts_with("mailto:") || href.starts_with('/') {
+            return None;
+        }
+        let (path, anchor) = match href.split_once('#') {
+            Some((p, a)) => (p, Some(a)),
+            None => (href, None),
+        };
+        let path = path.split('?').next().unwrap_or("");
+        let target = if path.is_empty() {
+            from.to_string()
+        } else {
+            join_relative(from, path)?
+        };
+        let page = *self.by_url.get(&target)?;
+        let p = &self.pages[page];
+        if p.skip.is_some() {
+            return None;
+        }
+        let unit = anchor
+            .and_then(|a| p.anchors.get(a).copied())
+            .filter(|&u| emitted(&p.units[u]))
+            .or_else(|| p.units.iter().position(emitted))?;
+        Some((page, unit))
+    }
+
+    /// Attaches site-index terms to units; returns (attached, unresolved).
+    fn attach_index_terms(&mut self) -> (usize, usize) {
+        let mut adds: Vec<(usize, usize, String)> = Vec::new();
+        let mut unresolved = 0;
+        for (i, p) in self.pages.iter().enumerate() {
+            if p.skip != Some(Skip::SiteIndex) {
+                continue;
+            }
+            let from = self.files[i].url_path();
+            for e in &p.index_entries {
+                let term = index_term(&e.term);
+                if term.is_empty() {
+                    continue;
+                }
+                for h in &e.hrefs {
+                    match self.resolve(&from, h) {
+                        Some((page, unit)) => adds.push((page, unit, term.clone())),
+                        None => unresolved += 1,
+                    }
+                }
+            }
+        }
+        let mut attached = 0;
+        for (page, unit, term) in adds {
+            let u = &mut self.pages[page].units[unit];
+            let have: BTreeSet<String> = words(&u.title)
+                .chain(u.index_terms.iter().flat_map(|t| words(t)))
+                .collect();
+            if words(&term).all(|w| have.contains(&w)) {
+                continue;
+            }
+            u.index_terms.push(term);
+            attached += 1;
+        }
+        (attached, unresolved)
+    }
+
+    fn write(&self, w: &mut IndexWriter) -> Result<()> {
+        let mut next_chat = 1i64;
+        let mut next_msg = 1i64;
+        let mut next_code = 1i64;
+        let root_id = next_chat;
+        next_chat += 1;
+        w.add_chat(&Chat {
+            id: root_id,
+            parent_id: 0,
+            chat_type: SITE_CHAT_TYPE.into(),
+            uuid: Some(stable_uuid(&format!("site:{}", self.title))),
+            name: self.title.clone(),
+            owner: None,
+            group_id: None,
+            created_at: None,
+            modified_at: None,
+            meta: json!({
+                "kind": "doc-site",
+                "title": self.title,
+                "url": self.base_url.clone().unwrap_or_default(),
+            }),
+        })?;
+        let mut dirs: BTreeMap<String, i64> = BTreeMap::new();
+        for (i, (f, p)) in self.files.iter().zip(&self.pages).enumerate() {
+            if p.skip.is_some() {
+                continue;
+            }
+            let parent = self.dir_chat(f, root_id, &mut dirs, &mut next_chat, w)?;
+            let chat_id = next_chat;
+            next_chat += 1;
+            let path = f.url_path();
+            let file_name = f.file_name().to_string();
+            let language = match f.kind {
+                SourceKind::Html => "html",
+                SourceKind::Markdown => "markdown",
+            };
+            let title = self.page_title(i);
+            let page_url = self.url(&path, None);
+            w.add_chat(&Chat {
+                id: chat_id,
+                parent_id: parent,
+                chat_type: PAGE_CHAT_TYPE.into(),
+                uuid: Some(stable_uuid(&format!("page:{path}"))),
+                name: title.clone(),
+                owner: None,
+                group_id: None,
+                created_at: None,
+                modified_at: None,
+                meta: json!({
+                    "kind": "doc-page",
+                    "path": path,
+                    "source_path": f.rel,
+                    "name": file_name,
+                    "url": page_url,
+                    "language": language,
+                    "title": title,
+                }),
+            })?;
+            let parents = parent_keywords(&path, &self.title);
+            for (msg_type, content, meta, title_col) in
+                overviews(p, &title, &path, &file_name, chat_id, &page_url, &parents)
+            {
+                w.add_message(&Message {
+                    id: next_msg,
+                    chat_id,
+                    msg_type: msg_type.into(),
+                    role: "assistant".into(),
+                    content,
+                    title: title_col,
+                    keywords: String::new(),
+                    meta,
+                    created_at: None,
+                    updated_at: None,
+                })?;
+                next_msg += 1;
+            }
+            let has_sections = p.units.iter().any(|u| u.kind == UnitKind::Section);
+            for (unit_index, u) in p.units.iter().enumerate().filter(|(_, u)| emitted(u)) {
+                let unit_title = if u.kind == UnitKind::Intro && !has_sections {
+                    title.clone()
+                } else {
+                    u.title.clone()
+                };
+                let mut title_col: Vec<&str> = vec![unit_title.as_str()];
+                title_col.extend(u.aliases.iter().map(String::as_str));
+
+                let kind = match u.kind {
+                    UnitKind::Intro => "intro",
+                    UnitKind::Section => "section",
+                    UnitKind::Definition => "definition",
+                };
+                let msg_id = next_msg;
+                next_msg += 1;
+                w.add_message(&Message {
+                    id: msg_id,
+                    chat_id,
+                    msg_type: format!("doc-{kind}"),
+                    role: "assistant".into(),
+                    content: u.text.clone(),
+                    keywords: u.index_terms.join("\n"),
+                    title: title_col
+                        .into_iter()
+                        .filter(|t| !t.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    meta: json!({
+                        "kind": kind,
+                        "title": unit_title,
+                        "anchor": u.anchor,
+                        "url": self.url(&path, u.anchor.as_deref()),
+                        "file_path": path,
+                        "headings": u.headings,
+                        "level": u.level,
+                        "index_terms": (!u.index_terms.is_empty()).then_some(&u.index_terms),
+                    }),
+                    created_at: None,
+                    updated_at: None,
+                })?;
+                for (n, c) in u.code.iter().enumerate() {
+                    let mut block = CodeBlock::from_text(
+                        next_code,
+                        msg_id,
+                        c.content.clone(),
+                        c.language.clone(),
+                        || stable_uuid(&format!("docs:{path}:{unit_index}:{n}")),
+                    );
+                    if block.component.is_none() && !unit_title.is_empty() {
+                        block.component = Some(unit_title.clone());
+                    }
+                    w.add_code_block(&block)?;
+                    next_code += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The chat of a page's directory, creating it and its parents.
+    fn dir_chat(
+        &self,
+        f: &SourceFile,
+        root: i64,
+        dirs: &mut BTreeMap<String, i64>,
+        next: &mut i64,
+        w: &mut IndexWriter,
+    ) -> Result<i64> {
+        let path = f.url_path();
+        let Some((dir, _)) = path.rsplit_once('/') else {
+            return Ok(root);
+        };
+        let mut parent = root;
+        let mut so_far = String::new();
+        for part in dir.split('/') {
+            if !so_far.is_empty() {
+                so_far.push('/');
+            }
+            so_far.push_str(part);
+            if let Some(&id) = dirs.get(&so_far) {
+                parent = id;
+                continue;
+            }
+            let id = *next;
+            *next += 1;
+            w.add_chat(&Chat {
+                id,
+                parent_id: parent,
+                chat_type: DIR_CHAT_TYPE.into(),
+                uuid: Some(stable_uuid(&format!("dir:{so_far}"))),
+                name: part.to_string(),
+                owner: None,
+                group_id: None,
+                created_at: None,
+                modified_at: None,
+                meta: json!({
+                    "kind": "doc-dir",
+                    "path": so_far,
+                    "url": self.url(&format!("{so_far}/"), None),
+                }),
+            })?;
+            dirs.insert(so_far.clone(), id);
+            parent = id;
+        }
+        Ok(parent)
+    }
+}
+
+/// Whether a unit becomes a message: headings and definitions always, the
+/// intro when it has text.
+fn emitted(u: &Unit) -> bool {
+    u.kind != UnitKind::Intro || !u.text.is_empty()
+}
+
+/// Lower-cased word tokens, split as the full-text tokenizer splits them.
+fn words(s: &str) -> impl Iterator<Item = String> + '_ {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// An index entry as a search term: `join() (str method)` → `join`.
+pub fn index_term(entry: &str) -> String {
+    let mut t = entry.trim();
+    if t.ends_with(')') {
+        if let Some(i) = t.rfind(" (") {
+            t = t[..i].trim();
+        }
+    }
+    t.trim_end_matches("()").trim().to_string()
+}
+
+/// Resolves `path` against the directory of the page `from`.
+fn join_relative(from: &str, path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = from.split('/').collect();
+    parts.pop();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Directory names above a page and the site title, nearest first.
+fn parent_keywords(path: &str, site: &str) -> Vec<String> {
+    let mut v: Vec<String> = path.split('/').rev().skip(1).map(str::to_string).collect();
+    v.push(site.to_string());
+    v
+}
+
+/// The first sentence of a paragraph (up to 300 characters).
+fn first_sentence(p: &str) -> String {
+    let chars: Vec<char> = p.chars().collect();
+    for i in 0..chars.len() {
+        if matches!(chars[i], '.' | '!' | '?')
+            && chars.get(i + 1).is_none_or(|c| c.is_whitespace())
+            && i > 20
+        {
+            // "e.g. " and "i.e. " do not end a sentence.
+            let before: String = chars[i.saturating_sub(4)..i].iter().collect();
+            if before.ends_with("e.g") || before.ends_with("i.e") || before.ends_with("etc") {
+                continue;
+            }
+            return chars[..=i].iter().collect();
+        }
+        if i >= 300 {
+            return format!("{}...", chars[..i].iter().collect::<String>().trim_end());
+        }
+    }
+    p.to_string()
+}
+
+type OverviewMessage = (&'static str, String, Value, String);
+
+/// The tiny and short overview messages of a page, built from its
+/// structure (no model involved): title, first sentence or paragraph,
+/// headings as keywords, defined names as key entities.
+fn overviews(
+    p: &Page,
+    title: &str,
+    path: &str,
+    file_name: &str,
+    chat_id: i64,
+    url: &str,
+    parents: &[String],
+) -> Vec<OverviewMessage> {
+    let mut seen = BTreeSet::new();
+    let headings: Vec<&Unit> = p
+        .units
+        .iter()
+        .filter(|u| u.kind == UnitKind::Section && u.title != title)
+        .filter(|u| seen.insert(u.title.to_lowercase()))
+        .collect();
+    let keywords: Vec<String> = headings
+        .iter()
+        .take(OVERVIEW_KEYWORDS)
+        .map(|u| u.title.clone())
+        .collect();
+    let entities: Vec<String> = p
+        .units
+        .iter()
+        .filter(|u| u.kind == UnitKind::Definition)
+        .map(|u| u.title.clone())
+        .take(OVERVIEW_ENTITIES)
+        .collect();
+    let purpose = p
+        .first_paragraph
+        .as_deref()
+        .map(first_sentence)
+        .unwrap_or_else(|| title.to_string());
+    // GitSense's `file_name` is the stem: `README` + `md`.
+    let (stem, extension) = file_name
+        .rsplit_once('.')
+        .map(|(s, e)| (s.to_string(), e.to_string()))
+        .unwrap_or_else(|| (file_name.to_string(), String::new()));
+    let meta = |purpose: &str, keywords: &[String]| -> Value {
+        json!({
+            "file_path": path,
+            "file_name": stem,
+            "file_extension": extension,
+            "chat_id": chat_id,
+            "title": title,
+            "url": url,
+            "purpose": purpose,
+            "keywords": keywords,
+            "parent_keywords": parents,
+            "key_entities": entities,
+        })
+    };
+    let mut tiny = format!("{title}\n\n{purpose}");
+    if !keywords.is_empty() {
+        tiny.push_str(&format!("\n\nKeywords: {}", keywords.join(", ")));
+    }
+    if !entities.is_empty() {
+        tiny.push_str(&format!("\n\nKey entities: {}", entities.join(", ")));
+    }
+    let paragraph = p.first_paragraph.clone().unwrap_or_default();
+    let mut short = format!("# {title}\n\n{paragraph}");
+    if !headings.is_empty() {
+        short.push_str("\n\n## Outline\n");
+        let top = headings.iter().map(|u| u.level).min().unwrap_or(1);
+        for u in &headings {
+            let indent = "  ".repeat(u.level.saturating_sub(top) as usize);
+            short.push_str(&format!("\n{indent}- {}", u.title));
+        }
+    }
+    let all_headings: Vec<String> = headings.iter().map(|u| u.title.clone()).collect();
+    vec![
+        (
+            TINY_OVERVIEW,
+            tiny,
+            meta(&purpose, &keywords),
+            title.to_string(),
+        ),
+        (
+            SHORT_OVERVIEW,
+            short.trim_end().to_string(),
+            meta(
+                if paragraph.is_empty() {
+                    &purpose
+                } else {
+                    &paragraph
+                },
+                &all_headings,
+            ),
+            String::new(),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_entries_become_plain_terms() {
+        assert_eq!(index_term("join() (str method)"), "join");
+        assert_eq!(index_term("Jansen, Jack"), "Jansen, Jack");
+        assert_eq!(index_term("os.path.join()"), "os.path.join");
+    }
+
+    #[test]
+    fn relative_links_resolve_against_the_page() {
+        assert_eq!(
+            join_relative("library/index.html", "../reference/x.html").as_deref(),
+            Some("reference/x.html")
+        );
+        assert_eq!(
+            join_relative("genindex-A.html", "library/a.html").as_deref(),
+            Some("library/a.html")
+        );
+        assert_eq!(join_relative("a.html", "../../x.html"), None);
+    }
+
+    #[test]
+    fn titles_split_off_the_site_name() {
+        assert_eq!(
+            split_title("json \u{2014} JSON encoder \u{2014} Python 3.11.2 documentation"),
+            Some(("json \u{2014} JSON encoder", "Python 3.11.2 documentation"))
+        );
+        assert_eq!(split_title("Plain"), None);
+    }
+
+    #[test]
+    fn first_sentences_skip_abbreviations() {
+        assert_eq!(
+            first_sentence("Use a tool, e.g. a hammer, to hit nails. Then rest."),
+            "Use a tool, e.g. a hammer, to hit nails."
+        );
+    }
+
+    #[test]
+    fn markdown_pages_get_html_urls() {
+        let f = |rel: &str| SourceFile {
+            rel: rel.into(),
+            abs: PathBuf::new(),
+            kind: SourceKind::Markdown,
+        };
+        assert_eq!(f("guide/intro.md").url_path(), "guide/intro.html");
+        assert_eq!(f("README.md").url_path(), "index.html");
+    }
+}

@@ -1,0 +1,242 @@
+//! The functions `js/worker.js` calls, one [`Session`] per worker.
+//!
+//! Arguments and results cross as plain JS values; every failure is the
+//! structured `{code, message, position?, location?}` object. A panic
+//! (there should be none) is logged by console_error_panic_hook and
+//! announced as a `gitsense-panic` event on the worker's global scope, so
+//! the worker can report a clean error instead of dying silently.
+
+use super::host::{error_to_js, to_js};
+use super::session::Session;
+use super::storage::lazy::{probe_result, Prefetched};
+use super::storage::StoragePref;
+use gitsense_engine::error::Error;
+use js_sys::{Function, Reflect, Uint8Array};
+use serde::Deserialize;
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+
+thread_local! {
+    static SESSION: RefCell<Option<Rc<Session>>> = const { RefCell::new(None) };
+}
+
+#[wasm_bindgen(inline_js = "export function announcePanic(message) {
+  const g = globalThis;
+  if (typeof g.dispatchEvent === 'function' && typeof CustomEvent === 'function') {
+    g.dispatchEvent(new CustomEvent('gitsense-panic', { detail: message }));
+  }
+}")]
+extern "C" {
+    #[wasm_bindgen(js_name = announcePanic)]
+    fn announce_panic(message: &str);
+}
+
+#[wasm_bindgen(start)]
+fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        announce_panic(&info.to_string());
+    }));
+}
+
+fn js(e: Error) -> JsValue {
+    error_to_js(&e)
+}
+
+pub(crate) fn session() -> Result<Rc<Session>, JsValue> {
+    SESSION.with(|s| s.borrow().clone()).ok_or_else(|| {
+        js(Error::new(
+            "engine.closed",
+            "no index is open in this worker",
+        ))
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OpenOptions {
+    manifest_url: String,
+    #[serde(default)]
+    storage: StoragePref,
+    /// Lazy mode: how long one range request may wait before it is retried
+    /// (twice); default 15 s for a page read, 60 s for prefetches and fill.
+    #[serde(default)]
+    request_timeout_ms: Option<u32>,
+}
+
+/// What the page's prefetch (js/index.js `prefetchIndex`) resolved with.
+fn prefetched(v: &JsValue) -> Prefetched {
+    if v.is_null() || v.is_undefined() {
+        return Prefetched::default();
+    }
+    let get = |k: &str| Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+    let (probe, multi_range) = probe_result(v);
+    Prefetched {
+        manifest: get("manifest").as_string(),
+        hot: get("hot").dyn_into::<Uint8Array>().ok().map(|b| b.to_vec()),
+        probe,
+        // The page found the index stored and only fetched the manifest.
+        probed: !get("stored").is_truthy(),
+        multi_range,
+        fill: get("fillBase")
+            .as_string()
+            .map(|base| (get("fill"), base))
+            .filter(|(handles, _)| handles.is_object()),
+        early: get("early").dyn_into::<js_sys::Promise>().ok(),
+    }
+}
+
+/// What the page (or worker) is prefetching: a Promise of `prefetch()`'s
+/// result, or that result itself.
+async fn prefetched_later(v: JsValue) -> Prefetched {
+    match v.dyn_into::<js_sys::Promise>() {
+        Ok(p) => match wasm_bindgen_futures::JsFuture::from(p).await {
+            Ok(v) => prefetched(&v),
+            Err(_) => Prefetched::default(),
+        },
+        Err(v) => prefetched(&v),
+    }
+}
+
+/// Opens the index (see [`Session::open`]); resolves with `info()`.
+/// `prefetched`: what was fetched while the module compiled, or a Promise
+/// of it (storage is opened meanwhile).
+#[wasm_bindgen(js_name = sessionOpen)]
+pub async fn session_open(
+    options: JsValue,
+    on_progress: Option<Function>,
+    prefetched_value: JsValue,
+) -> Result<JsValue, JsValue> {
+    let opts: OpenOptions = serde_wasm_bindgen::from_value(options).map_err(|e| {
+        js(Error::new(
+            "options.invalid",
+            format!("bad open options: {e} (expects {{manifestUrl, storage: 'auto'|'opfs'|'indexeddb'|'memory'|'lazy'}})"),
+        ))
+    })?;
+    if let Some(ms) = opts.request_timeout_ms {
+        if !(1..=600_000).contains(&ms) {
+            return Err(js(Error::new(
+                "options.invalid",
+                format!("requestTimeoutMs must be 1 to 600000 (milliseconds), not {ms}"),
+            )));
+        }
+    }
+    if SESSION.with(|s| s.borrow().is_some()) {
+        return Err(js(Error::new(
+            "engine.already_open",
+            "this worker already has an open index",
+        )));
+    }
+    let s = Session::open(
+        &opts.manifest_url,
+        opts.storage,
+        opts.request_timeout_ms,
+        on_progress.as_ref(),
+        prefetched_later(prefetched_value),
+    )
+    .await
+    .map_err(js)?;
+    let info = s.info().map_err(js)?;
+    SESSION.with(|slot| *slot.borrow_mut() = Some(Rc::new(s)));
+    Ok(to_js(&info))
+}
+
+/// Runs a query; returns the results object as JSON text. In lazy mode
+/// the pages it will read are fetched in batches first.
+#[wasm_bindgen(js_name = sessionSearch)]
+pub async fn session_search(query: String, options_json: String) -> Result<String, JsValue> {
+    let s = session()?;
+    s.warm(&query, &options_json).await;
+    s.search(&query, &options_json).map_err(js)
+}
+
+#[wasm_bindgen(js_name = sessionInfo)]
+pub fn session_info() -> Result<JsValue, JsValue> {
+    Ok(to_js(&session()?.info().map_err(js)?))
+}
+
+/// Checks the manifest (`manifest`: its text when the page has just
+/// fetched it) and swaps in a changed index.
+#[wasm_bindgen(js_name = sessionUpdate)]
+pub async fn session_update(
+    on_progress: Option<Function>,
+    manifest: Option<String>,
+) -> Result<JsValue, JsValue> {
+    let s = session()?;
+    let status = s
+        .update_with(on_progress.as_ref(), manifest.as_deref())
+        .await
+        .map_err(js)?;
+    Ok(to_js(&status))
+}
+
+/// Lazy mode: copies the rest of the index into OPFS and switches to the
+/// verified copy (see [`Session::fill`]); resolves with `info()`.
+#[wasm_bindgen(js_name = sessionFill)]
+pub async fn session_fill(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
+    let s = session()?;
+    let info = s.fill(on_progress.as_ref()).await.map_err(js)?;
+    Ok(to_js(&info))
+}
+
+/// Names of the index files in storage.
+#[wasm_bindgen(js_name = sessionStoredFiles)]
+pub async fn session_stored_files() -> Result<JsValue, JsValue> {
+    let s = session()?;
+    Ok(to_js(&s.stored_files().await.map_err(js)?))
+}
+
+/// Closes the index and releases storage; a no-op when nothing is open.
+#[wasm_bindgen(js_name = sessionClose)]
+pub fn session_close() {
+    super::assist::cancel_all();
+    if let Some(s) = SESSION.with(|slot| slot.borrow_mut().take()) {
+        s.close();
+    }
+}
+
+/// The query language's filters and directives, for help screens:
+/// `{filters: [{name, targets, values, example, help}], directives:
+/// [{name, example, values, help}]}`.
+#[wasm_bindgen(js_name = syntaxGuide)]
+pub fn syntax_guide() -> JsValue {
+    use gitsense_engine::query::syntax::{directive_values, DIRECTIVES, FILTERS};
+    let filters: Vec<_> = FILTERS
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "name": f.name,
+                "targets": f.targets,
+                "values": f.values,
+                "example": f.example,
+                "help": f.help,
+            })
+        })
+        .collect();
+    let directives: Vec<_> = DIRECTIVES
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "name": d.name,
+                "example": d.example,
+                "values": directive_values(d.name),
+                "help": d.help,
+            })
+        })
+        .collect();
+    to_js(&serde_json::json!({ "filters": filters, "directives": directives }))
+}
+
+/// Removes every stored index (see [`super::storage::clear_all`]).
+#[wasm_bindgen(js_name = storageClear)]
+pub async fn storage_clear() -> Result<(), JsValue> {
+    super::storage::clear_all().await.map_err(js)
+}
+
+/// Panics on purpose: lets the tests check that a panic becomes a clean
+/// error (`internal.panic`) rather than a silently dead worker.
+#[wasm_bindgen(js_name = panicForTests)]
+pub fn panic_for_tests() {
+    panic!("deliberate panic requested by a test");
+}

@@ -1,0 +1,278 @@
+// The dedicated worker index.js starts: loads the wasm engine and answers
+// requests from the page, so a search never blocks the page.
+//
+// Page → worker: { id, op, args }. Worker → page: { id, ok, value | error }
+// for requests, and { type, detail | error } events: 'progress', 'update'
+// (a background update check finished), 'updateerror', 'fill' (lazy mode:
+// the copy in OPFS is complete and in use), 'fillerror', 'crash'.
+//
+// Lazy mode starts before the wasm module is ready: the page (index.js)
+// fetches the manifest, the index's hot pages and a range probe the
+// moment open() is called, while the module downloads and compiles (not
+// when this site's index is already stored: a repeat visit fetches no
+// index bytes), and posts them ('open' with pagePrefetches, { type:
+// 'manifest', text } as soon as the manifest is in, then { type:
+// 'prefetched', value }).
+//
+// An assisted search is a run of requests: 'assistStart' → { session, step,
+// reports } (JSON text), then, while step.kind is 'ask', the page awaits its
+// LLM and sends 'assistAdvance' { session, answer }; 'assistCancel' drops a
+// search the page gave up on. The sessions live in Rust (src/assist.rs),
+// keyed by id, so searches interleave with each other and with 'search'.
+
+import init, {
+  sessionOpen,
+  sessionSearch,
+  sessionInfo,
+  sessionUpdate,
+  sessionFill,
+  sessionStoredFiles,
+  sessionClose,
+  storageClear,
+  syntaxGuide,
+  panicForTests,
+  assistStart,
+  assistAdvance,
+  assistCancel,
+  assistRunning,
+  assistGuide,
+  formatResults,
+  formatOutcome,
+} from './gitsense_search.js';
+import { openFill, prepareFill } from './lazy.js';
+import { loadSecondary, splitState } from './split.js';
+import { fetchFirstQueryPages } from './predict.js';
+
+// The module: compiled by the page when it says so ('open' with
+// pageCompiles: the page starts compiling while this worker's scripts
+// load, then posts { type: 'module', module }, or null if it could not),
+// else fetched and compiled here.
+let ready = null;
+let moduleFromPage = null;
+// When (epoch ms) this worker reached each step of starting up, for
+// info().startup (index.js makes them relative to the page's time origin).
+const startup = {};
+const mark = (step) => {
+  if (startup[step] === undefined) startup[step] = performance.timeOrigin + performance.now();
+};
+function loadModule(pageCompiles) {
+  if (!ready) {
+    ready = pageCompiles
+      ? new Promise((resolve) => {
+          moduleFromPage = resolve;
+        }).then((module) => init(module ? { module_or_path: module } : undefined))
+      : init();
+    ready.then(() => mark('instantiated'), () => {});
+  }
+  return ready;
+}
+let crash = null; // { code, message } once the wasm instance has trapped
+let updating = null; // the update in flight, shared by every caller
+
+self.addEventListener('gitsense-panic', (e) => {
+  crash = { code: 'internal.panic', message: `the search engine panicked: ${e.detail}` };
+  self.postMessage({ type: 'crash', error: crash });
+});
+
+function toError(e) {
+  if (e && typeof e === 'object' && !(e instanceof Error) && typeof e.code === 'string') return e;
+  if (e instanceof WebAssembly.RuntimeError) {
+    // A trap leaves the instance unusable; later calls say so.
+    crash = crash || { code: 'internal.panic', message: `the search engine crashed: ${e.message}` };
+    return crash;
+  }
+  return { code: 'internal.error', message: String((e && e.message) || e) };
+}
+
+const progress = (detail) => self.postMessage({ type: 'progress', detail });
+
+// A session's background work (lazy mode: the second module, then the
+// fill; a stored index: the second module, then the update check) starts
+// after the first search (or after BACKGROUND_DELAY_MS), so it does not
+// compete with the first answer.
+const BACKGROUND_DELAY_MS = 1000;
+let startBackground = null;
+// Lazy mode's first requests, made by the page (index.js prefetchIndex):
+// on 'open' with pagePrefetches, a Promise of what it posts as { type:
+// 'prefetched', value }; else null (the session fetches for itself).
+// The fill files are opened here meanwhile (lazy.js openFill, once the
+// manifest is in; prepareFill stores the hot pages): OPFS work a cold
+// visit's first answer then does not wait for.
+let prefetched = null;
+let prefetchedFromPage = null;
+const FIRST_QUERY_WAIT_MS = 5000;
+let manifestFromPage = null;
+
+function awaitPagePrefetch({ pagePrefetches, manifestUrl, firstQuery, requestTimeoutMs }) {
+  if (!pagePrefetches) return null;
+  // The fill files open while the hot pages are still on the way (the
+  // page sends the manifest ahead of them).
+  let early = null;
+  manifestFromPage = (text) => {
+    early = openFill(text, manifestUrl);
+    early.catch(() => {});
+  };
+  return new Promise((resolve) => {
+    prefetchedFromPage = (value) => {
+      // The page's first query: its pages come while the module loads
+      // (predict.js); the session takes them in before its first round.
+      // The session waits FIRST_QUERY_WAIT_MS for them at most (a stalled
+      // request then holds up nothing: the warm-up fetches for itself).
+      const pages =
+        typeof firstQuery === 'string' && value && value.hot ? fetchFirstQueryPages(value, manifestUrl, firstQuery, requestTimeoutMs ?? 10000, () => mark('firstQueryAsked')) : null;
+      if (pages) pages.then((v) => v && mark('firstQueryPages'), () => {});
+      const first = pages ? Promise.race([pages, new Promise((resolve) => setTimeout(() => resolve(null), FIRST_QUERY_WAIT_MS))]) : null;
+      const withFirst = (v) => (first && v ? { ...v, early: first } : v);
+      prepareFill(value, manifestUrl, early).then(
+        (v) => resolve(withFirst(v)),
+        () => resolve(withFirst(value)),
+      );
+    };
+  });
+}
+
+// Whether the page has called engine.update() (the held check is then
+// not needed).
+let updateAsked = false;
+
+/** Runs `work` once the second module is in, after the first search (or BACKGROUND_DELAY_MS). */
+function holdBackground(work) {
+  let started = false;
+  const go = () => {
+    if (started) return;
+    started = true;
+    startBackground = null;
+    loadSecondary().then(work);
+  };
+  startBackground = go;
+  setTimeout(go, BACKGROUND_DELAY_MS);
+}
+
+/** Runs `run` and posts its outcome to the page as event `type` (or `type`error, a throw included). */
+function announce(run, type) {
+  return Promise.resolve()
+    .then(run)
+    .then(
+      (detail) => self.postMessage({ type, detail }),
+      (e) => self.postMessage({ type: `${type}error`, error: toError(e) }),
+    );
+}
+
+function update(manifestText) {
+  if (!updating) {
+    updating = sessionUpdate(progress, manifestText).finally(() => {
+      updating = null;
+    });
+  }
+  return updating;
+}
+
+const ops = {
+  async open({ manifestUrl, storage, lazyFill, requestTimeoutMs }) {
+    // The prefetch goes in as a Promise: storage opens while it finishes.
+    const pre = prefetched;
+    // The engine's second part (split.js): downloading an index needs it
+    // now. With the page's prefetch (storage 'auto' or 'lazy'), a lazy
+    // first visit and a stored index fetch it after their first answer
+    // (holdBackground): its bytes would compete with the index's, its
+    // compile with opening the index and the first search (README, "The
+    // module in two parts").
+    Promise.resolve(pre).then((p) => {
+      if (!p) loadSecondary();
+    });
+    const info = await sessionOpen({ manifestUrl, storage, requestTimeoutMs }, progress, pre);
+    prefetched = null;
+    mark('opened');
+    if (lazyFill !== false && info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') {
+      // The fill runs in the engine's second part.
+      holdBackground(() => announce(() => sessionFill(progress), 'fill'));
+    } else if (info.source === 'stored') {
+      // Answer from storage now; look for a newer index in the background
+      // (with the manifest the page fetched, if it did). A new index is
+      // downloaded and stored by the second part: in first. Not when the
+      // page asked for a check meanwhile (engine.update()): that one read
+      // a newer manifest than the page's, which could name an index the
+      // page's check already replaced.
+      holdBackground(() =>
+        Promise.resolve(pre).then((p) => {
+          if (!updateAsked) announce(() => update(p && typeof p.manifest === 'string' ? p.manifest : undefined), 'update');
+        }),
+      );
+    }
+    return info;
+  },
+  async search({ query, options }) {
+    const t0 = performance.now();
+    mark('firstSearch');
+    try {
+      const json = await sessionSearch(query, options);
+      mark('firstAnswer');
+      return { json, ms: performance.now() - t0 };
+    } finally {
+      if (startBackground) setTimeout(startBackground, 0);
+      else setTimeout(loadSecondary, 0);
+    }
+  },
+  info: () => {
+    const info = sessionInfo();
+    const { split, ready } = splitState();
+    info.module = { split, secondLoaded: ready };
+    info.startup = { ...startup };
+    return info;
+  },
+  update: () => {
+    updateAsked = true;
+    return update();
+  },
+  files: () => sessionStoredFiles(),
+  close() {
+    sessionClose();
+    return null;
+  },
+  clear: () => storageClear(),
+  syntax: () => syntaxGuide(),
+  assistStart: ({ question, options }) => assistStart(question, options),
+  assistAdvance: ({ session, answer }) => assistAdvance(session, answer),
+  assistCancel: ({ session }) => assistCancel(session),
+  assistGuide: () => assistGuide(),
+  formatResults: ({ results, format, options }) => formatResults(results, format, options),
+  formatOutcome: ({ outcome, format, options }) => formatOutcome(outcome, format, options),
+  __panic: () => panicForTests(),
+  __assistRunning: () => assistRunning(),
+};
+
+self.onmessage = async ({ data }) => {
+  if (data && data.type === 'module') {
+    mark('module');
+    if (moduleFromPage) moduleFromPage(data.module);
+    return;
+  }
+  if (data && data.type === 'manifest') {
+    if (manifestFromPage) manifestFromPage(data.text);
+    manifestFromPage = null;
+    return;
+  }
+  if (data && data.type === 'prefetched') {
+    mark('prefetched');
+    if (prefetchedFromPage) prefetchedFromPage(data.value);
+    prefetchedFromPage = null;
+    manifestFromPage = null;
+    return;
+  }
+  const { id, op, args } = data || {};
+  // Before waiting for the module: the prefetch overlaps its compilation.
+  if (op === 'open' && args) prefetched = awaitPagePrefetch(args);
+  loadModule(op === 'open' && args && args.pageCompiles);
+  try {
+    await ready.catch((e) => {
+      throw { code: 'engine.load_failed', message: `cannot load the search engine (wasm): ${e && e.message}` };
+    });
+    if (crash) throw crash;
+    const fn = ops[op];
+    if (!fn) throw { code: 'internal.error', message: `unknown operation ${op}` };
+    const value = await fn(args || {});
+    self.postMessage({ id, ok: true, value });
+  } catch (e) {
+    self.postMessage({ id, ok: false, error: toError(e) });
+  }
+};

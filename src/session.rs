@@ -1,0 +1,912 @@
+//! One open index in the browser: storage, the engine over the current
+//! index, and the update protocol against a published manifest.
+//!
+//! - [`Session::open`] picks a storage backend, opens the newest stored
+//!   index without touching the network, and downloads (manifest → index →
+//!   size and SHA-256 check → store → open → revision check) only when
+//!   nothing usable is stored.
+//! - [`Session::update`] makes one manifest request (none when the browser
+//!   is offline). A changed manifest downloads the new index into a new
+//!   file while the current one keeps answering; only a verified index is
+//!   swapped in, then the old file is removed. A failed download leaves the
+//!   current index and storage as they were.
+//! - With nothing stored and OPFS usable (`storage: 'auto'`, or
+//!   `'lazy'`), [`Session::open`] reads the published raw index lazily over
+//!   HTTP Range requests instead ([`super::storage::lazy`]): queries are
+//!   answered at once, and [`Session::fill`] copies the remaining pages
+//!   into OPFS, verifies the copy against the manifest's SHA-256, stores it
+//!   and switches the engine to it between two searches. A server that
+//!   cannot serve ranges makes it download the whole index instead, and
+//!   `info().storageReason` says why.
+//! - [`Session::search`] answers with the results object as JSON text,
+//!   byte for byte what the native CLI prints.
+
+use super::host::{self, js_error, now_ms, report, to_js};
+use super::storage::lazy::{LazyIndex, LazyInfo, Prefetched};
+use super::storage::{newest, Storage, StorageKind, StoragePref, StoredIndex};
+use gitsense_engine::error::{Error, Result};
+use gitsense_engine::index::IndexInfo;
+use gitsense_publish::Manifest;
+use gitsense_engine::search::Engine;
+use js_sys::{Function, Uint8Array};
+use serde::Serialize;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::Poll;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// How `open` got its index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Opened from storage, no network needed.
+    Stored,
+    /// Downloaded during this session.
+    Downloaded,
+    /// Read over HTTP Range requests during this session (see
+    /// `info().lazy` for the copy into OPFS).
+    Lazy,
+}
+
+/// What an update check did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateStatus {
+    /// `current` (the manifest names the index in use), `updated` (a new
+    /// index was downloaded and swapped in) or `offline` (no manifest could
+    /// be fetched; the stored index keeps answering).
+    pub status: &'static str,
+    pub revision: String,
+    /// Why the check was skipped, for `offline`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Milliseconds spent in each stage, for `info().timings`.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timings {
+    pub storage_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manifest_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub download_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_ms: Option<f64>,
+    pub open_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_search_ms: Option<f64>,
+    /// Lazy mode: the warm-up before the last search (batched prefetch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_warm_ms: Option<f64>,
+    /// Lazy mode: from opening to the verified copy being switched in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill_ms: Option<f64>,
+}
+
+/// What `engine.info()` returns.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    pub storage: StorageKind,
+    pub storage_reason: String,
+    pub source: Source,
+    pub manifest_url: String,
+    pub file: String,
+    pub sha256: String,
+    pub index: IndexInfo,
+    pub size_bytes: u64,
+    /// Bytes of the index downloaded during this session (compressed, on
+    /// the wire; in lazy mode: hot pages, page reads and the fill).
+    pub downloaded_bytes: u64,
+    pub online: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_update: Option<UpdateStatus>,
+    pub timings: Timings,
+    /// Lazy mode: state of the copy into OPFS, pages and requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lazy: Option<LazyInfo>,
+}
+
+/// Where the index in use lives.
+enum Location {
+    Stored(StoredIndex),
+    Lazy(LazyIndex),
+}
+
+struct Current {
+    engine: Engine,
+    location: Location,
+}
+
+impl Current {
+    fn sha256(&self) -> &str {
+        match &self.location {
+            Location::Stored(s) => &s.sha256,
+            Location::Lazy(l) => &l.manifest.sha256,
+        }
+    }
+
+    fn lazy(&self) -> Option<&LazyIndex> {
+        match &self.location {
+            Location::Lazy(l) => Some(l),
+            Location::Stored(_) => None,
+        }
+    }
+
+    /// Lets go of what the index holds; a stored file is removed by
+    /// `retire`.
+    async fn retire(self, storage: &Storage) -> Result<()> {
+        drop(self.engine);
+        match self.location {
+            Location::Stored(s) => storage.remove(&s).await,
+            Location::Lazy(l) => {
+                l.discard().await;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Browser storage, or its setup still running: a first visit that reads
+/// lazily sets it up while its first query runs, or, when the page's
+/// prefetch was in before the session opened, only once something needs
+/// it (the fill; see [`Session::open`]).
+enum StorageSlot {
+    Ready(Rc<Storage>),
+    /// The setup's promise, and where it leaves the storage, its reason and
+    /// how long it took.
+    Pending(js_sys::Promise, Rc<RefCell<Option<Selected>>>),
+    /// Not started: the preference and manifest URL to set it up with.
+    Deferred(StoragePref, String),
+    Failed(Error),
+}
+
+type Selected = (Result<(Storage, String)>, f64);
+
+/// Starts setting up browser storage (in the background: JS tasks
+/// interleave with the session's own work): the setup's promise and where
+/// it leaves its result.
+fn start_storage(
+    pref: StoragePref,
+    manifest_url: &str,
+) -> (js_sys::Promise, Rc<RefCell<Option<Selected>>>) {
+    let cell = Rc::new(RefCell::new(None));
+    let promise = wasm_bindgen_futures::future_to_promise({
+        let (cell, url) = (cell.clone(), manifest_url.to_string());
+        async move {
+            let t = now_ms();
+            let selected = Storage::select(pref, &url).await;
+            *cell.borrow_mut() = Some((selected, now_ms() - t));
+            Ok(JsValue::UNDEFINED)
+        }
+    });
+    (promise, cell)
+}
+
+/// `f`'s output if it is ready within a microtask turn (a promise that has
+/// already settled), else `None`; `f` can be polled again after `None`.
+async fn ready_soon<F: std::future::Future>(mut f: std::pin::Pin<&mut F>) -> Option<F::Output> {
+    for turn in 0..2 {
+        if let Poll::Ready(v) = std::future::poll_fn(|cx| Poll::Ready(f.as_mut().poll(cx))).await {
+            return Some(v);
+        }
+        if turn == 0 {
+            let _ =
+                wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&JsValue::UNDEFINED))
+                    .await;
+        }
+    }
+    None
+}
+
+/// Whether the page's prefetch makes this a first visit read lazily: no
+/// stored copy, the fill files open, the manifest in and ranges served.
+fn first_lazy_visit(pref: StoragePref, p: &Prefetched) -> bool {
+    matches!(pref, StoragePref::Auto | StoragePref::Lazy)
+        && p.fill.is_some()
+        && p.manifest.is_some()
+        && p.probe.is_none()
+}
+
+pub struct Session {
+    storage: RefCell<StorageSlot>,
+    /// Lazy mode's range request timeout (`requestTimeoutMs`), if set.
+    request_timeout_ms: Option<u32>,
+    storage_reason: RefCell<String>,
+    manifest_url: String,
+    source: Source,
+    current: RefCell<Option<Current>>,
+    downloaded_bytes: Cell<u64>,
+    last_update: RefCell<Option<UpdateStatus>>,
+    timings: RefCell<Timings>,
+    /// Set while an update downloads, so two never run at once.
+    updating: Cell<bool>,
+    /// Set while the lazy fill runs.
+    filling: Cell<bool>,
+    /// `info().lazy` of a lazy session once its copy was switched in.
+    lazy_done: RefCell<Option<LazyInfo>>,
+    opened_at: f64,
+}
+
+fn closed() -> Error {
+    Error::new("engine.closed", "the search engine has been closed")
+}
+
+fn open_engine(conn: rusqlite::Connection) -> Result<Engine> {
+    let mut engine = Engine::from_connection(conn)?;
+    engine.set_clock(now_ms);
+    Ok(engine)
+}
+
+/// A verified download, not yet stored.
+struct Download {
+    manifest: Manifest,
+    bytes: Uint8Array,
+}
+
+async fn fetch_manifest(url: &str) -> Result<Manifest> {
+    let text = host::fetch_text(url)
+        .await
+        .map_err(|e| js_error(&e, "network.failed", "fetching the manifest"))?;
+    Manifest::parse(&text.as_string().unwrap_or_default())
+}
+
+impl Session {
+    /// Opens the index published at `manifest_url`, from storage when a
+    /// usable copy is there, else by downloading it.
+    ///
+    /// A first visit that reads lazily (the worker found no stored copy,
+    /// opened the fill files and has the hot pages, before the module was
+    /// ready: `prefetched` carries the fill) opens the raw index at once:
+    /// nothing before the first answer needs the storage pool. Its setup
+    /// starts when the fill needs it if the prefetch was in when the
+    /// session opened, else at once, racing the prefetch.
+    pub async fn open(
+        manifest_url: &str,
+        pref: StoragePref,
+        request_timeout_ms: Option<u32>,
+        on_progress: Option<&Function>,
+        prefetched: impl std::future::Future<Output = Prefetched>,
+    ) -> Result<Session> {
+        let t0 = now_ms();
+        // A prefetch already in that makes this a first lazy visit: storage
+        // waits until something needs it (the fill), so that its setup
+        // does not take turns with the first query's work.
+        let mut prefetched = pin!(prefetched);
+        let mut early = ready_soon(prefetched.as_mut()).await;
+        let first_lazy = early.as_ref().is_some_and(|p| first_lazy_visit(pref, p));
+        let pending = (!first_lazy).then(|| start_storage(pref, manifest_url));
+        if let (None, Some((promise, _))) = (&early, &pending) {
+            // Else browser storage is set up in the background, racing the
+            // prefetch: a stored index opens as soon as storage is there, a
+            // first lazy visit as soon as the prefetch is.
+            let mut storage_ready = pin!(wasm_bindgen_futures::JsFuture::from(promise.clone()));
+            early = std::future::poll_fn(|cx| {
+                if let Poll::Ready(p) = prefetched.as_mut().poll(cx) {
+                    return Poll::Ready(Some(p));
+                }
+                storage_ready.as_mut().poll(cx).map(|_| None)
+            })
+            .await;
+        }
+        let slot = match pending {
+            Some((promise, cell)) => StorageSlot::Pending(promise, cell),
+            None => StorageSlot::Deferred(pref, manifest_url.to_string()),
+        };
+        let first_lazy = first_lazy || early.as_ref().is_some_and(|p| first_lazy_visit(pref, p));
+        let mut session = Session {
+            storage: RefCell::new(slot),
+            request_timeout_ms,
+            storage_reason: RefCell::new(String::new()),
+            manifest_url: manifest_url.to_string(),
+            source: Source::Stored,
+            current: RefCell::new(None),
+            downloaded_bytes: Cell::new(0),
+            last_update: RefCell::new(None),
+            timings: RefCell::new(Timings::default()),
+            updating: Cell::new(false),
+            filling: Cell::new(false),
+            lazy_done: RefCell::new(None),
+            opened_at: t0,
+        };
+        if first_lazy {
+            let when = if matches!(&*session.storage.borrow(), StorageSlot::Deferred(..)) {
+                "when the background copy starts"
+            } else {
+                "while the first query runs"
+            };
+            *session.storage_reason.borrow_mut() = format!(
+                "OPFS sync access handles are available (a first visit: browser storage is set up {when})"
+            );
+        } else {
+            // The newest stored index, if it opens; one that does not (a
+            // format this build cannot read) is removed and downloaded again.
+            let storage = session.storage().await?;
+            let mut stored = storage.list().await?;
+            while let Some(idx) = newest(stored.iter().cloned()) {
+                let t = now_ms();
+                match storage.open(&idx).await.and_then(open_engine) {
+                    Ok(engine) => {
+                        session.timings.borrow_mut().open_ms = now_ms() - t;
+                        // Older leftovers (an interrupted swap) are not needed.
+                        for old in stored.iter().filter(|s| **s != idx) {
+                            storage.remove(old).await?;
+                        }
+                        *session.current.borrow_mut() = Some(Current {
+                            engine,
+                            location: Location::Stored(idx),
+                        });
+                        report(on_progress, "ready", 1.0, 1.0);
+                        return Ok(session);
+                    }
+                    Err(e) if e.code.starts_with("index.") => {
+                        storage.remove(&idx).await?;
+                        stored.retain(|i| i != &idx);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if !host::is_online() {
+            return Err(Error::new(
+                "network.offline",
+                "the browser is offline and no index is stored yet",
+            ));
+        }
+        // What the page fetched meanwhile (storage is ready now, or being
+        // set up).
+        let prefetched = match early.take() {
+            Some(p) => p,
+            None => prefetched.await,
+        };
+        let t = now_ms();
+        let manifest = match prefetched.manifest.as_deref() {
+            Some(text) => Manifest::parse(text)?,
+            None => fetch_manifest(manifest_url).await?,
+        };
+        session.timings.borrow_mut().manifest_ms = Some(now_ms() - t);
+        report(on_progress, "manifest", 1.0, 1.0);
+        let lazy_wanted = first_lazy
+            || pref == StoragePref::Lazy
+            || (pref == StoragePref::Auto && session.storage().await?.is_opfs());
+        let mut lazy_failure = None;
+        if lazy_wanted {
+            let (scope, persist) = if first_lazy {
+                (crate::storage::scope_of(manifest_url), true)
+            } else {
+                let storage = session.storage().await?;
+                (storage.scope().to_string(), storage.is_opfs())
+            };
+            match session
+                .open_lazy(&manifest, prefetched, &scope, persist)
+                .await
+            {
+                Ok(cur) => {
+                    *session.current.borrow_mut() = Some(cur);
+                    session.source = Source::Lazy;
+                }
+                // Anything but a format problem: read it whole instead.
+                Err(e) if !e.code.starts_with("index.") => lazy_failure = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        if session.source != Source::Lazy {
+            session.storage().await?;
+            if let Some(e) = lazy_failure {
+                let reason = format!(
+                    "{}; lazy loading is not possible ({}: {}), so the whole index was downloaded",
+                    session.storage_reason.borrow(),
+                    e.code,
+                    e.message
+                );
+                *session.storage_reason.borrow_mut() = reason;
+            }
+            let download = session.download(manifest, on_progress).await?;
+            let cur = session.install(download, on_progress).await?;
+            *session.current.borrow_mut() = Some(cur);
+            session.source = Source::Downloaded;
+        }
+        report(on_progress, "ready", 1.0, 1.0);
+        Ok(session)
+    }
+
+    /// The session's storage; a setup left running by [`Session::open`]
+    /// is waited for (and, when it did not end up in OPFS, the lazy fill
+    /// stops: the copy could not be kept).
+    async fn storage(&self) -> Result<Rc<Storage>> {
+        let deferred = match &*self.storage.borrow() {
+            StorageSlot::Deferred(pref, url) => Some((*pref, url.clone())),
+            _ => None,
+        };
+        if let Some((pref, url)) = deferred {
+            let (promise, cell) = start_storage(pref, &url);
+            *self.storage.borrow_mut() = StorageSlot::Pending(promise, cell);
+        }
+        let (promise, cell) = match &*self.storage.borrow() {
+            StorageSlot::Ready(s) => return Ok(s.clone()),
+            StorageSlot::Failed(e) => return Err(e.clone()),
+            StorageSlot::Pending(p, c) => (p.clone(), c.clone()),
+            StorageSlot::Deferred(..) => {
+                return Err(Error::new(
+                    "internal.error",
+                    "browser storage setup was not started",
+                ))
+            }
+        };
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+        // Another caller may have taken it meanwhile.
+        if !matches!(&*self.storage.borrow(), StorageSlot::Pending(..)) {
+            return Box::pin(self.storage()).await;
+        }
+        let (selected, ms) = cell.borrow_mut().take().unwrap_or_else(|| {
+            let e = Error::new(
+                "internal.error",
+                "browser storage setup ended without a result",
+            );
+            (Err(e), 0.0)
+        });
+        self.timings.borrow_mut().storage_ms = ms;
+        let (storage, reason) = match selected {
+            Ok(s) => s,
+            Err(e) => {
+                self.stop_lazy_fill(&format!(
+                    "browser storage is not usable ({}: {})",
+                    e.code, e.message
+                ));
+                *self.storage.borrow_mut() = StorageSlot::Failed(e.clone());
+                return Err(e);
+            }
+        };
+        if !storage.is_opfs() {
+            self.stop_lazy_fill(&format!("the storage pool is not in OPFS ({reason})"));
+        }
+        *self.storage_reason.borrow_mut() = reason;
+        let storage = Rc::new(storage);
+        *self.storage.borrow_mut() = StorageSlot::Ready(storage.clone());
+        Ok(storage)
+    }
+
+    fn stop_lazy_fill(&self, why: &str) {
+        if let Ok(Some(lazy)) = self.with_current(|c| c.lazy().cloned()) {
+            lazy.stop_fill(format!("no OPFS copy is made: {why}"));
+        }
+    }
+
+    /// Opens the raw index the manifest names over range requests; checks
+    /// the revision like a download. `persist`: copy pages into OPFS.
+    async fn open_lazy(
+        &self,
+        manifest: &Manifest,
+        prefetched: Prefetched,
+        scope: &str,
+        persist: bool,
+    ) -> Result<Current> {
+        let t = now_ms();
+        let (lazy, conn) = LazyIndex::open(
+            manifest,
+            &self.manifest_url,
+            scope,
+            persist,
+            prefetched,
+            self.request_timeout_ms,
+        )
+        .await?;
+        let engine = open_engine(conn).map_err(|e| lazy.take_error().unwrap_or(e))?;
+        if engine.info().revision != manifest.revision {
+            return Err(Error::new(
+                "download.revision_mismatch",
+                format!(
+                    "the raw index has corpus revision {} but the manifest announces {}",
+                    engine.info().revision,
+                    manifest.revision
+                ),
+            ));
+        }
+        self.timings.borrow_mut().open_ms = now_ms() - t;
+        Ok(Current {
+            engine,
+            location: Location::Lazy(lazy),
+        })
+    }
+
+    /// Lazy mode: copies the pages not stored yet into OPFS (progress phase
+    /// `fill`), verifies the copy, stores it and switches the engine to it
+    /// between two searches. Resolves with `info()`; a no-op when the index
+    /// in use is not read lazily or no copy is being made.
+    pub async fn fill(&self, on_progress: Option<&Function>) -> Result<SessionInfo> {
+        if self.filling.replace(true) {
+            return Err(Error::new(
+                "engine.busy",
+                "the lazy fill is already running",
+            ));
+        }
+        let result = self.fill_inner(on_progress).await;
+        self.filling.set(false);
+        result?;
+        self.info()
+    }
+
+    async fn fill_inner(&self, on_progress: Option<&Function>) -> Result<()> {
+        let Some(lazy) = self.with_current(|c| c.lazy().cloned())? else {
+            return Ok(());
+        };
+        // Where the copy goes (a first visit set it up meanwhile; when it
+        // is not OPFS, the fill stops: `lazy.filling()` below).
+        let storage = self.storage().await?;
+        let still_current = || {
+            self.current
+                .borrow()
+                .as_ref()
+                .and_then(|c| c.lazy().map(|l| l.name.clone()))
+                == Some(lazy.name.clone())
+        };
+        let size = lazy.manifest.size as f64;
+        let page_size = lazy.manifest.page_size as f64;
+        while still_current() && lazy.fill_step().await? {
+            let (stored, _) = lazy.progress();
+            report(on_progress, "fill", f64::from(stored) * page_size, size);
+        }
+        if !still_current() || !lazy.filling() {
+            return Ok(());
+        }
+        let stored = lazy.store_verified(&storage).await?;
+        let opened = storage
+            .open(&stored)
+            .await
+            .and_then(open_engine)
+            .and_then(|engine| {
+                if engine.info().revision != lazy.manifest.revision {
+                    return Err(Error::new(
+                        "download.revision_mismatch",
+                        format!(
+                            "the stored copy has corpus revision {} but the manifest announces {}",
+                            engine.info().revision,
+                            lazy.manifest.revision
+                        ),
+                    ));
+                }
+                Ok(engine)
+            });
+        let engine = match opened {
+            Ok(engine) => engine,
+            Err(e) => {
+                storage.remove(&stored).await?;
+                return Err(e);
+            }
+        };
+        // Marked before the switch, so that once info() says 'complete' a
+        // new tab knows the index is stored (it then needs the pool at once).
+        if storage.is_opfs() {
+            host::mark_stored(storage.scope()).await;
+        }
+        if !still_current() {
+            // Replaced meanwhile (an update): the copy is not wanted.
+            drop(engine);
+            storage.remove(&stored).await?;
+            return Ok(());
+        }
+        // The switch: searches run synchronously, so none is in flight here.
+        *self.lazy_done.borrow_mut() = Some(lazy.info(true));
+        let old = self.current.borrow_mut().replace(Current {
+            engine,
+            location: Location::Stored(stored),
+        });
+        if let Some(old) = old {
+            old.retire(&storage).await?;
+        }
+        self.timings.borrow_mut().fill_ms = Some(now_ms() - self.opened_at);
+        report(on_progress, "ready", 1.0, 1.0);
+        Ok(())
+    }
+
+    /// Downloads and verifies the index a manifest names.
+    async fn download(
+        &self,
+        manifest: Manifest,
+        on_progress: Option<&Function>,
+    ) -> Result<Download> {
+        let url = host::resolve_url(&manifest.file, &self.manifest_url)
+            .map_err(|e| js_error(&e, "manifest.invalid", "resolving the index URL"))?;
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Expect<'a> {
+            size: u64,
+            compressed_size: u64,
+            compression: &'a str,
+        }
+        let expect = to_js(&Expect {
+            size: manifest.size,
+            compressed_size: manifest.compressed_size,
+            compression: &manifest.compression,
+        });
+        let t = now_ms();
+        let bytes: Uint8Array = host::download_index(&url, expect, on_progress.cloned())
+            .await
+            .map_err(|e| js_error(&e, "network.failed", "downloading the index"))?
+            .unchecked_into();
+        self.timings.borrow_mut().download_ms = Some(now_ms() - t);
+        self.downloaded_bytes
+            .set(self.downloaded_bytes.get() + manifest.compressed_size);
+
+        let t = now_ms();
+        report(on_progress, "verify", 0.0, manifest.size as f64);
+        let sha = host::sha256_hex(&bytes)
+            .await
+            .map_err(|e| js_error(&e, "download.verify_failed", "hashing the index"))?
+            .as_string()
+            .unwrap_or_default();
+        if sha != manifest.sha256 {
+            return Err(Error::new(
+                "download.checksum_mismatch",
+                format!(
+                    "the downloaded index has SHA-256 {sha} but the manifest announces {}; \
+                     it was not stored",
+                    manifest.sha256
+                ),
+            ));
+        }
+        self.timings.borrow_mut().verify_ms = Some(now_ms() - t);
+        report(
+            on_progress,
+            "verify",
+            manifest.size as f64,
+            manifest.size as f64,
+        );
+        Ok(Download { manifest, bytes })
+    }
+
+    /// Stores a verified download as a new file and opens it; checks that
+    /// the index is the format and revision the manifest announced. On any
+    /// failure the new file is removed again.
+    async fn install(&self, d: Download, on_progress: Option<&Function>) -> Result<Current> {
+        let storage = self.storage().await?;
+        let t = now_ms();
+        report(on_progress, "store", 0.0, d.manifest.size as f64);
+        let stored = storage.store(&d.manifest.sha256, &d.bytes).await?;
+        self.timings.borrow_mut().store_ms = Some(now_ms() - t);
+        if storage.is_opfs() {
+            host::mark_stored(storage.scope()).await;
+        }
+        report(
+            on_progress,
+            "store",
+            d.manifest.size as f64,
+            d.manifest.size as f64,
+        );
+        let t = now_ms();
+        let opened = storage
+            .open(&stored)
+            .await
+            .and_then(open_engine)
+            .and_then(|engine| {
+                let info = engine.info();
+                if info.revision != d.manifest.revision {
+                    return Err(Error::new(
+                        "download.revision_mismatch",
+                        format!(
+                        "the downloaded index has corpus revision {} but the manifest announces {}",
+                        info.revision, d.manifest.revision
+                    ),
+                    ));
+                }
+                Ok(engine)
+            });
+        match opened {
+            Ok(engine) => {
+                self.timings.borrow_mut().open_ms = now_ms() - t;
+                Ok(Current {
+                    engine,
+                    location: Location::Stored(stored),
+                })
+            }
+            Err(e) => {
+                storage.remove(&stored).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Checks the manifest and swaps in a changed index (see the module
+    /// docs). Errors leave the current index answering.
+    pub async fn update(&self, on_progress: Option<&Function>) -> Result<UpdateStatus> {
+        self.update_with(on_progress, None).await
+    }
+
+    /// [`Session::update`] with the manifest's text when the page has just
+    /// fetched it (the check after opening a stored index then makes no
+    /// request of its own).
+    pub async fn update_with(
+        &self,
+        on_progress: Option<&Function>,
+        manifest: Option<&str>,
+    ) -> Result<UpdateStatus> {
+        if self.updating.replace(true) {
+            return Err(Error::new(
+                "engine.busy",
+                "an update is already in progress",
+            ));
+        }
+        let result = self.update_inner(on_progress, manifest).await;
+        self.updating.set(false);
+        if let Ok(status) = &result {
+            *self.last_update.borrow_mut() = Some(status.clone());
+        }
+        result
+    }
+
+    async fn update_inner(
+        &self,
+        on_progress: Option<&Function>,
+        fresh: Option<&str>,
+    ) -> Result<UpdateStatus> {
+        let (sha, revision) =
+            self.with_current(|c| (c.sha256().to_string(), c.engine.info().revision.clone()))?;
+        let offline = |reason: String| UpdateStatus {
+            status: "offline",
+            revision: revision.clone(),
+            reason: Some(reason),
+        };
+        if !host::is_online() {
+            return Ok(offline("the browser is offline".into()));
+        }
+        let t = now_ms();
+        let fetched = match fresh {
+            Some(text) => Manifest::parse(text),
+            None => fetch_manifest(&self.manifest_url).await,
+        };
+        let manifest = match fetched {
+            Ok(m) => m,
+            Err(e) if e.code == "network.failed" => return Ok(offline(e.message)),
+            Err(e) => return Err(e),
+        };
+        self.timings.borrow_mut().manifest_ms = Some(now_ms() - t);
+        if manifest.sha256 == sha {
+            return Ok(UpdateStatus {
+                status: "current",
+                revision,
+                reason: None,
+            });
+        }
+        let download = self.download(manifest, on_progress).await?;
+        let new = self.install(download, on_progress).await?;
+        let revision = new.engine.info().revision.clone();
+        // The swap: searches see the old engine or the new, never neither.
+        let old = self.current.borrow_mut().replace(new);
+        let Some(old) = old else {
+            // Closed while downloading: keep nothing open.
+            let new = self.current.borrow_mut().take();
+            if let Some(new) = new {
+                new.retire(&*self.storage().await?).await?;
+            }
+            return Err(closed());
+        };
+        old.retire(&*self.storage().await?).await?;
+        report(on_progress, "ready", 1.0, 1.0);
+        Ok(UpdateStatus {
+            status: "updated",
+            revision,
+            reason: None,
+        })
+    }
+
+    fn with_current<T>(&self, f: impl FnOnce(&Current) -> T) -> Result<T> {
+        self.current.borrow().as_ref().map(f).ok_or_else(closed)
+    }
+
+    /// Lazy mode: fetches the pages the query's row lookups will read, in
+    /// batches (see `storage::lazy::warm`); a no-op otherwise.
+    pub async fn warm(&self, query: &str, options_json: &str) {
+        let Ok(Some(lazy)) = self.with_current(|c| c.lazy().cloned()) else {
+            return;
+        };
+        let t = now_ms();
+        lazy.warm(query, options_json).await;
+        self.timings.borrow_mut().last_warm_ms = Some(now_ms() - t);
+    }
+
+    /// Runs a query; `options_json` holds [`crate::SearchOptions`].
+    pub fn search(&self, query: &str, options_json: &str) -> Result<String> {
+        let t = now_ms();
+        // A failed page read surfaces as its own error (network.*,
+        // lazy.*), not as SQLite's "disk I/O error".
+        let out = self.with_current(|c| {
+            c.engine
+                .search_json(query, options_json)
+                .map_err(|e| c.lazy().and_then(LazyIndex::take_error).unwrap_or(e))
+        })?;
+        self.timings.borrow_mut().last_search_ms = Some(now_ms() - t);
+        out
+    }
+
+    /// Runs `f` on the engine of the current index (the assisted search
+    /// drives its stages through it); `engine.closed` when closed.
+    pub fn with_engine<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T> {
+        self.with_current(|c| f(&c.engine))
+    }
+
+    pub fn info(&self) -> Result<SessionInfo> {
+        let (index, file, sha256, lazy) = self.with_current(|c| {
+            let (file, lazy) = match &c.location {
+                Location::Stored(s) => (s.name.clone(), self.lazy_done.borrow().clone()),
+                Location::Lazy(l) => (l.name.clone(), Some(l.info(false))),
+            };
+            (c.engine.info().clone(), file, c.sha256().to_string(), lazy)
+        })?;
+        let reading_lazily = self.with_current(|c| c.lazy().is_some())?;
+        let lazy_bytes = lazy
+            .as_ref()
+            .map(|l| {
+                l.stats.read_bytes + l.stats.prefetch_bytes + l.stats.fill_bytes + l.stats.hot_bytes
+            })
+            .unwrap_or(0);
+        Ok(SessionInfo {
+            storage: match &*self.storage.borrow() {
+                StorageSlot::Ready(s) if !reading_lazily => s.kind(),
+                _ => StorageKind::Lazy,
+            },
+            storage_reason: self.storage_reason.borrow().clone(),
+            source: self.source,
+            manifest_url: self.manifest_url.clone(),
+            file,
+            sha256,
+            size_bytes: index.size_bytes(),
+            index,
+            downloaded_bytes: self.downloaded_bytes.get() + lazy_bytes,
+            online: host::is_online(),
+            last_update: self.last_update.borrow().clone(),
+            timings: self.timings.borrow().clone(),
+            lazy,
+        })
+    }
+
+    /// Names of the indexes in storage (for tests and diagnostics).
+    pub async fn stored_files(&self) -> Result<Vec<String>> {
+        Ok(self
+            .storage()
+            .await?
+            .list()
+            .await?
+            .into_iter()
+            .map(|i| i.name)
+            .collect())
+    }
+
+    pub fn source(&self) -> Source {
+        self.source
+    }
+
+    /// Closes the index and releases the storage (a lazy fill's files stay,
+    /// for the next visit to resume).
+    pub fn close(&self) {
+        if let Some(cur) = self.current.borrow_mut().take() {
+            if let Some(lazy) = cur.lazy() {
+                lazy.close_files();
+            }
+        }
+        match &*self.storage.borrow() {
+            StorageSlot::Ready(s) => s.release(),
+            // Released once set up, so that a reload can take the pool.
+            StorageSlot::Pending(promise, cell) => {
+                let (promise, cell) = (promise.clone(), cell.clone());
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+                    if let Some((Ok((storage, _)), _)) = cell.borrow_mut().take() {
+                        storage.release();
+                    }
+                });
+            }
+            StorageSlot::Deferred(..) | StorageSlot::Failed(_) => {}
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

@@ -1,0 +1,1078 @@
+//! Lazy mode: the published raw index read page by page over HTTP Range
+//! requests, while a background fill copies it into OPFS.
+//!
+//! In: a manifest with `rawFile` (and its hot pages, prefetched by the
+//! worker while the module compiled). Out: a read-only connection on the
+//! VFS [`VFS_NAME`] that answers at once, and [`LazyIndex::fill_step`],
+//! which the session calls until every page is stored, then
+//! [`LazyIndex::store_verified`] to import the copy into the storage pool.
+//!
+//! Where a page comes from, in order: the OPFS fill file (`<base>.part`,
+//! with a one-byte-per-page map `<base>.map` flushed after the page, so a
+//! reload resumes and never fetches a stored page again), else a bounded
+//! in-memory cache (when there is no fill file: no OPFS, quota exhausted),
+//! else a synchronous Range request (SQLite reads synchronously; the worker
+//! may block). Pages fetched for queries are stored like the fill's.
+//!
+//! Before a query runs, [`warm`] predicts the pages its row lookups will
+//! read and fetches them in one batch of parallel requests per b-tree level
+//! (SQLite would otherwise read them one synchronous request at a time).
+//!
+//! Every answer is checked by `js/lazy.js` (206, exact Content-Range with
+//! the manifest's size, no Content-Encoding, Content-Length); a server that
+//! cannot serve ranges fails with `lazy.range_unsupported` before any page
+//! is used, and the session downloads the whole index instead. The file
+//! name is content-addressed and the finished copy must match the
+//! manifest's SHA-256 before it replaces the lazy connection, so pages of
+//! two published versions can never be mixed into a stored index.
+
+pub mod warm;
+
+use super::{Storage, StoredIndex};
+use gitsense_engine::error::{Error, Result};
+use gitsense_engine::index::pagevfs::{PageCache, PageFiles, PageSource};
+use gitsense_publish::Manifest;
+use gitsense_engine::util::lock;
+use crate::host::{self, js_error};
+use js_sys::Uint8Array;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use wasm_bindgen::{JsCast, JsValue};
+
+/// SQLite VFS name of lazily read indexes.
+pub const VFS_NAME: &str = "gitsense-lazy";
+/// OPFS directory of the fill files (`FILL_DIR` in `js/lazy.js`).
+pub const FILL_DIRECTORY: &str = ".gitsense-search-lazy";
+
+/// Bound of the in-memory page cache (used when there is no fill file).
+const CACHE_BYTES: usize = 8 << 20;
+/// Bytes the background fill asks for per request.
+const FILL_CHUNK_BYTES: u64 = 1 << 20;
+/// Bytes hashed and imported per step when storing the finished copy.
+const VERIFY_CHUNK_BYTES: u64 = 1 << 20;
+/// A synchronous page read waits at most this long (then retries twice),
+/// unless the page set `requestTimeoutMs` (which then bounds every range
+/// request of the session).
+const SYNC_TIMEOUT_MS: u32 = 15_000;
+/// A fill request waits at most this long (then retries twice).
+const FILL_TIMEOUT_MS: u32 = 60_000;
+/// Sequential misses double the read-ahead up to this many pages.
+const MAX_READ_AHEAD_PAGES: u32 = 16;
+
+/// What the worker fetched before the module was ready (`prefetch()` in
+/// `js/lazy.js`).
+#[derive(Default)]
+pub struct Prefetched {
+    /// The manifest text.
+    pub manifest: Option<String>,
+    /// The hot pages' bytes, in the manifest's `hotPages` order.
+    pub hot: Option<Vec<u8>>,
+    /// The range probe's failure, `None` when the server serves ranges.
+    pub probe: Option<Error>,
+    /// Whether a probe was made at all.
+    pub probed: bool,
+    /// The probe found that several ranges can be asked for in one
+    /// request (a multipart/byteranges answer).
+    pub multi_range: bool,
+    /// Fill files the worker opened meanwhile, hot pages stored
+    /// (`prepareFill()` in `js/lazy.js`), and their base name.
+    pub fill: Option<(JsValue, String)>,
+    /// The first query's pages on the way (`fetchFirstQueryPages()` in
+    /// `js/predict.js`): a Promise of { pages, bytes, wire, requests } or
+    /// null, taken in before the warm-up's first round.
+    pub early: Option<js_sys::Promise>,
+}
+
+/// A range probe's result (`probeRanges()` in `js/lazy.js`, also spread
+/// into `prefetch()`'s): the failure, if ranges are not usable, and whether
+/// several ranges per request work.
+pub fn probe_result(v: &JsValue) -> (Option<Error>, bool) {
+    let get =
+        |k: &str| js_sys::Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+    let probe = get("probe");
+    let error = (!probe.is_null() && !probe.is_undefined())
+        .then(|| js_error(&probe, "network.failed", "probing range requests"));
+    (error, get("multi").is_truthy())
+}
+
+/// Counters for `info().lazy`.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LazyStats {
+    /// Synchronous range requests made for queries.
+    pub read_requests: u64,
+    /// Bytes those requests brought.
+    pub read_bytes: u64,
+    /// Batched parallel requests made by the warm-up before queries.
+    pub prefetch_requests: u64,
+    pub prefetch_bytes: u64,
+    /// Batches of prefetch requests (each waits for one round trip).
+    pub prefetch_rounds: u64,
+    pub prefetch_wait_ms: f64,
+    /// Background fill requests.
+    pub fill_requests: u64,
+    pub fill_bytes: u64,
+    /// Hot pages received from the prefetch.
+    pub hot_pages: u64,
+    pub hot_bytes: u64,
+    /// Pages SQLite asked for (each page once per read call).
+    pub page_reads: u64,
+    /// Milliseconds spent waiting for synchronous range requests.
+    pub read_wait_ms: f64,
+    /// Milliseconds spent writing fetched pages to OPFS.
+    pub store_ms: f64,
+    /// Whether the warm-up asks for several ranges per request.
+    pub multi_range: bool,
+    /// Whether the worker opened the fill files (and stored the hot pages)
+    /// while the module loaded, rather than the session after it.
+    pub fill_prepared: bool,
+    /// Whether the warm-up and the fill read the packed file (pages
+    /// compressed one by one) rather than the raw index.
+    pub packed: bool,
+    /// Pages the worker fetched for the page's `firstQuery` while the
+    /// module loaded (`js/predict.js`), the bytes and requests that took.
+    pub first_query_pages: u64,
+    pub first_query_bytes: u64,
+    pub first_query_requests: u64,
+}
+
+/// The packed file (`Manifest::packed_file`): where each page is in it.
+struct Packed {
+    url: String,
+    size: u64,
+    /// Byte offset of each page, and the file's size last.
+    offsets: Vec<u64>,
+}
+
+impl Packed {
+    /// The byte range `start..=end` holding pages `first..=last` (0-based)
+    /// and their lengths.
+    fn range(&self, first: u32, last: u32) -> (u64, u64, Vec<u32>) {
+        let o = &self.offsets[first as usize..=last as usize + 1];
+        let lengths = o.windows(2).map(|w| (w[1] - w[0]) as u32).collect();
+        (o[0], o[o.len() - 1] - 1, lengths)
+    }
+}
+
+/// The page source of one lazily read index.
+pub struct LazySource {
+    url: String,
+    /// Timeouts of a synchronous page read and of an async range request.
+    sync_timeout_ms: u32,
+    fetch_timeout_ms: u32,
+    size: u64,
+    page_size: u64,
+    page_count: u32,
+    /// `fillOpen()` handles, while pages go to OPFS.
+    fill: Option<JsValue>,
+    /// Pages stored in the fill file.
+    present: Vec<bool>,
+    stored: u32,
+    cache: PageCache,
+    stats: LazyStats,
+    /// Why pages are not (or no longer) stored in OPFS.
+    fill_stopped: Option<String>,
+    /// Pages written to the fill file but not yet in its map.
+    unmarked: Vec<(u32, u32)>,
+    /// Read-ahead state: where the last fetch ended and how long it was.
+    last_end: u32,
+    last_len: u32,
+    /// Reads fail rather than fetch a missing page (`LazyIndex::local_only`).
+    local_only: bool,
+    /// The packed file, while it is used.
+    packed: Option<Packed>,
+    /// Why pages are read from the raw index, when there is a packed file.
+    packed_off: Option<String>,
+}
+
+impl LazySource {
+    fn has(&self, page: u32) -> bool {
+        self.present[page as usize] || self.cache.contains(page)
+    }
+
+    /// Keeps fetched pages (`first` is 0-based): in the fill file when
+    /// there is one, else in the memory cache. Stored pages are recorded
+    /// in the map only by [`LazySource::commit`], after the file is
+    /// flushed.
+    fn keep(&mut self, first: u32, bytes: &[u8]) {
+        let pages = (bytes.len() as u64 / self.page_size) as u32;
+        if let Some(fill) = &self.fill {
+            let at = u64::from(first) * self.page_size;
+            match host::fill_write(fill, at as f64, bytes) {
+                Ok(()) => {
+                    for p in first..first + pages {
+                        if !self.present[p as usize] {
+                            self.present[p as usize] = true;
+                            self.stored += 1;
+                        }
+                    }
+                    self.unmarked.push((first, pages));
+                    return;
+                }
+                Err(e) => {
+                    let e = js_error(&e, "storage.failed", "storing fetched pages");
+                    self.stop_fill(format!("pages are no longer stored in OPFS: {}", e.message));
+                }
+            }
+        }
+        for (i, chunk) in bytes.chunks(self.page_size as usize).enumerate() {
+            self.cache.insert(first + i as u32, chunk);
+        }
+    }
+
+    /// Flushes the fill file, then records the pages written since the
+    /// last commit in the map (so a map entry never outlives its page).
+    fn commit(&mut self) {
+        if self.unmarked.is_empty() {
+            return;
+        }
+        let Some(fill) = &self.fill else {
+            self.unmarked.clear();
+            return;
+        };
+        let (firsts, counts): (Vec<u32>, Vec<u32>) = self.unmarked.drain(..).unzip();
+        if let Err(e) = host::fill_commit(fill, firsts, counts) {
+            let e = js_error(&e, "storage.failed", "recording stored pages");
+            self.stop_fill(format!("pages are no longer stored in OPFS: {}", e.message));
+        }
+    }
+
+    fn stop_fill(&mut self, reason: String) {
+        if let Some(fill) = self.fill.take() {
+            host::fill_close(&fill);
+        }
+        self.present.iter_mut().for_each(|p| *p = false);
+        self.stored = 0;
+        self.fill_stopped = Some(reason);
+    }
+
+    /// Fetches pages `first..=last` (0-based) synchronously.
+    fn fetch_sync(&mut self, first: u32, last: u32) -> Result<()> {
+        let start = u64::from(first) * self.page_size;
+        let end = (u64::from(last) + 1) * self.page_size - 1;
+        let t = host::now_ms();
+        let bytes = host::range_sync(
+            &self.url,
+            start as f64,
+            end as f64,
+            self.size as f64,
+            self.sync_timeout_ms,
+        )
+        .map_err(|e| js_error(&e, "network.failed", "reading index pages"))?;
+        let bytes = Uint8Array::new(&bytes).to_vec();
+        let t2 = host::now_ms();
+        self.stats.read_wait_ms += t2 - t;
+        self.stats.read_requests += 1;
+        self.stats.read_bytes += bytes.len() as u64;
+        self.keep(first, &bytes);
+        self.commit();
+        self.stats.store_ms += host::now_ms() - t2;
+        Ok(())
+    }
+
+    /// The next run of missing pages (0-based first page and count), at
+    /// most `max` pages.
+    fn next_missing(&self, max: u32) -> Option<(u32, u32)> {
+        let first = self.present.iter().position(|p| !p)? as u32;
+        let mut n = 1;
+        while n < max
+            && ((first + n) as usize) < self.present.len()
+            && !self.present[(first + n) as usize]
+        {
+            n += 1;
+        }
+        Some((first, n))
+    }
+}
+
+impl LazySource {
+    /// Bytes of page `page` (0-based) if stored or cached; no request.
+    fn peek(&mut self, page: u32) -> Option<Vec<u8>> {
+        let ps = self.page_size as usize;
+        if self.present.get(page as usize).copied().unwrap_or(false) {
+            let mut buf = vec![0u8; ps];
+            let fill = self.fill.as_ref()?;
+            host::fill_read(fill, (u64::from(page) * self.page_size) as f64, &mut buf).ok()?;
+            return Some(buf);
+        }
+        self.cache.get(page).map(|b| b.to_vec())
+    }
+}
+
+impl PageSource for LazySource {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> Result<()> {
+        let first = (offset / self.page_size) as u32;
+        let last = ((offset + buf.len() as u64 - 1) / self.page_size) as u32;
+        self.stats.page_reads += u64::from(last - first + 1);
+        let mut p = first;
+        while p <= last {
+            if self.has(p) {
+                p += 1;
+                continue;
+            }
+            let start = p;
+            while p <= last && !self.has(p) {
+                p += 1;
+            }
+            // Sequential misses (a scan of a table's leaves in key order)
+            // read ahead, doubling up to MAX_READ_AHEAD_PAGES.
+            let mut end = p - 1;
+            if start == self.last_end + 1 || start == self.last_end + 2 {
+                let want = (self.last_len * 2).min(MAX_READ_AHEAD_PAGES);
+                while end + 1 < self.page_count && end + 1 - start < want && !self.has(end + 1) {
+                    end += 1;
+                }
+            }
+            if self.local_only {
+                return Err(Error::new(
+                    "lazy.not_here",
+                    "the page is not here and this read may not fetch it",
+                ));
+            }
+            self.fetch_sync(start, end)?;
+            self.last_len = end - start + 1;
+            self.last_end = end;
+        }
+        if let Some(fill) = &self.fill {
+            if (first..=last).all(|q| self.present[q as usize]) {
+                return host::fill_read(fill, offset as f64, buf)
+                    .map_err(|e| js_error(&e, "storage.failed", "reading stored pages"));
+            }
+        }
+        let ps = self.page_size;
+        for q in first..=last {
+            let page_start = u64::from(q) * ps;
+            let lo = offset.max(page_start);
+            let hi = (offset + buf.len() as u64).min(page_start + ps);
+            let dst = &mut buf[(lo - offset) as usize..(hi - offset) as usize];
+            if self.present[q as usize] {
+                let fill = self
+                    .fill
+                    .as_ref()
+                    .ok_or_else(|| Error::new("storage.failed", "the fill file is gone"))?;
+                host::fill_read(fill, lo as f64, dst)
+                    .map_err(|e| js_error(&e, "storage.failed", "reading stored pages"))?;
+            } else {
+                let page = self.cache.get(q).ok_or_else(|| {
+                    Error::new("storage.failed", "the page cache is smaller than one read")
+                })?;
+                dst.copy_from_slice(&page[(lo - page_start) as usize..(hi - page_start) as usize]);
+            }
+        }
+        Ok(())
+    }
+}
+
+thread_local! {
+    static FILES: RefCell<Option<Arc<PageFiles<LazySource>>>> = const { RefCell::new(None) };
+}
+
+fn files() -> Result<Arc<PageFiles<LazySource>>> {
+    FILES.with(|f| {
+        if let Some(files) = f.borrow().as_ref() {
+            return Ok(files.clone());
+        }
+        // SAFETY: the worker is single-threaded; sqlite3_initialize is
+        // idempotent and must run before a VFS is registered.
+        unsafe {
+            sqlite_wasm_rs::sqlite3_initialize();
+        }
+        let files = PageFiles::register::<sqlite_wasm_rs::WasmOsCallback>(VFS_NAME)?;
+        *f.borrow_mut() = Some(files.clone());
+        Ok(files)
+    })
+}
+
+/// What `info().lazy` says.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LazyInfo {
+    /// `filling` (pages are copied into OPFS), `complete` (the copy is
+    /// stored; the engine switched to it) or `memory` (no OPFS copy: pages
+    /// live in a bounded memory cache).
+    pub state: &'static str,
+    /// Why there is no OPFS copy, for `memory`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub url: String,
+    pub page_size: u64,
+    pub page_count: u32,
+    /// Pages stored in OPFS so far.
+    pub pages_stored: u32,
+    /// Pages held in the memory cache.
+    pub pages_cached: u32,
+    /// Why pages are read from the raw index although a packed file is
+    /// published.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed_off: Option<String>,
+    #[serde(flatten)]
+    pub stats: LazyStats,
+}
+
+/// One lazily read index (see the module docs); clones share it.
+#[derive(Clone)]
+pub struct LazyIndex {
+    /// File name on the lazy VFS.
+    pub name: String,
+    source: Arc<Mutex<LazySource>>,
+    pub manifest: Manifest,
+    /// Prefix of the fill files.
+    base: String,
+    /// A second connection for the warm-up (it awaits between statements,
+    /// so it cannot borrow the engine's).
+    spare: Rc<RefCell<Option<rusqlite::Connection>>>,
+    /// The first query's pages on the way ([`Prefetched::early`]).
+    early: Rc<RefCell<Option<js_sys::Promise>>>,
+}
+
+/// The packed file `manifest` names (`None` when it names none), its page
+/// lengths read from `tail`, what follows the hot pages in the hot file;
+/// `Err` says why it cannot be used.
+fn packed_of(
+    manifest: &Manifest,
+    manifest_url: &str,
+    tail: &[u8],
+) -> Option<std::result::Result<Packed, String>> {
+    let file = manifest.packed_file.as_deref()?;
+    let count = manifest.page_count as usize;
+    Some(
+        (|| {
+            let lengths = gitsense_publish::decode_packed_lengths(tail, count)
+                .ok_or("the hot file does not end with its page lengths")?;
+            let offsets =
+                gitsense_publish::packed_offsets(&lengths, manifest.page_size, manifest.packed_size)
+                    .ok_or("its page lengths do not add up to its size")?;
+            let url =
+                host::resolve_url(file, manifest_url).map_err(|_| "its URL does not resolve")?;
+            Ok(Packed {
+                url,
+                size: manifest.packed_size,
+                offsets,
+            })
+        })()
+        .map_err(|e: &str| e.to_string()),
+    )
+}
+
+/// Prefix of every fill file of a storage scope.
+pub fn fill_prefix(scope: &str) -> String {
+    format!("{scope}-")
+}
+
+impl LazyIndex {
+    /// Opens the raw index `manifest` names. `persist`: copy pages into
+    /// OPFS fill files (resuming an earlier fill of the same index).
+    /// Returns the index and a connection on it.
+    pub async fn open(
+        manifest: &Manifest,
+        manifest_url: &str,
+        scope: &str,
+        persist: bool,
+        prefetched: Prefetched,
+        request_timeout_ms: Option<u32>,
+    ) -> Result<(LazyIndex, rusqlite::Connection)> {
+        let sync_timeout_ms = request_timeout_ms.unwrap_or(SYNC_TIMEOUT_MS);
+        let fetch_timeout_ms = request_timeout_ms.unwrap_or(FILL_TIMEOUT_MS);
+        let raw = manifest.raw_file.as_deref().ok_or_else(|| {
+            Error::new(
+                "lazy.unavailable",
+                "the manifest names no raw index (rawFile) to read by range",
+            )
+        })?;
+        let url = host::resolve_url(raw, manifest_url)
+            .map_err(|e| js_error(&e, "manifest.invalid", "resolving the raw index URL"))?;
+        // The server must serve ranges before any synchronous read: a
+        // server ignoring Range would send the whole file to each one.
+        let multi_range = match (prefetched.probed, prefetched.probe) {
+            (true, Some(e)) => return Err(e),
+            (true, None) => prefetched.multi_range,
+            (false, _) => {
+                let probe = host::probe_ranges(&url, manifest.size as f64, fetch_timeout_ms).await;
+                match probe_result(&probe) {
+                    (Some(e), _) => return Err(e),
+                    (None, multi) => multi,
+                }
+            }
+        };
+        let sha16 = &manifest.sha256[..16];
+        let base = format!("{}{sha16}", fill_prefix(scope));
+        let page_count = manifest.page_count as u32;
+        let mut source = LazySource {
+            url,
+            sync_timeout_ms,
+            fetch_timeout_ms,
+            size: manifest.size,
+            page_size: manifest.page_size,
+            page_count,
+            fill: None,
+            present: vec![false; page_count as usize],
+            stored: 0,
+            cache: PageCache::new(CACHE_BYTES / manifest.page_size as usize),
+            stats: LazyStats {
+                multi_range,
+                ..LazyStats::default()
+            },
+            fill_stopped: None,
+            unmarked: Vec::new(),
+            last_end: u32::MAX - 2,
+            last_len: 0,
+            local_only: false,
+            packed: None,
+            packed_off: None,
+        };
+        // Fill files the worker opened while the module loaded, if they
+        // are this index's (else closed unused).
+        let ready = match prefetched.fill {
+            Some((handles, b)) if b == base && persist => Some(handles),
+            Some((handles, _)) => {
+                host::fill_close(&handles);
+                None
+            }
+            None => None,
+        };
+        if persist {
+            let opened = match ready {
+                Some(handles) => {
+                    source.stats.fill_prepared = true;
+                    Ok(handles)
+                }
+                None => {
+                    // Fill files of other versions of this site are stale.
+                    host::fill_remove(&fill_prefix(scope), &base).await;
+                    host::fill_open(&base, f64::from(page_count), manifest.page_size as f64).await
+                }
+            };
+            match opened {
+                Ok(handles) => {
+                    let present = Uint8Array::new(
+                        &js_sys::Reflect::get(&handles, &"present".into())
+                            .unwrap_or(JsValue::UNDEFINED),
+                    )
+                    .to_vec();
+                    for (i, b) in present.iter().enumerate().take(page_count as usize) {
+                        if *b == 1 {
+                            source.present[i] = true;
+                            source.stored += 1;
+                        }
+                    }
+                    source.fill = Some(handles);
+                }
+                Err(e) => {
+                    let e = js_error(&e, "storage.failed", "opening the fill files");
+                    source.fill_stopped = Some(format!("no OPFS copy is made: {}", e.message));
+                }
+            }
+        } else {
+            source.fill_stopped = Some(
+                "lazy storage requested without OPFS: pages live in a bounded memory cache".into(),
+            );
+        }
+        if let Some(hot) = prefetched.hot {
+            let ps = manifest.page_size as usize;
+            let pages_end = manifest.hot_pages.len() * ps;
+            // After the hot pages, the packed file's page lengths.
+            match packed_of(
+                manifest,
+                manifest_url,
+                hot.get(pages_end..).unwrap_or_default(),
+            ) {
+                Some(Ok(p)) => {
+                    source.packed = Some(p);
+                    source.stats.packed = true;
+                }
+                Some(Err(why)) => {
+                    source.packed_off = Some(format!("the packed file is not used: {why}"));
+                }
+                None => {}
+            }
+            let expected = pages_end
+                + if manifest.packed_file.is_some() {
+                    2 * page_count as usize
+                } else {
+                    0
+                };
+            if hot.len() == expected {
+                source.stats.hot_pages = manifest.hot_pages.len() as u64;
+                source.stats.hot_bytes = hot.len() as u64;
+                for (i, &p) in manifest.hot_pages.iter().enumerate() {
+                    let page = p - 1;
+                    if !source.has(page) {
+                        source.keep(page, &hot[i * ps..(i + 1) * ps]);
+                    }
+                }
+                source.commit();
+            }
+        }
+        let name = format!("lazy-{}.db", manifest.sha256);
+        let files = files()?;
+        let shared = files.insert(&name, source);
+        let conn = files.open(&name, VFS_NAME);
+        let lazy = LazyIndex {
+            name,
+            source: shared,
+            manifest: manifest.clone(),
+            base,
+            spare: Rc::new(RefCell::new(None)),
+            early: Rc::new(RefCell::new(prefetched.early)),
+        };
+        match conn {
+            Ok(conn) => Ok((lazy, conn)),
+            Err(e) => {
+                files.remove(&lazy.name);
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs `f` (reads through this index's connection) with the pages
+    /// at hand only: a read of a missing page fails instead of fetching
+    /// it. For lookups that only help when free (the leaf-end hashes of
+    /// the warm-up).
+    pub fn local_only<T>(&self, f: impl FnOnce() -> T) -> T {
+        lock(&self.source).local_only = true;
+        let out = f();
+        lock(&self.source).local_only = false;
+        // A read it refused is not the session's error.
+        let _ = self.take_error();
+        out
+    }
+
+    /// Bytes of page `page` (1-based) if already here; no request.
+    pub fn peek(&self, page: u32) -> Option<Vec<u8>> {
+        lock(&self.source).peek(page.checked_sub(1)?)
+    }
+
+    /// Fetches the pages (1-based) not here yet, all at once: on a server
+    /// that serves several ranges per request, runs of adjacent pages in
+    /// requests of `RANGES_PER_REQUEST` ranges; else runs joined as
+    /// [`gitsense_engine::index::pagevfs::coalesce_runs`] says, at most
+    /// `MAX_PARALLEL` requests. From the packed file when there is one:
+    /// if that fails in any way (not there, not what its lengths say),
+    /// the round is asked again of the raw index, which serves every
+    /// later one, and `info().lazy.packedOff` says why.
+    pub async fn fetch_pages(&self, pages: &[u32]) -> Result<()> {
+        self.take_early().await;
+        match self.fetch_round(pages).await {
+            Err((e, true)) => {
+                self.drop_packed(&e);
+                self.fetch_round(pages).await.map_err(|(e, _)| e)
+            }
+            r => r.map_err(|(e, _)| e),
+        }
+    }
+
+    /// The first query's pages the worker fetched while the module loaded
+    /// ([`Prefetched::early`]), once: waited for (they are what the first
+    /// round would ask for) and kept like the round's own.
+    async fn take_early(&self) {
+        let Some(promise) = self.early.borrow_mut().take() else {
+            return;
+        };
+        let Ok(v) = wasm_bindgen_futures::JsFuture::from(promise).await else {
+            return;
+        };
+        let get =
+            |k: &str| js_sys::Reflect::get(&v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+        let (Ok(pages), Ok(bytes)) = (
+            get("pages").dyn_into::<js_sys::Uint32Array>(),
+            get("bytes").dyn_into::<Uint8Array>(),
+        ) else {
+            return;
+        };
+        let pages = pages.to_vec();
+        let bytes = bytes.to_vec();
+        let mut s = lock(&self.source);
+        let size = s.page_size as usize;
+        if bytes.len() != pages.len() * size {
+            return;
+        }
+        s.stats.first_query_bytes += get("wire").as_f64().unwrap_or(0.0) as u64;
+        s.stats.first_query_requests += get("requests").as_f64().unwrap_or(0.0) as u64;
+        for (i, &p) in pages.iter().enumerate() {
+            let Some(page) = p.checked_sub(1).filter(|&p| p < s.page_count) else {
+                continue;
+            };
+            if !s.has(page) {
+                s.keep(page, &bytes[i * size..(i + 1) * size]);
+                s.stats.first_query_pages += 1;
+            }
+        }
+        s.commit();
+    }
+
+    /// Stops reading the packed file for the session (it failed with `e`).
+    fn drop_packed(&self, e: &Error) {
+        let mut s = lock(&self.source);
+        s.packed = None;
+        s.stats.packed = false;
+        s.packed_off = Some(format!(
+            "the packed file failed, pages are read from the raw index: {}",
+            e.message
+        ));
+    }
+
+    /// One round of [`LazyIndex::fetch_pages`]; a failure says whether
+    /// it read the packed file.
+    async fn fetch_round(&self, pages: &[u32]) -> std::result::Result<(), (Error, bool)> {
+        const MAX_PARALLEL: usize = 24;
+        // A Range header of 64 ranges is about 1.3 KB, well inside what
+        // servers accept (nginx: 8 KB; Apache: 200 ranges).
+        const RANGES_PER_REQUEST: usize = 64;
+        let (url, size, page_size, timeout, multi, runs, packed) = {
+            let s = lock(&self.source);
+            let missing = pages
+                .iter()
+                .filter_map(|p| p.checked_sub(1))
+                .filter(|&p| p < s.page_count && !s.has(p))
+                .collect::<std::collections::BTreeSet<u32>>()
+                .into_iter();
+            let multi = s.stats.multi_range;
+            let runs = if multi {
+                gitsense_engine::index::pagevfs::adjacent_runs(missing)
+            } else {
+                gitsense_engine::index::pagevfs::coalesce_runs(missing, MAX_PARALLEL)
+            };
+            // Byte ranges, and for the packed file each page's length.
+            let packed = s.packed.as_ref().map(|p| {
+                (
+                    p.url.clone(),
+                    p.size,
+                    runs.iter().map(|r| p.range(r.0, r.1)).collect::<Vec<_>>(),
+                )
+            });
+            (
+                s.url.clone(),
+                s.size,
+                s.page_size,
+                s.fetch_timeout_ms,
+                multi,
+                runs,
+                packed,
+            )
+        };
+        if runs.is_empty() {
+            return Ok(());
+        }
+        let used_packed = packed.is_some();
+        let fail = |e: JsValue| {
+            (
+                js_error(&e, "network.failed", "prefetching index pages"),
+                used_packed,
+            )
+        };
+        let (url, size, starts, ends, lengths) = match packed {
+            Some((url, size, ranges)) => {
+                let starts = ranges.iter().map(|r| r.0 as f64).collect();
+                let ends = ranges.iter().map(|r| r.1 as f64).collect();
+                let lengths: Vec<u32> = ranges.into_iter().flat_map(|r| r.2).collect();
+                (url, size, starts, ends, Some(lengths))
+            }
+            None => (
+                url,
+                size,
+                runs.iter()
+                    .map(|r| (u64::from(r.0) * page_size) as f64)
+                    .collect(),
+                runs.iter()
+                    .map(|r| ((u64::from(r.1) + 1) * page_size - 1) as f64)
+                    .collect(),
+                None,
+            ),
+        };
+        let t = host::now_ms();
+        let answers = if multi {
+            host::range_fetch_multi(
+                &url,
+                starts,
+                ends,
+                size as f64,
+                timeout,
+                RANGES_PER_REQUEST as u32,
+            )
+            .await
+        } else {
+            host::range_fetch_all(&url, starts, ends, size as f64, timeout).await
+        }
+        .map_err(fail)?;
+        let fell_back = multi
+            && js_sys::Reflect::get(&answers, &JsValue::from_str("fellBack"))
+                .is_ok_and(|v| v.is_truthy());
+        let wire: u64 = js_sys::Array::from(&answers)
+            .iter()
+            .map(|a| u64::from(Uint8Array::new(&a).length()))
+            .sum();
+        let pages: js_sys::Array = match lengths {
+            Some(lengths) => {
+                let counts = runs.iter().map(|r| r.1 - r.0 + 1).collect();
+                host::inflate_runs(&answers, lengths, counts, page_size as f64).map_err(fail)?
+            }
+            None => answers.into(),
+        };
+        let mut s = lock(&self.source);
+        if fell_back {
+            // Range by range from now on, joined as on any other host.
+            s.stats.multi_range = false;
+        }
+        s.stats.prefetch_rounds += 1;
+        s.stats.prefetch_wait_ms += host::now_ms() - t;
+        s.stats.prefetch_requests += if multi && !fell_back {
+            runs.len().div_ceil(RANGES_PER_REQUEST) as u64
+        } else {
+            runs.len() as u64
+        };
+        s.stats.prefetch_bytes += wire;
+        for (i, r) in runs.iter().enumerate() {
+            let bytes = Uint8Array::new(&pages.get(i as u32)).to_vec();
+            s.keep(r.0, &bytes);
+        }
+        s.commit();
+        Ok(())
+    }
+
+    /// Usable bytes per page (page size less the reserved bytes).
+    pub fn usable_size(&self) -> usize {
+        self.manifest.page_size as usize
+    }
+
+    /// The structured error of the last failed page read, if any.
+    pub fn take_error(&self) -> Option<Error> {
+        files().ok().and_then(|f| f.take_error())
+    }
+
+    /// Whether pages are being copied into OPFS.
+    pub fn filling(&self) -> bool {
+        lock(&self.source).fill.is_some()
+    }
+
+    /// Stops copying pages into OPFS (the fill files are closed, kept for
+    /// a later visit); `reason` shows in `info().lazy.reason`.
+    pub fn stop_fill(&self, reason: String) {
+        lock(&self.source).stop_fill(reason);
+    }
+
+    /// Pages stored so far and in total.
+    pub fn progress(&self) -> (u32, u32) {
+        let s = lock(&self.source);
+        (s.stored, s.page_count)
+    }
+
+    /// Fetches the next run of missing pages (one request) into the fill
+    /// file; `Ok(false)` once every page is stored (or there is no fill).
+    /// From the packed file when there is one (a run of up to
+    /// `FILL_CHUNK_BYTES` of it); should that fail, from the raw index.
+    pub async fn fill_step(&self) -> Result<bool> {
+        let (url, size, page_size, timeout, run, packed) = {
+            let s = lock(&self.source);
+            if s.fill.is_none() {
+                return Ok(false);
+            }
+            let max = (FILL_CHUNK_BYTES / s.page_size).max(1) as u32;
+            let run = match &s.packed {
+                // Pages compress: ask for more of them, as many as fit the
+                // chunk packed.
+                Some(p) => s.next_missing(max * 8).map(|(first, count)| {
+                    let (a, b) = (first as usize, (first + count) as usize);
+                    let limit = p.offsets[a] + FILL_CHUNK_BYTES;
+                    let fit = p.offsets[a + 1..=b].partition_point(|&o| o <= limit);
+                    (first, (fit as u32).max(1))
+                }),
+                None => s.next_missing(max),
+            };
+            let packed = match (&s.packed, run) {
+                (Some(p), Some((first, count))) => {
+                    Some((p.url.clone(), p.size, p.range(first, first + count - 1)))
+                }
+                _ => None,
+            };
+            (
+                s.url.clone(),
+                s.size,
+                s.page_size,
+                s.fetch_timeout_ms,
+                run,
+                packed,
+            )
+        };
+        let Some((first, count)) = run else {
+            return Ok(false);
+        };
+        let fail = |e: JsValue| js_error(&e, "network.failed", "filling the index copy");
+        let mut wire = 0u64;
+        let mut bytes = None;
+        if let Some((purl, psize, (start, end, lengths))) = packed {
+            let got =
+                match host::range_fetch(&purl, start as f64, end as f64, psize as f64, timeout)
+                    .await
+                {
+                    Ok(answer) => {
+                        wire = end - start + 1;
+                        let answers = js_sys::Array::of1(&answer);
+                        host::inflate_runs(&answers, lengths, vec![count], page_size as f64)
+                            .map(|pages| Uint8Array::new(&pages.get(0)).to_vec())
+                    }
+                    Err(e) => Err(e),
+                };
+            match got {
+                Ok(b) => bytes = Some(b),
+                Err(e) => {
+                    self.drop_packed(&fail(e));
+                    // The next step asks the raw index.
+                    return Ok(true);
+                }
+            }
+        }
+        let bytes = match bytes {
+            Some(b) => b,
+            None => {
+                let start = u64::from(first) * page_size;
+                let end = u64::from(first + count) * page_size - 1;
+                let b = host::range_fetch(&url, start as f64, end as f64, size as f64, timeout)
+                    .await
+                    .map_err(fail)?;
+                let b = Uint8Array::new(&b).to_vec();
+                wire = b.len() as u64;
+                b
+            }
+        };
+        let mut s = lock(&self.source);
+        s.stats.fill_requests += 1;
+        s.stats.fill_bytes += wire;
+        if s.fill.is_some() {
+            // Pages a query fetched meanwhile are written again: the same
+            // bytes (the file is content-addressed).
+            s.keep(first, &bytes);
+            s.commit();
+        }
+        Ok(true)
+    }
+
+    /// Hashes the complete fill file and imports it into `storage` as a
+    /// stored index, if its SHA-256 is the manifest's; yields between
+    /// chunks so queries keep being answered. A mismatch discards the fill.
+    pub async fn store_verified(&self, storage: &Storage) -> Result<StoredIndex> {
+        use sha2::{Digest, Sha256};
+        let size = self.manifest.size;
+        let mut hasher = Sha256::new();
+        let mut offset = 0u64;
+        let mut buf = vec![0u8; VERIFY_CHUNK_BYTES.min(size) as usize];
+        let mut import = storage.begin_store(&self.manifest.sha256, size).await?;
+        while offset < size {
+            let n = (size - offset).min(VERIFY_CHUNK_BYTES) as usize;
+            {
+                let s = lock(&self.source);
+                let fill = s.fill.as_ref().ok_or_else(|| {
+                    Error::new(
+                        "storage.failed",
+                        s.fill_stopped
+                            .clone()
+                            .unwrap_or_else(|| "the fill stopped".into()),
+                    )
+                })?;
+                host::fill_read(fill, offset as f64, &mut buf[..n])
+                    .map_err(|e| js_error(&e, "storage.failed", "reading the index copy"))?;
+            }
+            hasher.update(&buf[..n]);
+            import.write(&buf[..n])?;
+            offset += n as u64;
+            host::sleep(0).await;
+        }
+        let sha = gitsense_engine::util::hex(&hasher.finalize());
+        if sha != self.manifest.sha256 {
+            lock(&self.source).stop_fill(format!(
+                "the copy had SHA-256 {sha}, not the manifest's {}; it was discarded",
+                self.manifest.sha256
+            ));
+            host::fill_remove(&self.base, "").await;
+            return Err(Error::new(
+                "download.checksum_mismatch",
+                format!(
+                    "the index read by range has SHA-256 {sha} but the manifest announces {}; it was not stored",
+                    self.manifest.sha256
+                ),
+            ));
+        }
+        import.finish()
+    }
+
+    /// `info().lazy`.
+    pub fn info(&self, complete: bool) -> LazyInfo {
+        let s = lock(&self.source);
+        let state = if complete {
+            "complete"
+        } else if s.fill.is_some() {
+            "filling"
+        } else {
+            "memory"
+        };
+        LazyInfo {
+            state,
+            reason: s.fill_stopped.clone(),
+            url: s.url.clone(),
+            page_size: s.page_size,
+            page_count: s.page_count,
+            pages_stored: s.stored,
+            pages_cached: s.cache.len() as u32,
+            packed_off: s.packed_off.clone(),
+            stats: s.stats.clone(),
+        }
+    }
+
+    /// A connection of its own for the warm-up; give it back with
+    /// [`LazyIndex::give_back`].
+    pub fn take_connection(&self) -> Result<rusqlite::Connection> {
+        match self.spare.borrow_mut().take() {
+            Some(c) => Ok(c),
+            None => {
+                let conn = files()?.open(&self.name, VFS_NAME)?;
+                gitsense_engine::index::rank::register(&conn)?;
+                Ok(conn)
+            }
+        }
+    }
+
+    pub fn give_back(&self, conn: rusqlite::Connection) {
+        *self.spare.borrow_mut() = Some(conn);
+    }
+
+    /// Runs the warm-up for a query (see [`warm`]); failures only mean
+    /// the query reads its pages one by one.
+    pub async fn warm(&self, text: &str, options_json: &str) {
+        let Ok(conn) = self.take_connection() else {
+            return;
+        };
+        let _ = warm::warm(self, &conn, text, options_json).await;
+        self.give_back(conn);
+    }
+
+    /// Closes the fill files, keeping them for a later visit to resume.
+    pub fn close_files(&self) {
+        self.spare.borrow_mut().take();
+        if let Ok(f) = files() {
+            f.remove(&self.name);
+        }
+        let mut s = lock(&self.source);
+        if let Some(fill) = s.fill.take() {
+            host::fill_close(&fill);
+            s.fill_stopped = Some("the engine was closed".into());
+        }
+    }
+
+    /// Closes the fill files and removes them (the copy is stored, or not
+    /// wanted any more).
+    pub async fn discard(&self) {
+        self.spare.borrow_mut().take();
+        if let Ok(f) = files() {
+            f.remove(&self.name);
+        }
+        if let Some(fill) = lock(&self.source).fill.take() {
+            host::fill_close(&fill);
+        }
+        host::fill_remove(&self.base, "").await;
+    }
+}

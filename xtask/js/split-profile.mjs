@@ -1,0 +1,169 @@
+// Build tool (run by ./build.sh, not shipped): which of the engine's wasm
+// functions a visit runs, for xtask/src/wasm_split.rs to keep in the first
+// module.
+//
+//   node xtask/js/split-profile.mjs PKG_DIR CLI OUT INDEX.gsx[=QUERIES.json]...
+//
+// (QUERIES.json: `{ "queries": [...] }`, run on that index besides QUERIES,
+// for indexes whose words QUERIES does not know.)
+// PKG_DIR is a built pkg/ whose module is `wasm-split instrument`ed (every
+// function calls gitsense_split.hit(i); split.js records i). In headless
+// Chromium, on a private copy of PKG_DIR with each INDEX published next to
+// it (build.sh gives the GitSense sample, chats without code blocks, a
+// documentation index with code blocks, and two made-up indexes of the
+// browser tests' fixtures: one whose FTS index is as deep as a large
+// corpus's, one whose words match on every page), for each index:
+// 1. a cold first visit (storage 'auto': lazy reads, the first query
+//    given to open() as firstQuery) opens the index and runs QUERIES, as
+//    a page's first searches would, then OFFLINE_QUERIES with the network
+//    off (the second module cannot come then, so the offline error path
+//    must be in the first);
+// 2. a page stores the index (storage 'opfs', a full download), not
+//    recorded: filling and storing may wait for the second module;
+// 3. a repeat visit opens the stored index and runs QUERIES again.
+// OUT gets the indices called in 1 and 3, one per line.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { chromium } from 'playwright-core';
+import { startServer } from '../www/serve.mjs';
+import { CHROMIUM, CHROMIUM_ARGS } from '../tests/browser/chromium.mjs';
+
+// The kinds of search a page runs first: words, prefixes, phrases, OR and
+// NOT, filters, chats, code, paging, highlighting, no match, a bad query.
+const QUERIES = [
+  ['payment', {}],
+  ['payment', { perPage: 3, page: 2 }],
+  ['stripe lang:js', {}],
+  ['"form validation"', { highlight: 'raw' }],
+  ['in:chats payment', {}],
+  ['in:code-blocks function', {}],
+  ['auth* -test msg-type:git-blob', { includeContent: false }],
+  ['msg-type:regular', { perPage: 5 }],
+  ['token OR session', { highlight: 'none' }],
+  ['nothing-matches-this-zzzz', {}],
+  ['"unbalanced', {}],
+  ['os.path.join', {}],
+  ['cargo build --release', {}],
+  ['lang:bash node', { perPage: 3 }],
+  // Many matches: sorting and maps past their small-size paths.
+  ['in:messages session*', {}],
+  ['s* OR t*', { perPage: 100 }],
+  ['a* -b*', { perPage: 50, page: 2 }],
+  ['in:chats e*', { perPage: 100 }],
+  // Text beyond ASCII (headings with dashes, names with accents).
+  ['subprocess — Subprocess management', {}],
+  ['naïve café über', {}],
+];
+// The engine's background work after open (storage setup on a first
+// visit, the update check on a repeat one) and after a search.
+const SETTLE_MS = 1500;
+
+// Words whose pages QUERIES did not fetch.
+const OFFLINE_QUERIES = [['zebra quartz', {}], ['in:chats xylophone', {}]];
+
+const [pkgDir, cli, out, ...args] = process.argv.slice(2);
+const indexes = args.map((a) => a.split('=')[0]);
+const extraQueries = args.map((a) => {
+  const file = a.split('=')[1];
+  return file ? JSON.parse(fs.readFileSync(file, 'utf8')).queries.map((q) => [q, {}]) : [];
+});
+if (!indexes.length) {
+  console.error('usage: node xtask/js/split-profile.mjs PKG_DIR CLI OUT INDEX.gsx...');
+  process.exit(2);
+}
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-split-site-'));
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-split-profile-'));
+fs.cpSync(pkgDir, path.join(root, 'pkg'), { recursive: true });
+indexes.forEach((index, i) => execFileSync(cli, ['publish', index, '--out-dir', path.join(root, `data${i}`)], { stdio: 'ignore' }));
+fs.writeFileSync(path.join(root, 'blank.html'), '<!doctype html><meta charset="utf-8"><title>profile</title>');
+const server = await startServer({ root, port: 0 });
+const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+
+/** Opens an engine on a fresh page, runs `queries`; returns the worker's hits. */
+async function visit(data, options, queries, offlineQueries = []) {
+  const page = await context.newPage();
+  await page.goto(server.url + 'blank.html');
+  const info = await page.evaluate(async (options) => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    window.engine = await GitSenseSearch.open({ lazyFill: false, ...options });
+    return window.engine.info();
+  }, { manifestUrl: `/${data}/manifest.json`, ...options });
+  await page.waitForTimeout(SETTLE_MS);
+  const run = async (list) => {
+    for (const [query, o] of list) {
+      await page.evaluate(([q, o]) => window.engine.search(q, o).catch((e) => e.code), [query, o]);
+    }
+  };
+  await run(queries);
+  if (offlineQueries.length) {
+    await context.setOffline(true);
+    try {
+      await run(offlineQueries);
+    } finally {
+      await context.setOffline(false);
+    }
+  }
+  await page.waitForTimeout(SETTLE_MS);
+  const [worker] = page.workers();
+  const hits = worker ? await worker.evaluate(() => [...(globalThis.__gitsenseSplitHits || [])]) : [];
+  await page.goto('about:blank');
+  await page.close();
+  return { info, hits };
+}
+
+/** Removes what earlier visits stored (GitSenseSearch.clear()). */
+async function clearStorage() {
+  const page = await context.newPage();
+  await page.goto(server.url + 'blank.html');
+  await page.evaluate(async () => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    await GitSenseSearch.clear();
+  });
+  await page.goto('about:blank');
+  await page.close();
+}
+
+const hits = new Set();
+const counts = [];
+try {
+  for (let i = 0; i < indexes.length; i++) {
+    const data = `data${i}`;
+    const queries = [...QUERIES, ...extraQueries[i]];
+    if (i === 0) {
+      // A first visit sets browser storage up at open when the page's
+      // prefetch comes after the session opens (slow networks), else when
+      // the fill starts: with the hot pages held back, the first order.
+      server.options.delay = [{ match: /\.hot\.gz$/, ms: 500 }];
+      try {
+        const slow = await visit(data, {}, QUERIES.slice(0, 3));
+        for (const h of slow.hits) hits.add(h);
+        counts.push(`${path.basename(indexes[i])}, hot pages late: ${slow.hits.length}`);
+      } finally {
+        server.options.delay = [];
+      }
+      // The next first visit starts on empty storage again.
+      await clearStorage();
+    }
+    // The page knows its first query (open's firstQuery): its pages come
+    // while the module loads.
+    const first = await visit(data, { firstQuery: queries[0][0] }, queries, OFFLINE_QUERIES);
+    if (first.info.storage !== 'lazy') throw new Error(`a first visit did not read lazily: ${JSON.stringify(first.info)}`);
+    await visit(data, { storage: 'opfs' }, []);
+    const repeat = await visit(data, {}, queries);
+    if (repeat.info.source !== 'stored') throw new Error(`the repeat visit did not open the stored index: ${JSON.stringify(repeat.info)}`);
+    for (const h of [...first.hits, ...repeat.hits]) hits.add(h);
+    counts.push(`${path.basename(indexes[i])}: first visit ${first.hits.length}, repeat ${repeat.hits.length}`);
+  }
+  if (hits.size === 0) throw new Error('no function was recorded: is the module instrumented?');
+  fs.writeFileSync(out, [...hits].sort((a, b) => a - b).join('\n') + '\n');
+  console.log(`split profile: ${hits.size} functions (${counts.join('; ')})`);
+} finally {
+  await context.close();
+  await server.close();
+  fs.rmSync(root, { recursive: true, force: true });
+  fs.rmSync(profile, { recursive: true, force: true });
+}

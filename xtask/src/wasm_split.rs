@@ -1,0 +1,460 @@
+//! Build tool (run by `./build.sh`, not shipped): splits the browser module
+//! into a primary module, holding the functions a cold visit's first answer
+//! runs, and a secondary module with everything else (the fill, OPFS and
+//! IndexedDB setup, the assisted search, formats, SQLite's write paths,
+//! error paths), which the worker loads after the first answer.
+//!
+//! ```text
+//! wasm-split instrument IN.wasm OUT.wasm
+//! wasm-split split IN.wasm --keep HITS --primary P.wasm --secondary S.wasm
+//! ```
+//!
+//! `instrument` writes IN with a call to the import `gitsense_split.hit(i)`
+//! at the entry of every function, `i` being its index in IN; a profile run
+//! (`xtask/js/split-profile.mjs`) records the indices a cold visit calls, one
+//! per line, into HITS. `split` keeps those in P and moves every other
+//! function's body to S:
+//!
+//! - In P, a moved function keeps its index, type and every reference to it
+//!   (calls, exports, table slots); its body becomes a stub that calls the
+//!   import `gitsense_split.load()` unless P's exported global
+//!   `__split_ready` is set, then calls the real function through a table
+//!   slot S fills. The worker's loader (`src/js/split.js`) instantiates
+//!   S and sets the global; a stub reached before that loads S at once
+//!   (synchronously: the engine runs in a dedicated worker), so a stale
+//!   profile costs time, never correctness.
+//! - S imports P's memory, tables, globals and the functions it calls
+//!   (exported by P as `__split_*`), defines the moved bodies and writes
+//!   them into P's function table with one active element segment. It has
+//!   no data (P's segments initialized the memory), no start function and
+//!   no exports.
+//!
+//! Kept whatever the profile says: the start function and any function
+//! that uses a data or element segment by index (`memory.init`,
+//! `table.init`, their drops), since those stay in P.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use walrus::ir::{dfs_in_order, Visitor};
+use walrus::{
+    ConstExpr, DataId, ElementId, ElementItems, ElementKind, ExportItem, FunctionBuilder,
+    FunctionId, FunctionKind, GlobalKind, ImportKind, ImportedFunction, InstrSeqBuilder, Module,
+    ModuleConfig, TableId, ValType,
+};
+
+/// The import namespace of the loader's functions in P (and of `hit`).
+const LOADER: &str = "gitsense_split";
+/// The import namespace under which S finds P's exports.
+const PRIMARY: &str = "primary";
+
+type Result<T> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(summary) => {
+            println!("{summary}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("wasm-split: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<String> {
+    match args.first().map(String::as_str) {
+        Some("instrument") if args.len() == 3 => {
+            let (input, out) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
+            let bytes = instrument(&read(&input)?)?;
+            write(&out, &bytes)?;
+            Ok(format!(
+                "instrumented {} -> {}",
+                input.display(),
+                out.display()
+            ))
+        }
+        Some("split") => {
+            let mut input = None;
+            let (mut keep, mut primary, mut secondary) = (None, None, None);
+            let mut expand = 0u32;
+            let mut it = args[1..].iter();
+            while let Some(a) = it.next() {
+                let mut value = || {
+                    it.next()
+                        .cloned()
+                        .ok_or_else(|| format!("{a} needs a value"))
+                };
+                match a.as_str() {
+                    "--keep" => keep = Some(value()?),
+                    "--primary" => primary = Some(value()?),
+                    "--secondary" => secondary = Some(value()?),
+                    "--expand" => {
+                        expand = value()?
+                            .parse()
+                            .map_err(|_| "--expand takes a number of levels".to_string())?
+                    }
+                    _ if input.is_none() && !a.starts_with("--") => input = Some(a.clone()),
+                    _ => return Err(format!("unknown argument {a}")),
+                }
+            }
+            let (Some(input), Some(keep), Some(primary), Some(secondary)) =
+                (input, keep, primary, secondary)
+            else {
+                return Err(usage());
+            };
+            let hits =
+                parse_hits(&std::fs::read_to_string(&keep).map_err(|e| format!("{keep}: {e}"))?)?;
+            let split = split(&read(input.as_ref())?, &hits, expand)?;
+            write(primary.as_ref(), &split.primary)?;
+            write(secondary.as_ref(), &split.secondary)?;
+            Ok(format!(
+                "split {input}: {} functions kept ({} profiled, {expand} levels of callees), {} moved; primary {} bytes, secondary {} bytes",
+                split.kept, hits.len(), split.moved, split.primary.len(), split.secondary.len()
+            ))
+        }
+        _ => Err(usage()),
+    }
+}
+
+fn usage() -> String {
+    "usage: wasm-split instrument IN OUT | wasm-split split IN --keep HITS --primary P --secondary S".into()
+}
+
+fn read(path: &std::path::Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn write(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// One function index per line (blank lines and `#` comments allowed).
+fn parse_hits(text: &str) -> Result<BTreeSet<u32>> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            l.parse::<u32>()
+                .map_err(|_| format!("not a function index: {l:?}"))
+        })
+        .collect()
+}
+
+fn parse(bytes: &[u8]) -> Result<Module> {
+    let mut config = ModuleConfig::new();
+    // walrus would add its own producers section to each output.
+    config.generate_producers_section(false);
+    config
+        .parse(bytes)
+        .map_err(|e| format!("not a wasm module: {e}"))
+}
+
+/// Every function, in the input's index order (imports first).
+fn function_ids(m: &Module) -> Vec<FunctionId> {
+    m.funcs.iter().map(|f| f.id()).collect()
+}
+
+fn instrument(bytes: &[u8]) -> Result<Vec<u8>> {
+    let mut m = parse(bytes)?;
+    let ids = function_ids(&m);
+    let ty = m.types.add(&[ValType::I32], &[]);
+    let (hit, _) = m.add_import_func(LOADER, "hit", ty);
+    for (index, id) in ids.into_iter().enumerate() {
+        if let FunctionKind::Local(f) = &mut m.funcs.get_mut(id).kind {
+            let index = i32::try_from(index).map_err(|_| "too many functions".to_string())?;
+            let mut body = f.builder_mut().func_body();
+            body.instr_at(
+                0,
+                walrus::ir::Const {
+                    value: walrus::ir::Value::I32(index),
+                },
+            );
+            body.instr_at(1, walrus::ir::Call { func: hit });
+        }
+    }
+    Ok(m.emit_wasm())
+}
+
+/// Data and element segments a function names (they stay in P).
+#[derive(Default)]
+struct SegmentUse {
+    any: bool,
+}
+
+impl<'a> Visitor<'a> for SegmentUse {
+    fn visit_data_id(&mut self, _: &DataId) {
+        self.any = true;
+    }
+    fn visit_element_id(&mut self, _: &ElementId) {
+        self.any = true;
+    }
+}
+
+/// The functions a function calls directly.
+#[derive(Default)]
+struct Callees(Vec<FunctionId>);
+
+impl<'a> Visitor<'a> for Callees {
+    fn visit_call(&mut self, instr: &walrus::ir::Call) {
+        self.0.push(instr.func);
+    }
+    fn visit_return_call(&mut self, instr: &walrus::ir::ReturnCall) {
+        self.0.push(instr.func);
+    }
+}
+
+struct Split {
+    primary: Vec<u8>,
+    secondary: Vec<u8>,
+    kept: usize,
+    moved: usize,
+}
+
+fn split(bytes: &[u8], hits: &BTreeSet<u32>, expand: u32) -> Result<Split> {
+    let mut p = parse(bytes)?;
+    let mut s = parse(bytes)?;
+    let ids = function_ids(&p);
+    if let Some(&max) = hits.iter().next_back() {
+        if max as usize >= ids.len() {
+            return Err(format!(
+                "the profile names function {max}, the module has {}: a profile of another build",
+                ids.len()
+            ));
+        }
+    }
+
+    // The profile, and `expand` levels of the functions it calls directly:
+    // a profile run meets only the sizes and shapes of its own data (a
+    // longer doclist, a deeper b-tree take paths next to the ones it saw).
+    let index_of: HashMap<FunctionId, usize> =
+        ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let mut keep: HashSet<FunctionId> = hits.iter().map(|&i| ids[i as usize]).collect();
+    let mut frontier: Vec<FunctionId> = keep.iter().copied().collect();
+    for _ in 0..expand {
+        let mut next = Vec::new();
+        for id in frontier {
+            if let FunctionKind::Local(f) = &p.funcs.get(id).kind {
+                let mut calls = Callees::default();
+                dfs_in_order(&mut calls, f, f.entry_block());
+                for c in calls.0 {
+                    if keep.insert(c) {
+                        next.push(c);
+                    }
+                }
+            }
+        }
+        frontier = next;
+    }
+
+    // What moves: local functions outside the profile that P can do without.
+    let start = p.start;
+    let mut moved: Vec<FunctionId> = Vec::new();
+    for &id in &ids {
+        let FunctionKind::Local(f) = &p.funcs.get(id).kind else {
+            continue;
+        };
+        if keep.contains(&id) || Some(id) == start {
+            continue;
+        }
+        let mut uses = SegmentUse::default();
+        dfs_in_order(&mut uses, f, f.entry_block());
+        if !uses.any {
+            moved.push(id);
+        }
+    }
+    let moved_set: HashSet<FunctionId> = moved.iter().copied().collect();
+    let kept = ids
+        .iter()
+        .filter(|&&id| matches!(p.funcs.get(id).kind, FunctionKind::Local(_)))
+        .count()
+        - moved.len();
+    if moved.is_empty() {
+        return Err("nothing to move: the profile covers every function".into());
+    }
+
+    // P's function table gets one slot per moved function, after its own.
+    let table = p
+        .tables
+        .main_function_table()
+        .map_err(|e| format!("function table: {e}"))?
+        .ok_or("the module has no function table")?;
+    let base = p.tables.get(table).initial;
+    let size = base + moved.len() as u64;
+    {
+        let t = p.tables.get_mut(table);
+        t.initial = size;
+        t.maximum = Some(t.maximum.map_or(size, |m| m.max(size)));
+    }
+
+    // ---- S: the moved bodies, everything else imported from P. ----
+    // P's items S may use, by their export name in P.
+    let mut exports: Vec<(String, ExportItem)> = Vec::new();
+    let s_ids = function_ids(&s);
+    for (index, (&pid, &sid)) in ids.iter().zip(&s_ids).enumerate() {
+        if moved_set.contains(&pid) {
+            continue;
+        }
+        // Kept local functions and P's own imports alike: S imports them
+        // from P's exports (a module may export what it imports).
+        let name = format!("__split_f{index}");
+        let ty = s.funcs.get(sid).ty();
+        let old_import = match &s.funcs.get(sid).kind {
+            FunctionKind::Import(i) => Some(i.import),
+            _ => None,
+        };
+        let import = s.imports.add(PRIMARY, &name, ImportKind::Function(sid));
+        s.funcs.get_mut(sid).kind = FunctionKind::Import(ImportedFunction { import, ty });
+        if let Some(old) = old_import {
+            s.imports.delete(old);
+        }
+        exports.push((name, ExportItem::Function(pid)));
+    }
+    // Memories, tables and globals: imported whole.
+    let mem_ids: Vec<_> = s.memories.iter().map(|m| m.id()).collect();
+    let p_mem_ids: Vec<_> = p.memories.iter().map(|m| m.id()).collect();
+    for (i, (&sm, &pm)) in mem_ids.iter().zip(&p_mem_ids).enumerate() {
+        let name = format!("__split_m{i}");
+        if let Some(old) = s.memories.get(sm).import {
+            s.imports.delete(old);
+        }
+        let import = s.imports.add(PRIMARY, &name, ImportKind::Memory(sm));
+        let mem = s.memories.get_mut(sm);
+        mem.import = Some(import);
+        mem.data_segments.clear();
+        exports.push((name, ExportItem::Memory(pm)));
+    }
+    let table_ids: Vec<_> = s.tables.iter().map(|t| t.id()).collect();
+    let p_table_ids: Vec<_> = p.tables.iter().map(|t| t.id()).collect();
+    let mut s_table = None;
+    for (i, (&st, &pt)) in table_ids.iter().zip(&p_table_ids).enumerate() {
+        let name = format!("__split_t{i}");
+        if let Some(old) = s.tables.get(st).import {
+            s.imports.delete(old);
+        }
+        let import = s.imports.add(PRIMARY, &name, ImportKind::Table(st));
+        let (initial, maximum) = {
+            let t = p.tables.get(pt);
+            (t.initial, t.maximum)
+        };
+        let t = s.tables.get_mut(st);
+        t.import = Some(import);
+        t.init = None;
+        t.elem_segments.clear();
+        t.initial = initial;
+        t.maximum = maximum;
+        if pt == table {
+            s_table = Some(st);
+        }
+        exports.push((name, ExportItem::Table(pt)));
+    }
+    let s_table: TableId = s_table.ok_or("function table not found in the second parse")?;
+    let global_ids: Vec<_> = s.globals.iter().map(|g| g.id()).collect();
+    let p_global_ids: Vec<_> = p.globals.iter().map(|g| g.id()).collect();
+    for (i, (&sg, &pg)) in global_ids.iter().zip(&p_global_ids).enumerate() {
+        let name = format!("__split_g{i}");
+        if let GlobalKind::Import(old) = s.globals.get(sg).kind {
+            s.imports.delete(old);
+        }
+        let import = s.imports.add(PRIMARY, &name, ImportKind::Global(sg));
+        s.globals.get_mut(sg).kind = GlobalKind::Import(import);
+        exports.push((name, ExportItem::Global(pg)));
+    }
+    // No data, no element segments of P's, no exports, no start.
+    let data: Vec<_> = s.data.iter().map(|d| d.id()).collect();
+    for d in data {
+        s.data.delete(d);
+    }
+    let elems: Vec<_> = s.elements.iter().map(|e| e.id()).collect();
+    for e in elems {
+        s.elements.delete(e);
+    }
+    let s_exports: Vec<_> = s.exports.iter().map(|e| e.id()).collect();
+    for e in s_exports {
+        s.exports.delete(e);
+    }
+    s.start = None;
+    // The moved bodies, written into P's table at `base`.
+    let s_moved: Vec<FunctionId> = moved.iter().map(|pid| s_ids[index_of[pid]]).collect();
+    s.elements.add(
+        ElementKind::Active {
+            table: s_table,
+            offset: ConstExpr::Value(walrus::ir::Value::I32(base as i32)),
+        },
+        ElementItems::Functions(s_moved),
+    );
+    walrus::passes::gc::run(&mut s);
+    let used: HashSet<String> = s
+        .imports
+        .iter()
+        .filter(|i| i.module == PRIMARY)
+        .map(|i| i.name.clone())
+        .collect();
+    let secondary = s.emit_wasm();
+
+    // ---- P: stubs in place of the moved bodies, exports for S. ----
+    let ready = p.globals.add_local(
+        ValType::I32,
+        true,
+        false,
+        ConstExpr::Value(walrus::ir::Value::I32(0)),
+    );
+    p.exports.add("__split_ready", ready);
+    let unit = p.types.add(&[], &[]);
+    let (load, _) = p.add_import_func(LOADER, "load", unit);
+    for (slot, &id) in moved.iter().enumerate() {
+        let ty = p.funcs.get(id).ty();
+        let (params, results) = {
+            let t = p.types.get(ty);
+            (t.params().to_vec(), t.results().to_vec())
+        };
+        let args: Vec<_> = params.iter().map(|&t| p.locals.add(t)).collect();
+        let mut b = FunctionBuilder::new(&mut p.types, &params, &results);
+        stub_body(
+            &mut b.func_body(),
+            ready,
+            load,
+            &args,
+            (base + slot as u64) as i32,
+            ty,
+            table,
+        );
+        let f = b.local_func(args);
+        p.funcs.get_mut(id).kind = FunctionKind::Local(f);
+    }
+    for (name, item) in exports {
+        if used.contains(&name) {
+            p.exports.add(&name, item);
+        }
+    }
+    let primary = p.emit_wasm();
+    Ok(Split {
+        primary,
+        secondary,
+        kept,
+        moved: moved.len(),
+    })
+}
+
+/// `if (!ready) load(); return table[slot](args...)`.
+fn stub_body(
+    body: &mut InstrSeqBuilder,
+    ready: walrus::GlobalId,
+    load: FunctionId,
+    args: &[walrus::LocalId],
+    slot: i32,
+    ty: walrus::TypeId,
+    table: TableId,
+) {
+    body.block(None, |b| {
+        let done = b.id();
+        b.global_get(ready).br_if(done).call(load);
+    });
+    for &a in args {
+        body.local_get(a);
+    }
+    body.i32_const(slot).call_indirect(ty, table);
+}
