@@ -205,7 +205,7 @@ split_module() {
   # (this repository's Markdown), the browser tests' made-up indexes and a
   # made-up documentation site the size of a real one (web-fixtures).
   mkdir -p "$dir/docs"
-  cp README.md BENCHMARKS.md "$dir/docs/"
+  cp README.md BENCHMARKS.md docs/*.md "$dir/docs/"
   ./target/release/gitsense-search build --docs "$dir/docs" --out "$dir/docs.gsx" --quiet >/dev/null || die "building the profile's docs index failed"
   target/release/web-fixtures "$dir/fixtures" target/sample/sample.gsx >/dev/null ||
     die "building the profile's fixtures failed"

@@ -68,7 +68,7 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
  * use).
  */
 const WASM_PATH = '/pkg/gitsense_search_bg.wasm';
-// README's preload tags (section "Use it in a page"), for a page at the
+// README's preload tags (its documentation-site recipe; docs/js-api.md, "Preload tags"), for a page at the
 // site's root: the API, the module, lazy mode's page-side code and the
 // manifest; each must then be fetched once.
 const preloadTags = (manifestPath) => [

@@ -27,7 +27,7 @@ export function prepare({ site, index, dir = 'ours', cli }) {
     version,
     publishMs,
     bundleFiles: code,
-    // The module's second part (README, "The module in two parts") comes
+    // The module's second part (docs/lazy-loading.md, "The module in two parts") comes
     // after the first answer.
     firstBundleFiles: code.filter((f) => !/gitsense_search_bg-[0-9a-f]{16}\.wasm$/.test(f)),
     // What a full download fetches; lazy reads take parts of the raw file.

@@ -163,7 +163,7 @@ export interface EngineInfo {
   };
   lazy?: LazyInfo;
   /**
-   * The engine's code (see README, "The module in two parts"): `split`
+   * The engine's code (see docs/lazy-loading.md, "The module in two parts"): `split`
    * when a build ships its functions in two wasm modules, the second of
    * which (`secondLoaded`) comes after the first answer or when first
    * needed.

@@ -344,8 +344,8 @@ export class GitSenseSearch extends EventTarget {
   }
 
   /**
-   * An AI-assisted search (the multi-stage strategy of the README's
-   * "AI-assisted search"): `llm(prompt, { stage, name, signal })` is the
+   * An AI-assisted search (the multi-stage strategy of
+   * docs/ai-search.md): `llm(prompt, { stage, name, signal })` is the
    * host's model, called here on the page, once per LLM stage; it returns
    * the answer text (or a promise of it). The stages run in the worker;
    * `onStage(report)` gets each stage report as the stage ends. The other

@@ -175,8 +175,8 @@ const ops = {
     // now. With the page's prefetch (storage 'auto' or 'lazy'), a lazy
     // first visit and a stored index fetch it after their first answer
     // (holdBackground): its bytes would compete with the index's, its
-    // compile with opening the index and the first search (README, "The
-    // module in two parts").
+    // compile with opening the index and the first search (docs/lazy-loading.md,
+    // "The module in two parts").
     Promise.resolve(pre).then((p) => {
       if (!p) loadSecondary();
     });

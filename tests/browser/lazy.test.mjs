@@ -495,7 +495,13 @@ test('inflateRaw gives zlib\'s bytes for every kind of DEFLATE block, and refuse
     x ^= x << 5;
     return x >>> 0;
   };
-  const text = fs.readFileSync(new URL('../../README.md', import.meta.url));
+  // Real text longer than DEFLATE's 32 KiB window: the project's own documentation.
+  const docs = new URL('../../docs/', import.meta.url);
+  const text = Buffer.concat([
+    fs.readFileSync(new URL('../../README.md', import.meta.url)),
+    ...fs.readdirSync(docs).filter((f) => f.endsWith('.md')).sort().map((f) => fs.readFileSync(new URL(f, docs))),
+  ]);
+  assert.ok(text.length >= 65536, `${text.length} bytes of documentation`);
   const inputs = [
     Buffer.alloc(0),
     Buffer.from('a'),
