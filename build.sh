@@ -71,8 +71,7 @@ need_wasm_tools() {
 # with the parser regenerated without the SQL features the engine never
 # uses (xtask/sqlite/grammar-omits; 31 KB less wasm, brotli). sqlite-wasm-rs
 # compiles it from SQLITE_WASM_RS_SOURCE_DIR with SQLITE_WASM_RS_FLAGS: the
-# options in .cargo/config.toml (what a plain `cargo build` uses, with the
-# bundled amalgamation) and the grammar ones.
+# options in xtask/sqlite/wasm-flags and the grammar ones.
 need_sqlite_for_wasm() {
   apt_need patch:patch
   local out=target/sqlite-grammar patch=xtask/sqlite/grammar.patch
@@ -91,7 +90,7 @@ need_sqlite_for_wasm() {
     rm -rf "$out" && mv "$out.tmp" "$out"
   fi
   export SQLITE_WASM_RS_SOURCE_DIR="$ROOT/$out"
-  SQLITE_WASM_RS_FLAGS="$(sed -n '/^SQLITE_WASM_RS_FLAGS = """/,/"""$/p' .cargo/config.toml | sed 's/SQLITE_WASM_RS_FLAGS = """//; s/"""//; s/\\$//' | tr '\n' ' ') $(grep -v '^#' xtask/sqlite/grammar-omits | tr '\n' ' ')"
+  SQLITE_WASM_RS_FLAGS="$(grep -hv '^#' xtask/sqlite/wasm-flags xtask/sqlite/grammar-omits | tr '\n' ' ')"
   export SQLITE_WASM_RS_FLAGS
 }
 
@@ -167,7 +166,7 @@ build_wasm() {
     const m = new WebAssembly.Module(require("fs").readFileSync(process.argv[1]));
     const env = WebAssembly.Module.imports(m).filter((i) => i.module === "env").map((i) => i.name);
     if (env.length) { console.error("unresolved C symbols in the wasm module: " + env.join(" ")); process.exit(1); }
-  ' "$WASM_OUT" || die "the wasm module has unresolved imports (see SQLITE_WASM_RS_FLAGS in .cargo/config.toml)"
+  ' "$WASM_OUT" || die "the wasm module has unresolved imports (see xtask/sqlite/wasm-flags)"
   wasm-bindgen --target web --out-dir "$tmp" --out-name gitsense_search "$WASM_OUT"
   log "optimizing with wasm-opt -Oz"
   node_modules/.bin/wasm-opt -Oz "$tmp/gitsense_search_bg.wasm" -o "$tmp/gitsense_search_bg.opt.wasm"
@@ -201,16 +200,16 @@ split_module() {
   mv "$pkg/gitsense_search_bg.wasm" "$dir/full.wasm"
   cp -r "$pkg" "$dir/profile-pkg"
   "$split" instrument "$dir/full.wasm" "$dir/profile-pkg/gitsense_search_bg.wasm" >/dev/null || die "wasm-split instrument failed"
-  # Chats without code blocks (the sample), documentation with code blocks
-  # (this repository's Markdown), the browser tests' made-up indexes and a
-  # made-up documentation site the size of a real one (web-fixtures).
-  mkdir -p "$dir/docs"
-  cp README.md BENCHMARKS.md docs/*.md "$dir/docs/"
-  ./target/release/gitsense-search build --docs "$dir/docs" --out "$dir/docs.gsx" --quiet >/dev/null || die "building the profile's docs index failed"
+  # Chats without code blocks (the sample), the browser tests' made-up
+  # indexes and a made-up documentation site the size of a real one, with
+  # code blocks (web-fixtures), asked its own queries and, as docs.gsx, the
+  # profile's general ones. All made by code: editing the docs never
+  # changes the module.
   target/release/web-fixtures "$dir/fixtures" target/sample/sample.gsx >/dev/null ||
     die "building the profile's fixtures failed"
   ./target/release/gitsense-search build --docs "$dir/fixtures/large-docs" --out "$dir/large.gsx" --quiet >/dev/null ||
     die "building the profile's large docs index failed"
+  cp "$dir/large.gsx" "$dir/docs.gsx"
   log "profiling the module in headless Chromium (what a visit runs)"
   node xtask/js/split-profile.mjs "$dir/profile-pkg" target/release/gitsense-search "$dir/profile.txt" target/sample/sample.gsx "$dir/docs.gsx" \
     "$dir/fixtures/vocab.gsx=$dir/fixtures/vocab.json" "$dir/fixtures/ranked.gsx=$dir/fixtures/ranked.json" \
