@@ -7,19 +7,14 @@
 //! the worker can report a clean error instead of dying silently.
 
 use super::host::{error_to_js, to_js};
-use super::session::Session;
+use super::session::{current, install, take, Session};
 use super::storage::lazy::{probe_result, Prefetched};
 use super::storage::StoragePref;
 use gitsense_engine::error::Error;
 use js_sys::{Function, Reflect, Uint8Array};
 use serde::Deserialize;
-use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-thread_local! {
-    static SESSION: RefCell<Option<Rc<Session>>> = const { RefCell::new(None) };
-}
 
 #[wasm_bindgen(inline_js = "export function announcePanic(message) {
   const g = globalThis;
@@ -44,8 +39,8 @@ fn js(e: Error) -> JsValue {
     error_to_js(&e)
 }
 
-pub(crate) fn session() -> Result<Rc<Session>, JsValue> {
-    SESSION.with(|s| s.borrow().clone()).ok_or_else(|| {
+fn session() -> Result<Rc<Session>, JsValue> {
+    current().ok_or_else(|| {
         js(Error::new(
             "engine.closed",
             "no index is open in this worker",
@@ -122,7 +117,7 @@ pub async fn session_open(
             )));
         }
     }
-    if SESSION.with(|s| s.borrow().is_some()) {
+    if current().is_some() {
         return Err(js(Error::new(
             "engine.already_open",
             "this worker already has an open index",
@@ -138,7 +133,7 @@ pub async fn session_open(
     .await
     .map_err(js)?;
     let info = s.info().map_err(js)?;
-    SESSION.with(|slot| *slot.borrow_mut() = Some(Rc::new(s)));
+    install(s);
     Ok(to_js(&info))
 }
 
@@ -191,7 +186,7 @@ pub async fn session_stored_files() -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = sessionClose)]
 pub fn session_close() {
     super::assist::cancel_all();
-    if let Some(s) = SESSION.with(|slot| slot.borrow_mut().take()) {
+    if let Some(s) = take() {
         s.close();
     }
 }

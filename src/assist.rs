@@ -19,7 +19,7 @@
 //! index is swapped by an update between two steps fails with
 //! `assist.index_changed` rather than mixing two indexes.
 
-use super::api::session;
+use super::session::current;
 use super::host::error_to_js;
 use gitsense_engine::assist::{self, AssistOptions, AssistSession, AssistStep, StageReport};
 use gitsense_engine::error::{Error, Result};
@@ -65,7 +65,7 @@ fn reply(id: u32, step: &AssistStep, reports: &[StageReport]) -> Result<String> 
 
 /// Runs `f` on the open index's engine (`engine.closed` when none).
 fn with_engine<T>(f: impl FnOnce(&Engine) -> Result<T>) -> Result<T> {
-    let s = session().map_err(|_| closed())?;
+    let s = current().ok_or_else(closed)?;
     s.with_engine(f)?
 }
 

@@ -910,3 +910,23 @@ impl Drop for Session {
         self.close();
     }
 }
+
+thread_local! {
+    /// The worker's one open session (a dedicated worker serves one index).
+    static CURRENT: std::cell::RefCell<Option<std::rc::Rc<Session>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The worker's open session, if any.
+pub fn current() -> Option<std::rc::Rc<Session>> {
+    CURRENT.with(|s| s.borrow().clone())
+}
+
+/// Makes `s` the worker's open session.
+pub fn install(s: Session) {
+    CURRENT.with(|slot| *slot.borrow_mut() = Some(std::rc::Rc::new(s)));
+}
+
+/// Takes the worker's open session out (closing the worker's index).
+pub fn take() -> Option<std::rc::Rc<Session>> {
+    CURRENT.with(|slot| slot.borrow_mut().take())
+}

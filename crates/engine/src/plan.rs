@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 use crate::index::{name_key, EXACT_NAME_BOOST, TRIGRAM_MIN_CHARS};
 use crate::profiles::{self, Profile};
 use crate::query::ast::*;
-use crate::query::syntax::{canonical_language, STOP_WORDS};
+use crate::model::canonical_language;
+use crate::query::syntax::STOP_WORDS;
 use rusqlite::types::Value as SqlValue;
 use serde::{Deserialize, Serialize};
 

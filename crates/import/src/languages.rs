@@ -253,7 +253,7 @@ pub fn language_from_shebang(first_line: &str) -> Option<&'static Language> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gitsense_engine::query::syntax::canonical_language;
+    use gitsense_engine::model::canonical_language;
 
     #[test]
     fn languages_come_from_extensions_and_well_known_names() {

@@ -239,29 +239,6 @@ pub fn spec_for(field: Field) -> &'static FilterSpec {
         .expect("every field has a spec")
 }
 
-/// Normalizes a language name or common abbreviation.
-pub fn canonical_language(lang: &str) -> String {
-    let l = lang.trim().to_ascii_lowercase();
-    let canon = match l.as_str() {
-        "py" | "python3" | "py3" => "python",
-        "js" | "node" | "mjs" | "cjs" => "javascript",
-        "ts" => "typescript",
-        "sh" | "shell" | "zsh" => "bash",
-        "rs" => "rust",
-        "rb" => "ruby",
-        "md" => "markdown",
-        "yml" => "yaml",
-        "c++" | "cc" | "hpp" | "cxx" => "cpp",
-        "cs" | "c#" => "csharp",
-        "golang" => "go",
-        "kt" => "kotlin",
-        "htm" => "html",
-        "text" | "txt" | "plaintext" => "text",
-        other => other,
-    };
-    canon.to_string()
-}
-
 const GRAMMAR_LINES: &[&str] = &[
     "- words: all must match (AND); `a OR b`; `-word` or `NOT word` excludes; `(a OR b)` groups; `word*` matches a prefix",
     "- phrases: `\"exact phrase\"` or `'exact phrase'`",

@@ -894,7 +894,7 @@ fn normalize_language(l: &str) -> Option<String> {
         "none" | "nohighlight" | "plain" => "text",
         other => other,
     };
-    Some(gitsense_engine::query::syntax::canonical_language(mapped))
+    Some(gitsense_engine::model::canonical_language(mapped))
 }
 
 #[cfg(test)]
