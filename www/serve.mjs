@@ -3,7 +3,7 @@
 //
 //   node www/serve.mjs [--root DIR] [--port 8080] [--host 127.0.0.1]
 //                      [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth]
-//                      [--no-range] [--no-multi-range] [--no-compress] [--no-brotli] [--precompress]
+//                      [--no-range] [--no-multi-range] [--no-compress] [--no-brotli] [--precompress] [--compress-cache BYTES]
 //                      [--gzip-ranges] [--no-content-length] [--quiet]
 //
 // Like a static host it answers revalidations with 304 (ETag) and
@@ -17,7 +17,7 @@
 // once on any site; that request waits for the compressor (quality 11
 // takes seconds for the wasm). The compressed bodies are kept, shared by
 // every server of the process, in a cache bounded by bytes (least recently
-// used out first, COMPRESSED_CACHE_BYTES); a body over a quarter of it is
+// used out first; 256 MiB, --compress-cache BYTES); a body over a quarter of it is
 // compressed per request and not kept, so a few big files cannot flush
 // the rest. --precompress (in-process: precompress: true, or the exported
 // precompress()) compresses every compressible file of the root before
@@ -37,8 +37,8 @@
 //   GET  /__server/stats   → { total, byPath: { "/path": n }, bytes,
 //                              bytesByPath: { "/path": n }, ranges: n,
 //                              multipart: n (multipart/byteranges answers),
-//                              compressed: { entries, bytes, limit } (the
-//                              process's cache of compressed bodies) }
+//                              compressed: { entries, bytes, limit, runs }
+//                              (the process's cache of compressed bodies) }
 //   POST /__server/reset   → zero the counters
 // Range requests get 206 partial content (the lazy-loading work reads the
 // raw index this way), several ranges in one request a multipart/byteranges
@@ -73,7 +73,7 @@ const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.wasm', 
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** The most bytes of compressed bodies the process keeps. */
+/** The most bytes of compressed bodies the process keeps, unless told otherwise. */
 export const COMPRESSED_CACHE_BYTES = 256 * 1024 * 1024;
 
 // Compressed bodies, shared by every server of the process (brotli at
@@ -81,11 +81,14 @@ export const COMPRESSED_CACHE_BYTES = 256 * 1024 * 1024;
 // per visit pays it once): 'br /path' / 'gzip /path' → { etag, body },
 // least recently used first. `pending` holds the compressions under way,
 // so that requests arriving together for one file share one.
-const compressed = { entries: new Map(), pending: new Map(), bytes: 0 };
+const compressed = { entries: new Map(), pending: new Map(), bytes: 0, runs: 0, limit: COMPRESSED_CACHE_BYTES };
 
-/** The cache of compressed bodies: { entries, bytes, limit }. */
+/**
+ * The cache of compressed bodies: { entries, bytes, limit, runs (the
+ * compressions the process has run, kept or not) }.
+ */
 export function compressedCacheStats() {
-  return { entries: compressed.entries.size, bytes: compressed.bytes, limit: COMPRESSED_CACHE_BYTES };
+  return { entries: compressed.entries.size, bytes: compressed.bytes, limit: compressed.limit, runs: compressed.runs };
 }
 
 const brotliCompress = promisify(zlib.brotliCompress);
@@ -97,11 +100,16 @@ function keep(key, etag, body) {
     compressed.entries.delete(key);
     compressed.bytes -= old.body.length;
   }
-  if (body.length > COMPRESSED_CACHE_BYTES / 4) return;
+  if (body.length > compressed.limit / 4) return;
   compressed.entries.set(key, { etag, body });
   compressed.bytes += body.length;
+  evict();
+}
+
+/** Drops the least recently used bodies until the rest fit. */
+function evict() {
   for (const [k, e] of compressed.entries) {
-    if (compressed.bytes <= COMPRESSED_CACHE_BYTES) break;
+    if (compressed.bytes <= compressed.limit) break;
     compressed.entries.delete(k);
     compressed.bytes -= e.body.length;
   }
@@ -122,6 +130,7 @@ async function compress(encoding, file, etag, body) {
   }
   const under = compressed.pending.get(key);
   if (under && under.etag === etag) return under.done;
+  compressed.runs++;
   const packing =
     encoding === 'br'
       ? brotliCompress(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
@@ -178,15 +187,15 @@ export async function precompress(root, { encodings = ['br', 'gzip'] } = {}) {
     while (next < files.length) {
       const p = files[next++];
       const stat = await fs.promises.stat(p);
-      if (stat.size > COMPRESSED_CACHE_BYTES / 4) continue;
+      if (stat.size > compressed.limit / 4) continue;
       const body = await fs.promises.readFile(p);
       kept++;
       for (const enc of encodings) bytes += (await compress(enc, p, etagOf(stat), body)).length;
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, os.availableParallelism()) }, worker));
-  if (bytes > COMPRESSED_CACHE_BYTES) {
-    console.warn(`warning: precompressed ${bytes} bytes under ${root}, over the cache's ${COMPRESSED_CACHE_BYTES}: the first files will be compressed again on request`);
+  if (bytes > compressed.limit) {
+    console.warn(`warning: precompressed ${bytes} bytes under ${root}, over the cache's ${compressed.limit}: the first files will be compressed again on request`);
   }
   return { files: kept, bytes };
 }
@@ -204,7 +213,9 @@ export async function precompress(root, { encodings = ['br', 'gzip'] } = {}) {
  * takes seconds for the wasm; the command line and the benchmarks turn it
  * on), precompress (compress every compressible file of root, in the
  * encodings answered with, before listening, default false: files are
- * compressed on their first request; the benchmarks turn it on), gzipRanges
+ * compressed on their first request; the benchmarks turn it on),
+ * compressCacheBytes (the most bytes of compressed bodies kept, for the
+ * whole process as the cache is shared; default COMPRESSED_CACHE_BYTES), gzipRanges
  * (gzip 206 bodies too, default false), contentLength (default true), block (an
  * array of RegExp or strings matched against the path: such requests are
  * dropped), dropFirst ({ match, count }: the next `count` requests whose
@@ -481,6 +492,11 @@ export async function startServer(opts = {}) {
     });
   });
 
+  if (opts.compressCacheBytes !== undefined) {
+    if (!(Number.isSafeInteger(opts.compressCacheBytes) && opts.compressCacheBytes >= 0)) throw new Error('compressCacheBytes must be a whole number of bytes');
+    compressed.limit = opts.compressCacheBytes;
+    evict();
+  }
   if (opts.precompress) await precompress(options.root, { encodings: encodingsOf(options) });
   await new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -538,15 +554,17 @@ function parseArgs(argv) {
     else if (a === '--no-compress') o.compress = false;
     else if (a === '--no-brotli') o.brotli = false;
     else if (a === '--precompress') o.precompress = true;
+    else if (a === '--compress-cache') o.compressCacheBytes = Number(next());
     else if (a === '--gzip-ranges') o.gzipRanges = true;
     else if (a === '--no-content-length') o.contentLength = false;
     else if (a === '--quiet') o.quiet = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-multi-range] [--no-compress] [--no-brotli] [--precompress] [--gzip-ranges] [--no-content-length] [--quiet]');
+      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-multi-range] [--no-compress] [--no-brotli] [--precompress] [--compress-cache BYTES] [--gzip-ranges] [--no-content-length] [--quiet]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new Error('--port must be 0..65535');
+  if (o.compressCacheBytes !== undefined && !(Number.isSafeInteger(o.compressCacheBytes) && o.compressCacheBytes >= 0)) throw new Error('--compress-cache must be a whole number of bytes');
   return o;
 }
 

@@ -102,7 +102,9 @@ const compressedCache = async (server) => JSON.parse((await get(server, '/__serv
 test('the server starts without compressing anything, compresses a file on its first request, and answers the second from what it kept', async () => {
   const server = await serve();
   try {
-    assert.deepEqual({ ...(await compressedCache(server)), limit: 0 }, { entries: 0, bytes: 0, limit: 0 }, 'nothing compressed before a request');
+    const { limit, ...start } = await compressedCache(server);
+    assert.ok(limit > 0);
+    assert.deepEqual(start, { entries: 0, bytes: 0, runs: 0 }, 'nothing compressed before a request');
     const file = fs.readFileSync(path.join(site, 'big.js'));
     const first = await get(server, '/big.js', { 'accept-encoding': 'gzip, deflate, br' });
     assert.equal(first.status, 200);
@@ -110,27 +112,28 @@ test('the server starts without compressing anything, compresses a file on its f
     assert.equal(Number(first.headers['content-length']), first.body.length);
     assert.ok(zlib.brotliDecompressSync(first.body).equals(file), 'the body decompresses to the file');
     const kept = await compressedCache(server);
-    assert.deepEqual([kept.entries, kept.bytes], [1, first.body.length], 'one body kept: the one asked for');
+    assert.deepEqual([kept.entries, kept.bytes, kept.runs], [1, first.body.length, 1], 'one body kept: the one asked for');
     const second = await get(server, '/big.js', { 'accept-encoding': 'gzip, deflate, br' });
     assert.ok(second.body.equals(first.body), 'the second answer is the same bytes');
-    assert.deepEqual(await compressedCache(server), kept);
+    assert.deepEqual(await compressedCache(server), kept, 'not compressed again');
     // A client without brotli gets gzip of the same file, kept beside it.
     const gz = await get(server, '/big.js', { 'accept-encoding': 'gzip' });
     assert.equal(gz.headers['content-encoding'], 'gzip');
     assert.ok(zlib.gunzipSync(gz.body).equals(file));
-    assert.equal((await compressedCache(server)).entries, 2);
+    assert.deepEqual([(await compressedCache(server)).entries, (await compressedCache(server)).runs], [2, 2]);
   } finally {
     await stop(server);
   }
 });
 
-test('requests arriving together for a file not yet compressed get the same bytes', async () => {
+test('requests arriving together for a file not yet compressed share one compression', async () => {
   const server = await serve();
   try {
     const answers = await Promise.all([1, 2, 3].map(() => get(server, '/docs/page7.html', { 'accept-encoding': 'br' })));
     for (const a of answers) assert.ok(a.body.equals(answers[0].body));
     assert.equal(zlib.brotliDecompressSync(answers[0].body).toString(), fs.readFileSync(path.join(site, 'docs', 'page7.html'), 'utf8'));
-    assert.equal((await compressedCache(server)).entries, 1);
+    const cache = await compressedCache(server);
+    assert.deepEqual([cache.entries, cache.runs], [1, 1]);
   } finally {
     await stop(server);
   }
@@ -162,10 +165,11 @@ test('--precompress compresses every compressible file before listening, in the 
   const server = await serve(['--precompress', '--no-brotli']);
   try {
     const files = PAGES + 2; // the pages, big.js, index.html (not the .txt files, nor the symlinks)
-    assert.equal((await compressedCache(server)).entries, files, 'gzip only: one body per file');
+    const warmed = await compressedCache(server);
+    assert.deepEqual([warmed.entries, warmed.runs], [files, files], 'gzip only: one body per file');
     const a = await get(server, '/docs/page5.html', { 'accept-encoding': 'br, gzip' });
     assert.equal(a.headers['content-encoding'], 'gzip');
-    assert.equal((await compressedCache(server)).entries, files, 'answered from what was compressed');
+    assert.deepEqual(await compressedCache(server), warmed, 'answered from what was compressed');
   } finally {
     await stop(server);
   }
@@ -173,17 +177,52 @@ test('--precompress compresses every compressible file before listening, in the 
 
 test('an in-process server started with precompress answers its first request from the cache', async () => {
   const { startServer, compressedCacheStats } = await import(SERVE.href);
-  const before = compressedCacheStats().entries;
+  const before = compressedCacheStats();
   const server = await startServer({ root: path.join(site, 'docs'), port: 0, brotli: true, precompress: true });
   try {
-    const warmed = compressedCacheStats().entries;
-    assert.equal(warmed - before, PAGES * 2, 'brotli and gzip of every page');
+    const warmed = compressedCacheStats();
+    assert.equal(warmed.entries - before.entries, PAGES * 2, 'brotli and gzip of every page');
     const r = await fetch(`${server.url}page1.html`, { headers: { 'accept-encoding': 'br' } });
     assert.equal(r.headers.get('content-encoding'), 'br');
     assert.equal(await r.text(), fs.readFileSync(path.join(site, 'docs', 'page1.html'), 'utf8'));
-    assert.equal(compressedCacheStats().entries, warmed);
+    assert.deepEqual(compressedCacheStats(), warmed, 'not compressed again');
   } finally {
     await server.close();
+  }
+});
+
+test('the cache keeps at most --compress-cache bytes, the least recently used out, and no body over a quarter of it', async () => {
+  const br = { 'accept-encoding': 'br' };
+  const page = (i) => `/docs/page${i}.html`;
+  // Room for about four pages' bodies.
+  const one = zlib.brotliCompressSync(fs.readFileSync(path.join(site, 'docs', 'page0.html')), { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
+  const server = await serve(['--compress-cache', String(Math.round(one * 4.5))]);
+  try {
+    for (let i = 0; i < 10; i++) assert.equal((await get(server, page(i), br)).status, 200);
+    const full = await compressedCache(server);
+    assert.equal(full.runs, 10);
+    assert.ok(full.bytes <= full.limit, `${full.bytes} <= ${full.limit}`);
+    assert.ok(full.entries >= 3 && full.entries <= 5, `${full.entries} entries`);
+    const oldest = 10 - full.entries;
+    await get(server, page(oldest), br);
+    assert.equal((await compressedCache(server)).runs, 10, 'the oldest page kept is answered from the cache');
+    await get(server, page(10), br);
+    assert.equal((await compressedCache(server)).runs, 11);
+    await get(server, page(oldest), br);
+    assert.equal((await compressedCache(server)).runs, 11, 'a page asked for again is let go last');
+    await get(server, page(0), br);
+    assert.equal((await compressedCache(server)).runs, 12, 'the first page was let go, and is compressed again');
+    // big.js compresses to more than a quarter of the cache: compressed
+    // per request and never kept, so it does not flush the pages.
+    const kept = await compressedCache(server);
+    const a = await get(server, '/big.js', br);
+    const b = await get(server, '/big.js', br);
+    assert.ok(a.body.equals(b.body));
+    assert.ok(a.body.length > kept.limit / 4);
+    const after = await compressedCache(server);
+    assert.deepEqual([after.runs, after.entries, after.bytes], [kept.runs + 2, kept.entries, kept.bytes]);
+  } finally {
+    await stop(server);
   }
 });
 
