@@ -106,6 +106,8 @@ function keep(key, etag, body) {
   evict();
 }
 
+const isByteCount = (n) => Number.isSafeInteger(n) && n >= 0;
+
 /** Drops the least recently used bodies until the rest fit. */
 function evict() {
   for (const [k, e] of compressed.entries) {
@@ -493,7 +495,7 @@ export async function startServer(opts = {}) {
   });
 
   if (opts.compressCacheBytes !== undefined) {
-    if (!(Number.isSafeInteger(opts.compressCacheBytes) && opts.compressCacheBytes >= 0)) throw new Error('compressCacheBytes must be a whole number of bytes');
+    if (!isByteCount(opts.compressCacheBytes)) throw new Error('compressCacheBytes must be a whole number of bytes');
     compressed.limit = opts.compressCacheBytes;
     evict();
   }
@@ -554,7 +556,10 @@ function parseArgs(argv) {
     else if (a === '--no-compress') o.compress = false;
     else if (a === '--no-brotli') o.brotli = false;
     else if (a === '--precompress') o.precompress = true;
-    else if (a === '--compress-cache') o.compressCacheBytes = Number(next());
+    else if (a === '--compress-cache') {
+      o.compressCacheBytes = Number(next());
+      if (!isByteCount(o.compressCacheBytes)) throw new Error('--compress-cache must be a whole number of bytes');
+    }
     else if (a === '--gzip-ranges') o.gzipRanges = true;
     else if (a === '--no-content-length') o.contentLength = false;
     else if (a === '--quiet') o.quiet = true;
@@ -564,7 +569,6 @@ function parseArgs(argv) {
     } else throw new Error(`unknown argument ${a}`);
   }
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new Error('--port must be 0..65535');
-  if (o.compressCacheBytes !== undefined && !(Number.isSafeInteger(o.compressCacheBytes) && o.compressCacheBytes >= 0)) throw new Error('--compress-cache must be a whole number of bytes');
   return o;
 }
 
@@ -583,7 +587,8 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   startServer(o).then(
     (s) => console.log(`serving ${path.resolve(o.root)} at ${s.url}  (Ctrl+C to stop)`),
     (e) => {
-      console.error(`error: cannot listen on ${o.host || '127.0.0.1'}:${o.port}: ${e.message}`);
+      // A listen error, or (--precompress) a file that could not be read.
+      console.error(`error: ${e.syscall === 'listen' ? `cannot listen on ${o.host || '127.0.0.1'}:${o.port}: ` : ''}${e.message}`);
       process.exit(1);
     },
   );
