@@ -3,21 +3,42 @@
 //
 //   node www/serve.mjs [--root DIR] [--port 8080] [--host 127.0.0.1]
 //                      [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth]
-//                      [--no-range] [--no-multi-range] [--no-compress] [--no-brotli] [--gzip-ranges] [--no-content-length]
+//                      [--no-range] [--no-multi-range] [--no-compress] [--no-brotli] [--precompress] [--compress-cache BYTES]
+//                      [--gzip-ranges] [--no-content-length] [--quiet]
 //
 // Like a static host it answers revalidations with 304 (ETag) and
 // compresses HTML, CSS, JS, JSON and wasm for clients that accept it:
 // brotli at quality 11 (as hosts serve precompressed assets; the command
 // line's default, --no-brotli turns it off, in-process servers opt in),
 // else gzip. Never the index files: the .gz is already compressed and the
-// raw index is read by range. Besides, it can add latency to every response, cap the
+// raw index is read by range.
+//
+// Compression happens on a file's first request, so the server starts at
+// once on any site; that request waits for the compressor (quality 11
+// takes seconds for the wasm). The compressed bodies are kept, shared by
+// every server of the process, in a cache bounded by bytes (least recently
+// used out first; 256 MiB, --compress-cache BYTES); a body over a quarter of it is
+// compressed per request and not kept, so a few big files cannot flush
+// the rest. --precompress (in-process: precompress: true, or the exported
+// precompress()) compresses every compressible file of the root before
+// listening, in the encodings the server would answer with, so that no
+// timed request waits for the compressor: the benchmarks start their
+// servers so.
+//
+// Paths are confined to the root: a malformed percent-encoding or a NUL
+// byte gets 400; a path that resolves outside the root (by `..` segments,
+// encoded or not) or a symlink whose target lies outside it, 403.
+//
+// Besides, it can add latency to every response, cap the
 // bandwidth (per response, or for all responses together as one link
 // does), ignore Range headers, gzip range answers or leave out
 // Content-Length (servers lazy loading must detect), refuse paths (the
 // socket is destroyed, as when the network is down), and count requests:
 //   GET  /__server/stats   → { total, byPath: { "/path": n }, bytes,
 //                              bytesByPath: { "/path": n }, ranges: n,
-//                              multipart: n (multipart/byteranges answers) }
+//                              multipart: n (multipart/byteranges answers),
+//                              compressed: { entries, bytes, limit, runs }
+//                              (the process's cache of compressed bodies) }
 //   POST /__server/reset   → zero the counters
 // Range requests get 206 partial content (the lazy-loading work reads the
 // raw index this way), several ranges in one request a multipart/byteranges
@@ -26,8 +47,10 @@
 
 import http from 'node:http';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 
 const TYPES = {
@@ -50,47 +73,133 @@ const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.wasm', 
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The most bytes of compressed bodies the process keeps, unless told otherwise. */
+export const COMPRESSED_CACHE_BYTES = 256 * 1024 * 1024;
+
 // Compressed bodies, shared by every server of the process (brotli at
 // quality 11 takes seconds for the wasm; a benchmark starting a server
-// per visit pays it once): 'br /path' / 'gzip /path' → { etag, body }.
-const compressedCache = new Map();
+// per visit pays it once): 'br /path' / 'gzip /path' → { etag, body },
+// least recently used first. `pending` holds the compressions under way,
+// so that requests arriving together for one file share one.
+const compressed = { entries: new Map(), pending: new Map(), bytes: 0, runs: 0, limit: COMPRESSED_CACHE_BYTES };
 
-function compress(encoding, file, etag, body) {
-  const key = `${encoding} ${file}`;
-  let cached = compressedCache.get(key);
-  if (!cached || cached.etag !== etag) {
-    const packed =
-      encoding === 'br'
-        ? zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
-        : zlib.gzipSync(body, { level: 9 });
-    cached = { etag, body: packed };
-    compressedCache.set(key, cached);
+/**
+ * The cache of compressed bodies: { entries, bytes, limit, runs (the
+ * compressions the process has run, kept or not) }.
+ */
+export function compressedCacheStats() {
+  return { entries: compressed.entries.size, bytes: compressed.bytes, limit: compressed.limit, runs: compressed.runs };
+}
+
+const brotliCompress = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
+
+function keep(key, etag, body) {
+  const old = compressed.entries.get(key);
+  if (old) {
+    compressed.entries.delete(key);
+    compressed.bytes -= old.body.length;
   }
-  return cached.body;
+  if (body.length > compressed.limit / 4) return;
+  compressed.entries.set(key, { etag, body });
+  compressed.bytes += body.length;
+  evict();
+}
+
+const isByteCount = (n) => Number.isSafeInteger(n) && n >= 0;
+
+/** Drops the least recently used bodies until the rest fit. */
+function evict() {
+  for (const [k, e] of compressed.entries) {
+    if (compressed.bytes <= compressed.limit) break;
+    compressed.entries.delete(k);
+    compressed.bytes -= e.body.length;
+  }
+}
+
+/**
+ * `body` (the file's bytes, whose version is `etag`) compressed with
+ * `encoding` ('br' or 'gzip'), from the cache or compressed now (off the
+ * main thread: other responses go on meanwhile) and kept.
+ */
+async function compress(encoding, file, etag, body) {
+  const key = `${encoding} ${file}`;
+  const hit = compressed.entries.get(key);
+  if (hit && hit.etag === etag) {
+    compressed.entries.delete(key);
+    compressed.entries.set(key, hit);
+    return hit.body;
+  }
+  const under = compressed.pending.get(key);
+  if (under && under.etag === etag) return under.done;
+  compressed.runs++;
+  const packing =
+    encoding === 'br'
+      ? brotliCompress(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
+      : gzip(body, { level: 9 });
+  const done = packing
+    .then((packed) => {
+      keep(key, etag, packed);
+      return packed;
+    })
+    .finally(() => {
+      if (compressed.pending.get(key)?.done === done) compressed.pending.delete(key);
+    });
+  compressed.pending.set(key, { etag, done });
+  return done;
 }
 
 // Of a plain or a bigint fs.Stats alike.
 const etagOf = (stat) => `"${Number(stat.size).toString(16)}-${Math.floor(Number(stat.mtimeMs)).toString(16)}"`;
 
+/** Whether `p` is `root` or under it (both absolute and normalized). */
+function within(root, p) {
+  const rel = path.relative(root, p);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+/** The encodings a server with these options answers with, best first. */
+const encodingsOf = (options) => (!options.compress ? [] : options.brotli ? ['br', 'gzip'] : ['gzip']);
+
 /**
- * Compresses every compressible file under `root` ahead of the first
- * request (what a host's precompressed assets are), so no timed request
- * waits for the compressor.
+ * Compresses every compressible file under `root` (symlinks not followed)
+ * in `encodings` ahead of the first request (what a host's precompressed
+ * assets are), so no timed request waits for the compressor. Files too big
+ * for the cache to keep are left out; if the rest do not fit either, the
+ * first ones will be compressed again on request (a warning says so).
+ * Resolves to { files, bytes }: the files compressed, the bytes of their
+ * compressed bodies.
  */
-export function precompress(root) {
-  const walk = (dir) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+export async function precompress(root, { encodings = ['br', 'gzip'] } = {}) {
+  const files = [];
+  const walk = async (dir) => {
+    for (const e of await fs.promises.readdir(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (COMPRESSIBLE.has(path.extname(p))) {
-        const stat = fs.statSync(p);
-        if (stat.size > 50_000_000) continue;
-        const body = fs.readFileSync(p);
-        for (const enc of ['br', 'gzip']) compress(enc, p, etagOf(stat), body);
-      }
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile() && COMPRESSIBLE.has(path.extname(p))) files.push(p);
     }
   };
-  walk(path.resolve(root));
+  await walk(path.resolve(root));
+  let bytes = 0;
+  let kept = 0;
+  // As many files at a time as there are cores: the compressors run on
+  // libuv's threads, one file each.
+  let next = 0;
+  const worker = async () => {
+    while (next < files.length) {
+      const p = files[next++];
+      const stat = await fs.promises.stat(p);
+      if (stat.size > compressed.limit / 4) continue;
+      const body = await fs.promises.readFile(p);
+      kept++;
+      for (const enc of encodings) bytes += (await compress(enc, p, etagOf(stat), body)).length;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, os.availableParallelism()) }, worker));
+  if (bytes > compressed.limit) {
+    console.warn(`warning: precompressed ${bytes} bytes under ${root}, over the cache's ${compressed.limit}: the first files will be compressed again on request`);
+  }
+  return { files: kept, bytes };
 }
 
 /**
@@ -104,8 +213,11 @@ export function precompress(root) {
  * compress (brotli or gzip for text and wasm, default
  * true), brotli (prefer brotli where accepted, default false: quality 11
  * takes seconds for the wasm; the command line and the benchmarks turn it
- * on and precompress), precompress (compress every file of root before
- * listening, default false), gzipRanges
+ * on), precompress (compress every compressible file of root, in the
+ * encodings answered with, before listening, default false: files are
+ * compressed on their first request; the benchmarks turn it on),
+ * compressCacheBytes (the most bytes of compressed bodies kept, for the
+ * whole process as the cache is shared; default COMPRESSED_CACHE_BYTES), gzipRanges
  * (gzip 206 bodies too, default false), contentLength (default true), block (an
  * array of RegExp or strings matched against the path: such requests are
  * dropped), dropFirst ({ match, count }: the next `count` requests whose
@@ -154,7 +266,7 @@ export async function startServer(opts = {}) {
     if (!options.contentLength) delete headers['content-length'];
     res.writeHead(status, { ...options.headers, ...headers });
     if (!body) return res.end();
-    const where = res.req ? decodeURIComponent(new URL(res.req.url, 'http://localhost').pathname) : '';
+    const where = res.req ? (res.req.__path ?? res.req.url) : '';
     const entry = res.req && res.req.__entry;
     const count = (n) => {
       counters.bytes += n;
@@ -195,11 +307,29 @@ export async function startServer(opts = {}) {
     res.end();
   };
 
-  const server = http.createServer(async (req, res) => {
-    const url = new URL(req.url, 'http://localhost');
-    const pathname = decodeURIComponent(url.pathname);
+  // The root's real path (symlinks resolved), for `options.root` as it is.
+  let realRoot = null;
+  const realRootOf = async () => {
+    if (!realRoot || realRoot.root !== options.root) realRoot = { root: options.root, real: await fs.promises.realpath(options.root) };
+    return realRoot.real;
+  };
+  const text = (s) => Buffer.from(s);
+  const plain = { 'content-type': 'text/plain; charset=utf-8' };
+
+  const handle = async (req, res) => {
+    // The decoded path; a request whose path cannot be decoded (or holds
+    // a NUL, which no file name does) names no file.
+    let pathname;
+    try {
+      pathname = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    } catch {
+      return send(res, 400, plain, text('bad request: malformed path'));
+    }
+    if (pathname.includes('\0')) return send(res, 400, plain, text('bad request: NUL in path'));
+    req.__path = pathname;
     if (pathname === '/__server/stats') {
-      return send(res, 200, { 'content-type': TYPES['.json'], 'cache-control': 'no-store' }, Buffer.from(JSON.stringify(counters)));
+      const body = JSON.stringify({ ...counters, compressed: compressedCacheStats() });
+      return send(res, 200, { 'content-type': TYPES['.json'], 'cache-control': 'no-store' }, text(body));
     }
     if (pathname === '/__server/reset' && req.method === 'POST') {
       counters = zero();
@@ -225,8 +355,11 @@ export async function startServer(opts = {}) {
     const extra = options.delay.filter((d) => matches(d.match)).reduce((n, d) => n + d.ms, 0);
     if (extra) await sleep(extra);
 
+    // Confined to the root by path segments (a string prefix would let
+    // /srv/site serve /srv/site-other), then by the real path, so that a
+    // symlink cannot lead out of it either.
     let file = path.join(options.root, pathname);
-    if (!file.startsWith(options.root)) return send(res, 403, { 'content-type': 'text/plain' }, Buffer.from('forbidden'));
+    if (!within(options.root, file)) return send(res, 403, plain, text('forbidden'));
     try {
       if (fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
     } catch {
@@ -234,9 +367,10 @@ export async function startServer(opts = {}) {
     }
     let stat;
     try {
-      stat = fs.statSync(file, { bigint: true });
+      if (!within(await realRootOf(), await fs.promises.realpath(file))) return send(res, 403, plain, text('forbidden'));
+      stat = await fs.promises.stat(file, { bigint: true });
     } catch {
-      return send(res, 404, { 'content-type': 'text/plain' }, Buffer.from(`not found: ${pathname}`));
+      return send(res, 404, plain, text(`not found: ${pathname}`));
     }
     const size = Number(stat.size);
     // Files are kept in memory until they change (range requests would
@@ -342,15 +476,30 @@ export async function startServer(opts = {}) {
     const accepts = req.headers['accept-encoding'] || '';
     const encoding = !options.compress || !COMPRESSIBLE.has(ext) ? null : options.brotli && /\bbr\b/.test(accepts) ? 'br' : /\bgzip\b/.test(accepts) ? 'gzip' : null;
     if (encoding) {
-      body = compress(encoding, file, etag, body);
+      body = await compress(encoding, file, etag, body);
       headers['content-encoding'] = encoding;
       headers.vary = 'accept-encoding';
     }
     headers['content-length'] = body.length;
     return send(res, 200, headers, body);
+  };
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((e) => {
+      // A file unreadable or gone mid-answer: 500 if nothing was sent
+      // yet, else the answer is cut short; the server goes on.
+      if (!options.quiet) console.error(`${req.method} ${req.url}: ${e.message}`);
+      if (res.headersSent) res.destroy();
+      else send(res, 500, plain, text('internal error')).catch(() => res.destroy());
+    });
   });
 
-  if (opts.precompress) precompress(options.root);
+  if (opts.compressCacheBytes !== undefined) {
+    if (!isByteCount(opts.compressCacheBytes)) throw new Error('compressCacheBytes must be a whole number of bytes');
+    compressed.limit = opts.compressCacheBytes;
+    evict();
+  }
+  if (opts.precompress) await precompress(options.root, { encodings: encodingsOf(options) });
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, resolve);
@@ -389,7 +538,7 @@ export async function startServer(opts = {}) {
 }
 
 function parseArgs(argv) {
-  const o = { root: 'www/dist', port: 8080, quiet: false, brotli: true, precompress: true };
+  const o = { root: 'www/dist', port: 8080, quiet: false, brotli: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -406,11 +555,16 @@ function parseArgs(argv) {
     else if (a === '--no-multi-range') o.multiRange = false;
     else if (a === '--no-compress') o.compress = false;
     else if (a === '--no-brotli') o.brotli = false;
+    else if (a === '--precompress') o.precompress = true;
+    else if (a === '--compress-cache') {
+      o.compressCacheBytes = Number(next());
+      if (!isByteCount(o.compressCacheBytes)) throw new Error('--compress-cache must be a whole number of bytes');
+    }
     else if (a === '--gzip-ranges') o.gzipRanges = true;
     else if (a === '--no-content-length') o.contentLength = false;
     else if (a === '--quiet') o.quiet = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-multi-range] [--no-compress] [--no-brotli] [--gzip-ranges] [--no-content-length] [--quiet]');
+      console.log('usage: node www/serve.mjs [--root DIR] [--port N] [--host H] [--latency MS] [--bandwidth BYTES_PER_S] [--shared-bandwidth] [--no-range] [--no-multi-range] [--no-compress] [--no-brotli] [--precompress] [--compress-cache BYTES] [--gzip-ranges] [--no-content-length] [--quiet]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -433,7 +587,8 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   startServer(o).then(
     (s) => console.log(`serving ${path.resolve(o.root)} at ${s.url}  (Ctrl+C to stop)`),
     (e) => {
-      console.error(`error: cannot listen on ${o.host || '127.0.0.1'}:${o.port}: ${e.message}`);
+      // A listen error, or (--precompress) a file that could not be read.
+      console.error(`error: ${e.syscall === 'listen' ? `cannot listen on ${o.host || '127.0.0.1'}:${o.port}: ` : ''}${e.message}`);
       process.exit(1);
     },
   );
