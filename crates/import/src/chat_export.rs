@@ -1,33 +1,39 @@
-//! Importer for ShareGPT-style chat exports.
+//! Importer for chat exports: ChatGPT and Claude data exports and
+//! ShareGPT-style files.
 //!
-//! Input: a JSON array of conversations,
-//! `[{"id": "...", "conversations": [{"from": "human", "value": "..."}, ...]}, ...]`
-//! (or the same objects as JSON Lines, one after another). The variant with
-//! `messages: [{role, content}]` is read too.
+//! Input: a JSON array of conversations (or the same objects as JSON
+//! Lines, one after another). Each element's format is told by its keys
+//! ([`formats`]): ChatGPT's `conversations.json` (`mapping` tree, of which
+//! only the branch ending at `current_node` is read, and only the
+//! messages the app shows as text), Claude's `conversations.json`
+//! (`chat_messages`), ShareGPT (`conversations: [{from, value}]`, or
+//! `messages: [{role, content}]`).
 //!
 //! Output, per export:
 //! - one root chat (type `chat-export`, named after the file), so that chat
 //!   paths read `export.json -> Conversation name`;
-//! - per conversation a `regular` chat named after its first user turn
-//!   (shortened), with `meta.conversation_id` and `meta.element` (its index
-//!   in the file);
-//! - per turn a `regular` message; `from` maps to the role (`human`, `user`
-//!   → user; `system` → system; `gpt`, `chatgpt`, `bard`, `bing`,
-//!   `assistant`, ... → assistant; anything else → assistant, with a
-//!   warning); `meta.from` keeps the original speaker;
-//! - per fenced block (```` ``` ```` or `~~~`) a code block with the info
-//!   string's language; a GitSense header inside the block supplies uuid,
-//!   parent, component, version, ...; blocks without one get a uuid derived
-//!   from the conversation id, its occurrence, turn index and block index.
+//! - per conversation a `regular` chat named after its title (ChatGPT,
+//!   Claude) or else its first user turn (shortened), with its times,
+//!   `meta.format`, `meta.conversation_id` and `meta.element` (its index in
+//!   the file);
+//! - per turn a `regular` message with its times; the speaker maps to the
+//!   role (see [`role_of`]; ChatGPT `tool` output → assistant; unknown
+//!   speakers → assistant, with a warning); `meta.from` keeps the speaker;
+//! - per fenced block (```` ``` ```` or `~~~`; ChatGPT `code` messages are
+//!   one) a code block with the info string's language; a GitSense header
+//!   inside the block supplies uuid, parent, component, version, ...;
+//!   blocks without one get a uuid derived from the conversation id, its
+//!   occurrence, turn index and block index.
 //!
-//! The file is streamed element by element through a buffered reader, so
-//! memory stays bounded by the largest conversation, not the file. A file
-//! that ends inside an element (a damaged tail) keeps every complete
-//! element before it and reports a warning naming the element index. An
-//! element that is valid JSON but not a conversation is skipped with a
-//! warning; invalid JSON anywhere else is an `import.bad_json` error
-//! naming the element, line and byte offset, since there is no safe place
-//! to resume parsing from.
+//! The file is streamed element by element ([`stream`]), so memory stays
+//! bounded by the largest conversation, not the file. Invalid UTF-8 and
+//! unpaired surrogate escapes become U+FFFD, counted in a warning. A file
+//! that ends inside an element keeps every complete element before it and
+//! warns; an element that is no conversation is skipped with a warning;
+//! invalid JSON is an `import.bad_json` error naming the element, line and
+//! byte offset (there is no safe place to resume parsing from); an export
+//! that yields no message at all is an `import.no_messages` error naming
+//! what it held.
 
 use super::fenced::fenced_blocks;
 use super::ImportReport;
@@ -35,13 +41,15 @@ use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::IndexWriter;
 use gitsense_engine::model::{Chat, CodeBlock, Message};
 use gitsense_engine::util::stable_uuid;
+use formats::{Conversation, Format, LeftOut};
 use indicatif::ProgressBar;
-use serde::Deserialize;
 use serde_json::{json, Value};
-use std::collections::{BTreeSet, HashMap};
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use stream::{Elements, Layout, Next, Repairs};
+
+mod formats;
+mod stream;
 
 /// Longest conversation name, in characters (before the ellipsis).
 pub const NAME_MAX_CHARS: usize = 80;
@@ -51,282 +59,6 @@ const ROOT_CHAT_ID: i64 = 1;
 
 /// How many element indices a skip warning lists.
 const LISTED_INDICES: usize = 10;
-
-/// A `Read` that counts the bytes and line breaks it hands out, so the
-/// importer knows where in the file the buffered reader above it stands.
-struct Counted<R> {
-    inner: R,
-    bytes: u64,
-    newlines: u64,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.bytes += n as u64;
-        self.newlines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
-        Ok(n)
-    }
-}
-
-type Reader = BufReader<Counted<File>>;
-
-/// Where the reader stands: byte offset and 1-based line.
-#[derive(Clone, Copy)]
-struct Position {
-    byte: u64,
-    line: u64,
-}
-
-fn position(r: &Reader) -> Position {
-    let buffered = r.buffer();
-    let c = r.get_ref();
-    Position {
-        byte: c.bytes - buffered.len() as u64,
-        line: 1 + c.newlines - buffered.iter().filter(|&&b| b == b'\n').count() as u64,
-    }
-}
-
-/// Skips JSON whitespace and returns the next byte without consuming it.
-fn peek_non_ws(r: &mut Reader) -> io::Result<Option<u8>> {
-    loop {
-        let buf = r.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(None);
-        }
-        match buf
-            .iter()
-            .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        {
-            Some(i) => {
-                let b = buf[i];
-                r.consume(i);
-                return Ok(Some(b));
-            }
-            None => {
-                let n = buf.len();
-                r.consume(n);
-            }
-        }
-    }
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Layout {
-    /// `[elem, elem, ...]`
-    Array,
-    /// `elem elem ...` (JSON Lines)
-    Lines,
-}
-
-/// What reading one element gave.
-enum Next {
-    Element(Value),
-    /// The input ended cleanly (after `]`, or at the end of JSON Lines).
-    End,
-    /// The input ended inside an element or before the closing `]`.
-    Truncated {
-        inside_element: bool,
-        at: Position,
-    },
-}
-
-/// Streams the elements of the export one at a time.
-struct Elements {
-    reader: Reader,
-    layout: Layout,
-    location: String,
-    /// Index of the next element.
-    index: usize,
-    /// Whether the last element was a number, whose parse may have eaten
-    /// the separator after it.
-    after_number: bool,
-    done: bool,
-}
-
-impl Elements {
-    fn open(path: &Path) -> Result<(Elements, u64)> {
-        let location = path.display().to_string();
-        let file = File::open(path).map_err(|e| {
-            let code = if e.kind() == io::ErrorKind::NotFound {
-                "import.not_found"
-            } else {
-                "import.unreadable"
-            };
-            Error::new(code, format!("cannot open chat export: {e}")).with_location(&location)
-        })?;
-        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let mut reader = BufReader::with_capacity(
-            1 << 18,
-            Counted {
-                inner: file,
-                bytes: 0,
-                newlines: 0,
-            },
-        );
-        let io_err = |e: io::Error| Error::io("reading chat export", e).with_location(&location);
-        if reader
-            .fill_buf()
-            .map_err(io_err)?
-            .starts_with(b"\xEF\xBB\xBF")
-        {
-            reader.consume(3);
-        }
-        let layout = match peek_non_ws(&mut reader).map_err(io_err)? {
-            Some(b'[') => {
-                reader.consume(1);
-                Layout::Array
-            }
-            Some(b'{') => Layout::Lines,
-            Some(other) => {
-                return Err(Error::new(
-                    "import.bad_format",
-                    format!(
-                        "a chat export is a JSON array of conversations (or JSON Lines); \
-                         the file starts with {:?}",
-                        other as char
-                    ),
-                )
-                .with_location(format!("{location}:{}", position(&reader).line)))
-            }
-            None => {
-                return Err(Error::new(
-                    "import.bad_format",
-                    "the chat export is empty (expected a JSON array of conversations)",
-                )
-                .with_location(location))
-            }
-        };
-        let mut me = Elements {
-            reader,
-            layout,
-            location,
-            index: 0,
-            after_number: false,
-            done: false,
-        };
-        if layout == Layout::Array && me.peek()? == Some(b']') {
-            me.reader.consume(1);
-            me.done = true;
-        }
-        Ok((me, size))
-    }
-
-    fn peek(&mut self) -> Result<Option<u8>> {
-        peek_non_ws(&mut self.reader)
-            .map_err(|e| Error::io("reading chat export", e).with_location(&self.location))
-    }
-
-    fn element_location(&self, at: Position) -> String {
-        format!(
-            "{}:{} (element {}, byte {})",
-            self.location, at.line, self.index, at.byte
-        )
-    }
-
-    fn next(&mut self) -> Result<Next> {
-        if self.done {
-            return Ok(Next::End);
-        }
-        // The separator before every element but the first.
-        if self.index > 0 {
-            let at = position(&self.reader);
-            match (self.layout, self.peek()?) {
-                (Layout::Array, Some(b',')) => self.reader.consume(1),
-                (Layout::Array, Some(b']')) => {
-                    self.reader.consume(1);
-                    self.done = true;
-                    return self.check_trailing();
-                }
-                (Layout::Lines, None) => {
-                    self.done = true;
-                    return Ok(Next::End);
-                }
-                (_, None) => {
-                    self.done = true;
-                    return Ok(Next::Truncated {
-                        inside_element: false,
-                        at,
-                    });
-                }
-                (Layout::Lines, Some(_)) => {}
-                (Layout::Array, Some(_)) if self.after_number => {}
-                (Layout::Array, Some(b)) => {
-                    return Err(Error::new(
-                        "import.bad_json",
-                        format!(
-                            "expected ',' or ']' after element {}, found {:?}",
-                            self.index - 1,
-                            b as char
-                        ),
-                    )
-                    .with_location(format!("{}:{} (byte {})", self.location, at.line, at.byte)))
-                }
-            }
-        }
-        let at = match self.peek()? {
-            None => {
-                self.done = true;
-                return Ok(Next::Truncated {
-                    inside_element: false,
-                    at: position(&self.reader),
-                });
-            }
-            Some(_) => position(&self.reader),
-        };
-        let mut de = serde_json::Deserializer::from_reader(&mut self.reader);
-        match Value::deserialize(&mut de) {
-            Ok(v) => {
-                self.after_number = v.is_number();
-                self.index += 1;
-                Ok(Next::Element(v))
-            }
-            Err(e) if e.is_eof() => {
-                self.done = true;
-                Ok(Next::Truncated {
-                    inside_element: true,
-                    at,
-                })
-            }
-            Err(e) if e.is_io() => {
-                Err(Error::io("reading chat export", e).with_location(self.element_location(at)))
-            }
-            Err(e) => {
-                // serde_json counts lines from the element's start.
-                let line = at.line + e.line() as u64 - 1;
-                let msg = e.to_string();
-                let msg = msg
-                    .rsplit_once(" at line ")
-                    .map_or(msg.as_str(), |(m, _)| m);
-                Err(Error::new(
-                    "import.bad_json",
-                    format!("element {} is not valid JSON: {msg}", self.index),
-                )
-                .with_location(format!(
-                    "{}:{} (element {}, which starts at byte {})",
-                    self.location, line, self.index, at.byte
-                )))
-            }
-        }
-    }
-
-    /// After the closing `]` only whitespace may follow.
-    fn check_trailing(&mut self) -> Result<Next> {
-        let at = position(&self.reader);
-        match self.peek()? {
-            None => Ok(Next::End),
-            Some(b) => Err(Error::new(
-                "import.bad_json",
-                format!("unexpected {:?} after the closing ']'", b as char),
-            )
-            .with_location(format!("{}:{} (byte {})", self.location, at.line, at.byte))),
-        }
-    }
-
-    fn position(&self) -> Position {
-        position(&self.reader)
-    }
-}
 
 /// Maps a ShareGPT `from` (or `role`) to a GitSense role; `None` for a
 /// speaker this importer does not know.
@@ -377,66 +109,68 @@ struct State {
     next_chat: i64,
     next_message: i64,
     next_block: i64,
-    conversations: u64,
+    /// Conversations read, per format.
+    formats: BTreeMap<Format, u64>,
     /// How often each conversation id has been seen (duplicates exist in
     /// real exports); part of derived uuids.
     seen_ids: HashMap<String, u32>,
     skipped_elements: Vec<usize>,
     skipped_element_count: usize,
-    skipped_turns: usize,
-    unknown_speakers: BTreeSet<String>,
-    unknown_speaker_turns: usize,
+    /// What the first element that is no conversation looks like.
+    first_skipped: Option<String>,
+    left_out: LeftOut,
 }
 
-fn text_field<'a>(o: &'a serde_json::Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
-    keys.iter().find_map(|k| o.get(*k).and_then(Value::as_str))
-}
+impl State {
+    fn conversations(&self) -> u64 {
+        self.formats.values().sum()
+    }
 
-/// A chat of the export; `key` derives its uuid. Exports carry no times.
-fn export_chat(
-    id: i64,
-    parent_id: i64,
-    chat_type: &str,
-    key: &str,
-    name: String,
-    meta: Value,
-) -> Chat {
-    Chat {
-        id,
-        parent_id,
-        chat_type: chat_type.into(),
-        uuid: Some(stable_uuid(key)),
-        name,
-        owner: None,
-        group_id: None,
-        created_at: None,
-        modified_at: None,
-        meta,
+    fn messages(&self) -> i64 {
+        self.next_message - 1
+    }
+
+    /// `chatgpt`, `claude`, `sharegpt`, or `mixed`.
+    fn format_name(&self) -> &'static str {
+        match self.formats.keys().collect::<Vec<_>>()[..] {
+            [one] => one.name(),
+            [] => "none",
+            _ => "mixed",
+        }
     }
 }
 
-/// Writes one conversation; `false` when the element is not one.
+/// How an element that is no conversation looks, for messages.
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Object(o) => {
+            let keys: Vec<&str> = o.keys().take(LISTED_INDICES).map(String::as_str).collect();
+            let more = o.len().saturating_sub(keys.len());
+            match (keys.is_empty(), more) {
+                (true, _) => "an empty object".into(),
+                (false, 0) => format!("an object with the keys {}", keys.join(", ")),
+                (false, _) => format!(
+                    "an object with the keys {} and {more} more",
+                    keys.join(", ")
+                ),
+            }
+        }
+        Value::Array(a) => format!("an array of {} items", a.len()),
+        Value::String(_) => "a string".into(),
+        Value::Number(_) => "a number".into(),
+        Value::Bool(_) => "a boolean".into(),
+        Value::Null => "null".into(),
+    }
+}
+
+/// Writes one conversation: its chat, messages and code blocks.
 fn add_conversation(
     w: &mut IndexWriter,
     st: &mut State,
     element: usize,
-    v: &Value,
-) -> Result<bool> {
-    let Some(obj) = v.as_object() else {
-        return Ok(false);
-    };
-    let Some(turns) = obj
-        .get("conversations")
-        .or_else(|| obj.get("messages"))
-        .and_then(Value::as_array)
-    else {
-        return Ok(false);
-    };
-    let conv_id = match obj.get("id") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => format!("element-{element}"),
-    };
+    conv: Conversation,
+) -> Result<()> {
+    let conv_id = conv.id.unwrap_or_else(|| format!("element-{element}"));
     let occurrence = {
         let n = st.seen_ids.entry(conv_id.clone()).or_insert(0);
         *n += 1;
@@ -445,46 +179,40 @@ fn add_conversation(
     let key = format!("chat-export:{conv_id}:{occurrence}");
     let chat_id = st.next_chat;
     st.next_chat += 1;
-    st.conversations += 1;
+    *st.formats.entry(conv.format).or_insert(0) += 1;
 
     let mut first_user = None;
     let mut first_any = None;
-    for (turn_index, turn) in turns.iter().enumerate() {
-        let Some(t) = turn.as_object() else {
-            st.skipped_turns += 1;
-            continue;
-        };
-        let Some(text) = text_field(t, &["value", "content", "text"]) else {
-            st.skipped_turns += 1;
-            continue;
-        };
-        let from = text_field(t, &["from", "role"]).unwrap_or("");
-        let role = role_of(from).unwrap_or_else(|| {
-            st.unknown_speaker_turns += 1;
-            st.unknown_speakers.insert(from.to_string());
-            "assistant"
-        });
-        if role == "user" && first_user.is_none() {
-            first_user = conversation_name(text);
+    for (turn_index, turn) in conv.turns.into_iter().enumerate() {
+        if turn.role == "user" && first_user.is_none() {
+            first_user = conversation_name(&turn.text);
         }
         if first_any.is_none() {
-            first_any = conversation_name(text);
+            first_any = conversation_name(&turn.text);
         }
         let message_id = st.next_message;
         st.next_message += 1;
+        let mut meta = json!({ "from": turn.from });
+        if let Some(name) = turn.author_name {
+            meta["author_name"] = json!(name);
+        }
+        if let Some(to) = turn.recipient {
+            meta["recipient"] = json!(to);
+        }
+        let blocks = fenced_blocks(&turn.text);
         w.add_message(&Message {
             id: message_id,
             chat_id,
             msg_type: "regular".into(),
-            role: role.into(),
-            content: text.to_string(),
+            role: turn.role.into(),
+            content: turn.text,
             title: String::new(),
             keywords: String::new(),
-            meta: json!({ "from": from }),
-            created_at: None,
-            updated_at: None,
+            meta,
+            created_at: turn.created_at,
+            updated_at: turn.updated_at,
         })?;
-        for (block_index, b) in fenced_blocks(text).into_iter().enumerate() {
+        for (block_index, b) in blocks.into_iter().enumerate() {
             let id = st.next_block;
             st.next_block += 1;
             w.add_code_block(&CodeBlock::from_text(
@@ -496,51 +224,101 @@ fn add_conversation(
             ))?;
         }
     }
-    let name = first_user
+    let name = conv
+        .title
+        .as_deref()
+        .and_then(conversation_name)
+        .or(first_user)
         .or(first_any)
         .unwrap_or_else(|| format!("Conversation {conv_id}"));
-    w.add_chat(&export_chat(
-        chat_id,
-        ROOT_CHAT_ID,
-        "regular",
-        &key,
+    w.add_chat(&Chat {
+        id: chat_id,
+        parent_id: ROOT_CHAT_ID,
+        chat_type: "regular".into(),
+        uuid: Some(stable_uuid(&key)),
         name,
-        json!({
+        owner: None,
+        group_id: None,
+        created_at: conv.created_at,
+        modified_at: conv.updated_at,
+        meta: json!({
             "source": "chat-export",
+            "format": conv.format.name(),
             "conversation_id": conv_id,
             "element": element,
         }),
-    ))?;
-    Ok(true)
+    })
 }
 
-/// Imports the export at `path` into `w`.
-pub fn import(path: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Result<ImportReport> {
-    let (mut elements, size) = Elements::open(path)?;
-    progress.set_length(size);
-    let mut st = State {
-        next_chat: ROOT_CHAT_ID + 1,
-        next_message: 1,
-        next_block: 1,
-        ..State::default()
+/// Reads one element: a conversation is written, anything else counted.
+fn add_element(w: &mut IndexWriter, st: &mut State, element: usize, v: &Value) -> Result<()> {
+    let conv = Format::of(v).and_then(|f| formats::read(f, v, &mut st.left_out));
+    match conv {
+        Some(conv) => add_conversation(w, st, element, conv),
+        None => {
+            st.skipped_element_count += 1;
+            if st.skipped_elements.len() < LISTED_INDICES {
+                st.skipped_elements.push(element);
+            }
+            st.first_skipped.get_or_insert_with(|| describe(v));
+            Ok(())
+        }
+    }
+}
+
+/// The error for an export that gave no message, naming what it held.
+fn no_messages(st: &State, elements: usize, truncated: bool, location: &str) -> Error {
+    let what = if elements == 0 {
+        "it holds no conversations".to_string()
+    } else if st.conversations() == 0 {
+        format!(
+            "none of its {elements} elements is a conversation in a known format \
+             (ChatGPT: an object with 'mapping'; Claude: with 'chat_messages'; \
+             ShareGPT: with 'conversations' or 'messages'); element {} is {}",
+            st.skipped_elements[0],
+            st.first_skipped.as_deref().unwrap_or("unknown")
+        )
+    } else {
+        let l = &st.left_out;
+        format!(
+            "its {} conversations ({}) have no message with text; left out: {} \
+             hidden or non-text messages, {} on other branches, {} turns without text",
+            st.conversations(),
+            st.format_name(),
+            l.not_shown,
+            l.other_branches,
+            l.turns_without_text
+        )
     };
-    let mut report = ImportReport::default();
-    let mut truncated = false;
+    let cut = if truncated {
+        " (the file is truncated)"
+    } else {
+        ""
+    };
+    Error::new(
+        "import.no_messages",
+        format!("the chat export yielded no messages: {what}{cut}"),
+    )
+    .with_location(location)
+}
+
+/// Reads every element into `w`; whether the file was truncated.
+fn read_elements(
+    elements: &mut Elements,
+    w: &mut IndexWriter,
+    st: &mut State,
+    report: &mut ImportReport,
+    progress: &ProgressBar,
+) -> Result<bool> {
     loop {
         let element = elements.index;
         match elements.next()? {
             Next::Element(v) => {
-                if !add_conversation(w, &mut st, element, &v)? {
-                    st.skipped_element_count += 1;
-                    if st.skipped_elements.len() < LISTED_INDICES {
-                        st.skipped_elements.push(element);
-                    }
-                }
+                add_element(w, st, element, &v)?;
                 progress.set_position(elements.position().byte);
             }
-            Next::End => break,
+            Next::End => return Ok(false),
             Next::Truncated { inside_element, at } => {
-                truncated = true;
                 report.warnings.push(if inside_element {
                     format!(
                         "the export is truncated: it ends inside element {element} \
@@ -555,63 +333,123 @@ pub fn import(path: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Resul
                         element.saturating_sub(1)
                     )
                 });
-                break;
+                return Ok(true);
             }
         }
+    }
+}
+
+/// Imports the export at `path` into `w`.
+pub fn import(path: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Result<ImportReport> {
+    let (mut elements, size) = Elements::open(path)?;
+    progress.set_length(size);
+    let mut st = State {
+        next_chat: ROOT_CHAT_ID + 1,
+        next_message: 1,
+        next_block: 1,
+        ..State::default()
+    };
+    let mut report = ImportReport::default();
+    let truncated = read_elements(&mut elements, w, &mut st, &mut report, progress)?;
+    if st.messages() == 0 {
+        return Err(no_messages(
+            &st,
+            elements.index,
+            truncated,
+            &path.display().to_string(),
+        ));
     }
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "chat export".into());
-    w.add_chat(&export_chat(
-        ROOT_CHAT_ID,
-        0,
-        "chat-export",
-        &format!("chat-export:{file_name}"),
-        file_name.clone(),
-        json!({
+    let format = match elements.layout {
+        Layout::Array => st.format_name().to_string(),
+        Layout::Lines => format!("{}-jsonl", st.format_name()),
+    };
+    w.add_chat(&Chat {
+        id: ROOT_CHAT_ID,
+        parent_id: 0,
+        chat_type: "chat-export".into(),
+        uuid: Some(stable_uuid(&format!("chat-export:{file_name}"))),
+        name: file_name.clone(),
+        owner: None,
+        group_id: None,
+        created_at: None,
+        modified_at: None,
+        meta: json!({
             "source": "chat-export",
-            "format": if elements.layout == Layout::Array { "sharegpt" } else { "sharegpt-jsonl" },
+            "format": format,
             "file": file_name,
-            "conversations": st.conversations,
+            "conversations": st.conversations(),
             "truncated": truncated,
+            "left_out": {
+                "hidden_or_not_text": st.left_out.not_shown,
+                "other_branches": st.left_out.other_branches,
+            },
         }),
-    ))?;
-    if st.skipped_element_count > 0 {
+    })?;
+    report.warnings.extend(warnings(&st, elements.repairs()));
+    progress.finish_and_clear();
+    Ok(report)
+}
+
+/// The import's counted warnings.
+fn warnings(st: &State, repairs: Repairs) -> Vec<String> {
+    let mut out = Vec::new();
+    if let (Some(first), Some(desc)) = (st.skipped_elements.first(), &st.first_skipped) {
         let listed: Vec<String> = st.skipped_elements.iter().map(|i| i.to_string()).collect();
         let more = if st.skipped_element_count > st.skipped_elements.len() {
             ", ..."
         } else {
             ""
         };
-        report.warnings.push(format!(
-            "skipped {} elements that are not conversations (an object with a \
-             'conversations' array): element {}{more}",
+        out.push(format!(
+            "skipped {} elements that are not conversations in a known format: \
+             element {}{more} (element {first} is {desc})",
             st.skipped_element_count,
             listed.join(", ")
         ));
     }
-    if st.skipped_turns > 0 {
-        report.warnings.push(format!(
-            "skipped {} turns without a text 'value'",
-            st.skipped_turns
+    let l = &st.left_out;
+    if l.turns_without_text > 0 {
+        out.push(format!(
+            "skipped {} turns without text",
+            l.turns_without_text
         ));
     }
-    if st.unknown_speaker_turns > 0 {
-        let names: Vec<String> = st
+    if l.unknown_speaker_turns > 0 {
+        let names: Vec<String> = l
             .unknown_speakers
             .iter()
             .take(LISTED_INDICES)
             .map(|s| format!("'{s}'"))
             .collect();
-        report.warnings.push(format!(
+        out.push(format!(
             "{} turns from unknown speakers ({}) were given the role assistant",
-            st.unknown_speaker_turns,
+            l.unknown_speaker_turns,
             names.join(", ")
         ));
     }
-    progress.finish_and_clear();
-    Ok(report)
+    if l.no_current_node > 0 {
+        out.push(format!(
+            "{} ChatGPT conversations have no valid 'current_node'; \
+             the branch of their latest message was taken",
+            l.no_current_node
+        ));
+    }
+    if let Some(first) = repairs.first {
+        out.push(format!(
+            "replaced {} invalid characters with U+FFFD ({} unpaired surrogate escapes, \
+             {} invalid UTF-8 sequences); the first at line {}, byte {}",
+            repairs.total(),
+            repairs.lone_surrogates,
+            repairs.invalid_utf8,
+            first.line,
+            first.byte
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

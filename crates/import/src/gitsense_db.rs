@@ -81,6 +81,7 @@ pub fn import(db: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Result<
     }
 
     let mut bad_meta = 0usize;
+    let mut repaired = Repaired::default();
     let mut s = conn
         .prepare(
             "SELECT id, parent_id, type, uuid, name, owner, group_id, created_at, modified_at, meta
@@ -89,23 +90,19 @@ pub fn import(db: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Result<
         .map_err(|e| src_err(db, e))?;
     let mut rows = s.query([]).map_err(|e| src_err(db, e))?;
     while let Some(r) = rows.next().map_err(|e| src_err(db, e))? {
-        let meta = parse_meta(
-            r.get::<_, Option<String>>(9).map_err(|e| src_err(db, e))?,
-            &mut bad_meta,
-        );
+        let id: i64 = r.get(0).map_err(|e| src_err(db, e))?;
+        let mut text = |i: usize| repaired.text(r, i, "chats", id);
+        let meta = parse_meta(text(9), &mut bad_meta);
         let chat = Chat {
-            id: r.get(0).map_err(|e| src_err(db, e))?,
+            id,
             parent_id: r
                 .get::<_, Option<i64>>(1)
                 .map_err(|e| src_err(db, e))?
                 .unwrap_or(0),
-            chat_type: r.get(2).map_err(|e| src_err(db, e))?,
-            uuid: r.get(3).map_err(|e| src_err(db, e))?,
-            name: r
-                .get::<_, Option<String>>(4)
-                .map_err(|e| src_err(db, e))?
-                .unwrap_or_default(),
-            owner: r.get(5).map_err(|e| src_err(db, e))?,
+            chat_type: text(2).unwrap_or_default(),
+            uuid: text(3),
+            name: text(4).unwrap_or_default(),
+            owner: text(5),
             group_id: r.get(6).map_err(|e| src_err(db, e))?,
             created_at: text_of(r, 7),
             modified_at: text_of(r, 8),
@@ -128,10 +125,9 @@ pub fn import(db: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Result<
     let mut kept = std::collections::HashSet::new();
     while let Some(r) = rows.next().map_err(|e| src_err(db, e))? {
         progress.inc(1);
-        let meta = parse_meta(
-            r.get::<_, Option<String>>(5).map_err(|e| src_err(db, e))?,
-            &mut bad_meta,
-        );
+        let id: i64 = r.get(0).map_err(|e| src_err(db, e))?;
+        let mut text = |i: usize| repaired.text(r, i, "messages", id);
+        let meta = parse_meta(text(5), &mut bad_meta);
         if matches!(meta.get("searchable"), Some(Value::Bool(false)))
             || matches!(meta.get("searchable"), Some(Value::String(s)) if s == "false")
             || matches!(meta.get("searchable"), Some(Value::Number(n)) if n.as_i64() == Some(0))
@@ -143,20 +139,16 @@ pub fn import(db: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Result<
             Some(v @ Value::Object(_)) => v.clone(),
             _ => Value::Null,
         };
-        let id: i64 = r.get(0).map_err(|e| src_err(db, e))?;
         kept.insert(id);
+        let msg_type = text(2).unwrap_or_default();
+        let role = text(3).unwrap_or_default();
+        let content = text(4).unwrap_or_default();
         w.add_message(&Message {
             id,
             chat_id: r.get(1).map_err(|e| src_err(db, e))?,
-            msg_type: r.get(2).map_err(|e| src_err(db, e))?,
-            role: r
-                .get::<_, Option<String>>(3)
-                .map_err(|e| src_err(db, e))?
-                .unwrap_or_default(),
-            content: r
-                .get::<_, Option<String>>(4)
-                .map_err(|e| src_err(db, e))?
-                .unwrap_or_default(),
+            msg_type,
+            role,
+            content,
             title: String::new(),
             keywords: String::new(),
             meta: extracted,
@@ -180,32 +172,26 @@ pub fn import(db: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Result<
             if !kept.contains(&message_id) {
                 continue;
             }
-            let parent: Option<String> = r.get(4).map_err(|e| src_err(db, e))?;
-            let header = r
-                .get::<_, Option<String>>(11)
-                .map_err(|e| src_err(db, e))?
+            let id: i64 = r.get(0).map_err(|e| src_err(db, e))?;
+            let mut text = |i: usize| repaired.text(r, i, "code_blocks", id);
+            let parent = text(4);
+            let header = text(11)
                 .and_then(|h| serde_json::from_str::<Value>(&h).ok())
                 .filter(|v| v.is_object());
             w.add_code_block(&CodeBlock {
-                id: r.get(0).map_err(|e| src_err(db, e))?,
+                id,
                 message_id,
-                block_type: r
-                    .get::<_, Option<String>>(2)
-                    .map_err(|e| src_err(db, e))?
-                    .unwrap_or_else(|| "code".into()),
-                uuid: r.get(3).map_err(|e| src_err(db, e))?,
+                block_type: text(2).unwrap_or_else(|| "code".into()),
+                uuid: text(3).unwrap_or_default(),
                 parent_uuid: parent.filter(|p| !p.eq_ignore_ascii_case("n/a") && !p.is_empty()),
-                component: r.get(5).map_err(|e| src_err(db, e))?,
-                description: r.get(6).map_err(|e| src_err(db, e))?,
-                language: r.get(7).map_err(|e| src_err(db, e))?,
+                component: text(5),
+                description: text(6),
+                language: text(7),
                 major: r.get(8).map_err(|e| src_err(db, e))?,
                 minor: r.get(9).map_err(|e| src_err(db, e))?,
                 patch: r.get(10).map_err(|e| src_err(db, e))?,
                 header,
-                content: r
-                    .get::<_, Option<String>>(12)
-                    .map_err(|e| src_err(db, e))?
-                    .unwrap_or_default(),
+                content: text(12).unwrap_or_default(),
                 created_at: text_of(r, 13),
             })?;
         }
@@ -215,6 +201,12 @@ pub fn import(db: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Result<
             "left out {skipped_unsearchable} messages marked not searchable"
         ));
     }
+    if let Some(first) = &repaired.first {
+        report.warnings.push(format!(
+            "replaced invalid UTF-8 in {} values with U+FFFD (the first: {first})",
+            repaired.count
+        ));
+    }
     if bad_meta > 0 {
         report.warnings.push(format!(
             "{bad_meta} rows had meta that is not valid JSON; it was ignored"
@@ -222,6 +214,39 @@ pub fn import(db: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Result<
     }
     progress.finish_and_clear();
     Ok(report)
+}
+
+/// Text values that were not valid UTF-8 (a BLOB, or text written
+/// without checking), read with U+FFFD in place of the bad bytes.
+#[derive(Default)]
+struct Repaired {
+    count: usize,
+    /// `table.column of row id`, for the warning.
+    first: Option<String>,
+}
+
+impl Repaired {
+    /// Column `i` as text: bytes of any storage class, repaired when they
+    /// are not UTF-8, so one bad value never fails the import.
+    fn text(&mut self, r: &rusqlite::Row, i: usize, table: &str, id: i64) -> Option<String> {
+        use rusqlite::types::ValueRef;
+        match r.get_ref(i).ok()? {
+            ValueRef::Text(b) | ValueRef::Blob(b) => match std::str::from_utf8(b) {
+                Ok(s) => Some(s.to_string()),
+                Err(_) => {
+                    self.count += 1;
+                    self.first.get_or_insert_with(|| {
+                        let column = r.as_ref().column_name(i).unwrap_or("?");
+                        format!("{table}.{column} of row {id}")
+                    });
+                    Some(String::from_utf8_lossy(b).into_owned())
+                }
+            },
+            ValueRef::Integer(n) => Some(n.to_string()),
+            ValueRef::Real(f) => Some(f.to_string()),
+            ValueRef::Null => None,
+        }
+    }
 }
 
 /// Reads a column that may hold text or a number as text.
