@@ -138,9 +138,6 @@ struct Elements {
     location: String,
     /// Index of the next element.
     index: usize,
-    /// Whether the last element was a number, whose parse may have eaten
-    /// the separator after it.
-    after_number: bool,
     done: bool,
 }
 
@@ -202,7 +199,6 @@ impl Elements {
             layout,
             location,
             index: 0,
-            after_number: false,
             done: false,
         };
         if layout == Layout::Array && me.peek()? == Some(b']') {
@@ -250,7 +246,6 @@ impl Elements {
                     });
                 }
                 (Layout::Lines, Some(_)) => {}
-                (Layout::Array, Some(_)) if self.after_number => {}
                 (Layout::Array, Some(b)) => {
                     return Err(Error::new(
                         "import.bad_json",
@@ -264,7 +259,7 @@ impl Elements {
                 }
             }
         }
-        let at = match self.peek()? {
+        let (at, first) = match self.peek()? {
             None => {
                 self.done = true;
                 return Ok(Next::Truncated {
@@ -272,12 +267,16 @@ impl Elements {
                     at: position(&self.reader),
                 });
             }
-            Some(_) => position(&self.reader),
+            Some(b) => (position(&self.reader), b),
         };
-        let mut de = serde_json::Deserializer::from_reader(&mut self.reader);
-        match Value::deserialize(&mut de) {
+        let parsed = if first == b'-' || first.is_ascii_digit() {
+            self.number()
+        } else {
+            let mut de = serde_json::Deserializer::from_reader(&mut self.reader);
+            Value::deserialize(&mut de)
+        };
+        match parsed {
             Ok(v) => {
-                self.after_number = v.is_number();
                 self.index += 1;
                 Ok(Next::Element(v))
             }
@@ -308,6 +307,28 @@ impl Elements {
                 )))
             }
         }
+    }
+
+    /// A number element, read up to its last character. serde_json's
+    /// reader would take the byte after a number too (it looks one byte
+    /// ahead to see the number end) and drop it with the deserializer:
+    /// the `,` or `]` that follows.
+    fn number(&mut self) -> serde_json::Result<Value> {
+        let mut text = Vec::new();
+        loop {
+            let buf = self.reader.fill_buf().map_err(serde_json::Error::io)?;
+            let n = buf
+                .iter()
+                .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .count();
+            text.extend_from_slice(&buf[..n]);
+            let end = n < buf.len() || buf.is_empty();
+            self.reader.consume(n);
+            if end {
+                break;
+            }
+        }
+        serde_json::from_slice(&text)
     }
 
     /// After the closing `]` only whitespace may follow.
@@ -602,7 +623,7 @@ pub fn import(path: &Path, w: &mut IndexWriter, progress: &ProgressBar) -> Resul
             .unknown_speakers
             .iter()
             .take(LISTED_INDICES)
-            .map(|s| format!("'{s}'"))
+            .map(|s| format!("'{}'", crate::util::echo(s)))
             .collect();
         report.warnings.push(format!(
             "{} turns from unknown speakers ({}) were given the role assistant",
