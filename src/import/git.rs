@@ -180,7 +180,10 @@ fn owner_and_name(repo: &Repository, dir: &Path, opts: &GitOptions) -> Result<(S
             }
             _ => Err(Error::new(
                 "import.bad_repo_name",
-                format!("--repo must be owner/name, got '{}'", crate::util::echo(given)),
+                format!(
+                    "--repo must be owner/name, got '{}'",
+                    crate::util::echo(given)
+                ),
             )),
         };
     }

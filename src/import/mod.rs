@@ -53,7 +53,11 @@ pub fn check_output(out: &Path, inputs: &[Input], force: bool) -> Result<()> {
             }
             Input::Git(dir) => {
                 let git_dir = dir.join(".git");
-                let git_dir = if git_dir.exists() { git_dir } else { dir.into() };
+                let git_dir = if git_dir.exists() {
+                    git_dir
+                } else {
+                    dir.into()
+                };
                 std::fs::canonicalize(git_dir).is_ok_and(|d| resolved.starts_with(d))
             }
         };
@@ -66,8 +70,9 @@ pub fn check_output(out: &Path, inputs: &[Input], force: bool) -> Result<()> {
         }
     }
     match std::fs::metadata(out) {
-        Ok(m) if m.is_dir() => Err(Error::new("import.bad_output", "--out is a directory")
-            .with_location(at())),
+        Ok(m) if m.is_dir() => {
+            Err(Error::new("import.bad_output", "--out is a directory").with_location(at()))
+        }
         Ok(_) if !force && !crate::index::is_index_file(out) => Err(Error::new(
             "import.output_not_index",
             "--out names an existing file that is not a gitsense-search index; \

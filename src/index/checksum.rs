@@ -114,11 +114,9 @@ pub fn seal(path: &Path, revision: &str) -> Result<String> {
 /// built before checksums were recorded).
 pub fn recorded(conn: &Connection) -> Result<(String, Option<String>)> {
     let get = |key: &str| -> Result<Option<String>> {
-        conn.query_row(
-            "SELECT value FROM index_meta WHERE key = ?1",
-            [key],
-            |r| r.get(0),
-        )
+        conn.query_row("SELECT value FROM index_meta WHERE key = ?1", [key], |r| {
+            r.get(0)
+        })
         .optional()
         .ctx("reading index_meta")
     };

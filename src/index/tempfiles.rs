@@ -119,12 +119,7 @@ mod registry {
         let p = c.into_raw();
         for (i, slot) in PATHS.iter().enumerate() {
             if slot
-                .compare_exchange(
-                    std::ptr::null_mut(),
-                    p,
-                    Ordering::SeqCst,
-                    Ordering::SeqCst,
-                )
+                .compare_exchange(std::ptr::null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
             {
                 return Some(i);

@@ -310,7 +310,11 @@ fn tag_nesting(html: &str) -> usize {
             .iter()
             .take_while(|c| c.is_ascii_alphanumeric())
             .count();
-        let Some(gt) = b[start..].iter().position(|&c| c == b'>').map(|p| start + p) else {
+        let Some(gt) = b[start..]
+            .iter()
+            .position(|&c| c == b'>')
+            .map(|p| start + p)
+        else {
             break;
         };
         i = gt + 1;

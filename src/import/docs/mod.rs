@@ -261,7 +261,8 @@ impl Walk {
             if meta.file_type().is_symlink() {
                 match std::fs::metadata(&path) {
                     Err(_) => {
-                        self.refused.push((child_rel, "a dangling symbolic link".into()));
+                        self.refused
+                            .push((child_rel, "a dangling symbolic link".into()));
                         continue;
                     }
                     Ok(m) if m.is_dir() => {
@@ -269,18 +270,23 @@ impl Walk {
                         continue;
                     }
                     Ok(m) if !m.is_file() => {
-                        self.refused.push((child_rel, "a symbolic link to a special file".into()));
+                        self.refused
+                            .push((child_rel, "a symbolic link to a special file".into()));
                         continue;
                     }
                     Ok(_) => {
                         if !std::fs::canonicalize(&path).is_ok_and(|t| t.starts_with(&self.root)) {
-                            self.refused.push((child_rel, "a symbolic link out of the site".into()));
+                            self.refused
+                                .push((child_rel, "a symbolic link out of the site".into()));
                             continue;
                         }
                     }
                 }
             } else if !meta.is_file() {
-                self.refused.push((child_rel, "not a regular file (a FIFO, socket or device)".into()));
+                self.refused.push((
+                    child_rel,
+                    "not a regular file (a FIFO, socket or device)".into(),
+                ));
                 continue;
             }
             if SKIP_FILES.contains(&name.to_ascii_lowercase().as_str()) {
@@ -307,7 +313,10 @@ const LISTED_SKIPS: usize = 10;
 /// bound: the rest of the site is still indexed).
 enum Parsed {
     /// `lossy` when the file was not valid UTF-8.
-    Page { page: Page, lossy: bool },
+    Page {
+        page: Page,
+        lossy: bool,
+    },
     Refused(Error),
 }
 
