@@ -662,14 +662,25 @@ fn import_error(site: &Path) -> (gitsense_engine::Error, PathBuf) {
 }
 
 #[test]
-fn unreadable_input_is_a_structured_error_with_its_path() {
+fn bad_input_is_a_structured_error_with_its_path() {
+    // A dangling link is one page left out with a warning, not a failure.
     let site = tempfile::tempdir().unwrap();
     demo_site(site.path());
     let broken = site.path().join("library/broken.html");
     std::os::unix::fs::symlink(site.path().join("nowhere.html"), &broken).unwrap();
-    let (err, _) = import_error(site.path());
-    assert_eq!(err.code, "import.unreadable");
-    assert_eq!(err.location.as_deref(), Some(broken.to_str().unwrap()));
+    let out_dir = tempfile::tempdir().unwrap();
+    let (_, report) = import::build_with(&out_dir.path().join("x.gsx"), "docs:test".into(), |w| {
+        import::docs::import(
+            site.path(),
+            &DocsOptions::default(),
+            w,
+            &import::no_progress(),
+        )
+    })
+    .unwrap();
+    assert!(report
+        .warnings
+        .contains(&"skipped library/broken.html: a dangling symbolic link".to_string()));
 
     let missing = site.path().join("no-such-dir");
     let (err, _) = import_error(&missing);

@@ -58,6 +58,10 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Also check every byte of the file against the checksum recorded
+        /// when it was built (`publish` always does).
+        #[arg(long)]
+        verify: bool,
     },
 }
 
@@ -106,8 +110,14 @@ struct BuildArgs {
     #[arg(long, requires = "docs")]
     no_site_index: bool,
     /// Where to write the index (written to a temporary file, then renamed).
+    /// Refused when it is one of the build's inputs, or an existing file
+    /// that is not a gitsense-search index (see --force).
     #[arg(long, value_name = "INDEX")]
     out: PathBuf,
+    /// Replace an existing --out file even though it is not a
+    /// gitsense-search index (never one of the build's own inputs).
+    #[arg(long)]
+    force: bool,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -205,6 +215,8 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
+    // Ctrl-C or a kill mid-build must not leave temporary files behind.
+    gitsense_engine::index::tempfiles::remove_on_signal();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err((e, query)) => {
@@ -225,6 +237,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// Writes to stdout; a reader that went away (`| head`) ends the process
+/// quietly with status 0, as other command-line tools do, instead of a
+/// panic in `print!`.
+fn emit(text: &str) -> Result<(), (Error, Option<String>)> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err((Error::io("writing to stdout", e), None)),
+    }
+}
+
+/// `println!` through [`emit`].
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        emit(&format!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
 fn progress(quiet: bool) -> ProgressBar {
     if quiet {
         return import::no_progress();
@@ -242,6 +273,18 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
     match cli.command {
         Command::Build(a) => {
             let started = Instant::now();
+            let input = if let Some(db) = &a.gitsense_db {
+                import::Input::File(db)
+            } else if let Some(file) = &a.chat_export {
+                import::Input::File(file)
+            } else if let Some(dir) = &a.git {
+                import::Input::Git(dir)
+            } else if let Some(dir) = &a.docs {
+                import::Input::Docs(dir)
+            } else {
+                unreachable!("clap requires one source")
+            };
+            import::check_output(&a.out, &[input], a.force).map_err(|e| (e, None))?;
             let pb = progress(a.quiet);
             let (stats, report) = if let Some(db) = &a.gitsense_db {
                 pb.set_message("importing GitSense database");
@@ -279,7 +322,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             for w in &report.warnings {
                 eprintln!("warning: {w}");
             }
-            println!(
+            outln!(
                 "built {} in {:.2}s: {} chats, {} messages, {} code blocks, {} bytes, revision {}",
                 stats.path.display(),
                 started.elapsed().as_secs_f64(),
@@ -339,9 +382,9 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 )
                 .map_err(|e| (e, None))?,
             };
-            print!("{out}");
+            emit(&out)?;
             if fmt == Format::Json {
-                println!();
+                emit("\n")?;
             }
             Ok(())
         }
@@ -352,9 +395,9 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
         } => {
             let m = gitsense_publish::publish(&index, &out_dir).map_err(|e| (e, None))?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
+                outln!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
             } else {
-                println!(
+                outln!(
                     "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {} ({} hot pages{}), {} ({} bytes: pages compressed one by one), {}",
                     m.revision,
                     out_dir.display(),
@@ -414,30 +457,40 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 }
                 out.push('\n');
             }
-            print!("{out}");
+            emit(&out)?;
             Ok(())
         }
-        Command::Info { index, json } => {
+        Command::Info {
+            index,
+            json,
+            verify,
+        } => {
             let engine = Engine::open(&index).map_err(|e| (e, None))?;
+            if verify {
+                gitsense_engine::index::checksum::check(&index).map_err(|e| (e, None))?;
+            }
             let i = engine.info();
             if json {
-                println!("{}", serde_json::to_string_pretty(i).unwrap_or_default());
+                outln!("{}", serde_json::to_string_pretty(i).unwrap_or_default());
             } else {
-                println!("index:          {}", index.display());
-                println!("format version: {}", i.format_version);
-                println!("revision:       {}", i.revision);
-                println!("built at:       {}", i.built_at);
-                println!("source:         {}", i.source);
-                println!("chats:          {}", i.chats);
-                println!("messages:       {}", i.messages);
-                println!("code blocks:    {}", i.code_blocks);
-                println!("groups:         {}", i.groups);
-                println!(
+                outln!("index:          {}", index.display());
+                outln!("format version: {}", i.format_version);
+                outln!("revision:       {}", i.revision);
+                outln!("built at:       {}", i.built_at);
+                outln!("source:         {}", i.source);
+                outln!("chats:          {}", i.chats);
+                outln!("messages:       {}", i.messages);
+                outln!("code blocks:    {}", i.code_blocks);
+                outln!("groups:         {}", i.groups);
+                outln!(
                     "size:           {} bytes ({} pages of {})",
                     i.size_bytes(),
                     i.page_count,
                     i.page_size
                 );
+                if verify {
+                    outln!("checksum:       verified");
+                }
             }
             Ok(())
         }

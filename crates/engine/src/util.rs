@@ -50,6 +50,35 @@ pub fn escape_html(s: &str) -> String {
     out
 }
 
+/// Longest piece of input a message quotes, in characters.
+pub const ECHO_MAX_CHARS: usize = 80;
+
+/// Input as a message (a warning, an error) quotes it: control characters
+/// escaped, so it stays on one line, and cut to [`ECHO_MAX_CHARS`]
+/// characters with its full length noted, so a huge name cannot flood the
+/// output.
+///
+/// ```
+/// use gitsense_engine::util::echo;
+/// assert_eq!(echo("a\nb"), "a\\nb");
+/// assert!(echo(&"x".repeat(1000)).ends_with("… (1000 characters)"));
+/// ```
+pub fn echo(s: &str) -> String {
+    let n = s.chars().count();
+    let mut out = String::new();
+    for c in s.chars().take(ECHO_MAX_CHARS) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if n > ECHO_MAX_CHARS {
+        out.push_str(&format!("… ({n} characters)"));
+    }
+    out
+}
+
 /// Lowercase hex of a byte string (digests, content-addressed names).
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

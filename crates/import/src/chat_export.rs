@@ -423,7 +423,7 @@ fn warnings(st: &State, repairs: Repairs) -> Vec<String> {
             .unknown_speakers
             .iter()
             .take(LISTED_INDICES)
-            .map(|s| format!("'{s}'"))
+            .map(|s| format!("'{}'", gitsense_engine::util::echo(s)))
             .collect();
         out.push(format!(
             "{} turns from unknown speakers ({}) were given the role assistant",

@@ -132,7 +132,8 @@ fn resolve_refs(repo: &Repository, dir: &Path, opts: &GitOptions) -> Result<Vec<
                 Error::new(
                     "import.no_such_branch",
                     format!(
-                        "there is no branch '{name}' (branches: {})",
+                        "there is no branch '{}' (branches: {})",
+                        gitsense_engine::util::echo(name),
                         if known.is_empty() {
                             "none".to_string()
                         } else {
@@ -179,7 +180,10 @@ fn owner_and_name(repo: &Repository, dir: &Path, opts: &GitOptions) -> Result<(S
             }
             _ => Err(Error::new(
                 "import.bad_repo_name",
-                format!("--repo must be owner/name, got '{given}'"),
+                format!(
+                    "--repo must be owner/name, got '{}'",
+                    gitsense_engine::util::echo(given)
+                ),
             )),
         };
     }
@@ -329,7 +333,7 @@ struct Skipped {
 }
 
 fn list(paths: &[String]) -> String {
-    let shown: Vec<&str> = paths.iter().take(5).map(String::as_str).collect();
+    let shown: Vec<String> = paths.iter().take(5).map(|p| gitsense_engine::util::echo(p)).collect();
     let more = if paths.len() > shown.len() {
         ", ..."
     } else {

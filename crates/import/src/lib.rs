@@ -13,16 +13,90 @@ pub mod gitsense_db;
 pub mod languages;
 pub mod overview;
 
-use gitsense_engine::error::Result;
+use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::{BuildStats, IndexWriter, SourceInfo};
 use indicatif::ProgressBar;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What an import noticed besides its records.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct ImportReport {
     /// Counted warnings, e.g. `skipped 3 binary files`.
     pub warnings: Vec<String>,
+}
+
+/// What a build reads, for [`check_output`].
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// A file read whole: a GitSense database, a chat export.
+    File(&'a Path),
+    /// A documentation directory: its pages are inputs.
+    Docs(&'a Path),
+    /// A git repository (working tree or bare): its git directory is input.
+    Git(&'a Path),
+}
+
+/// Refuses an output path that would destroy data: one that resolves
+/// (symbolic links followed) to one of the build's `inputs`
+/// (`import.output_is_input`, even with `force`: the build would replace
+/// what it reads), or an existing file that is not a gitsense-search index
+/// (`import.output_not_index`, unless `force`).
+pub fn check_output(out: &Path, inputs: &[Input], force: bool) -> Result<()> {
+    let at = || out.display().to_string();
+    let resolved = resolve(out);
+    for input in inputs {
+        let hit = match *input {
+            Input::File(f) => std::fs::canonicalize(f).is_ok_and(|f| f == resolved),
+            Input::Docs(dir) => {
+                docs::is_page_name(&resolved.file_name().unwrap_or_default().to_string_lossy())
+                    && std::fs::canonicalize(dir).is_ok_and(|d| resolved.starts_with(d))
+            }
+            Input::Git(dir) => {
+                let git_dir = dir.join(".git");
+                let git_dir = if git_dir.exists() {
+                    git_dir
+                } else {
+                    dir.into()
+                };
+                std::fs::canonicalize(git_dir).is_ok_and(|d| resolved.starts_with(d))
+            }
+        };
+        if hit {
+            return Err(Error::new(
+                "import.output_is_input",
+                "--out names a file the build reads; the index would replace its own source",
+            )
+            .with_location(at()));
+        }
+    }
+    match std::fs::metadata(out) {
+        Ok(m) if m.is_dir() => {
+            Err(Error::new("import.bad_output", "--out is a directory").with_location(at()))
+        }
+        Ok(_) if !force && !gitsense_engine::index::is_index_file(out) => Err(Error::new(
+            "import.output_not_index",
+            "--out names an existing file that is not a gitsense-search index; \
+             pass --force to replace it",
+        )
+        .with_location(at())),
+        _ => Ok(()),
+    }
+}
+
+/// `path` with symbolic links resolved: the file itself when it exists,
+/// else its resolved directory joined with its name.
+fn resolve(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => path.to_path_buf(),
+    }
 }
 
 /// Runs `fill` against a fresh writer for `out` and finishes the index.

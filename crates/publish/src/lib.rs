@@ -329,14 +329,16 @@ mod write {
     }
 
     /// Writes `bytes` to `path` through a temporary file and a rename, so a
-    /// reader never sees a half-written file.
+    /// reader never sees a half-written file; the temporary file is removed
+    /// when writing fails (a full disk) or the process is interrupted.
     fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-        std::fs::write(&tmp, bytes).map_err(|e| io_err("writing", &tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io_err("renaming into place", path, e)
-        })
+        let mut tmp = index::tempfiles::TempFile::new(
+            path.with_extension(format!("{}.tmp", std::process::id())),
+        );
+        std::fs::write(tmp.path(), bytes).map_err(|e| io_err("writing", tmp.path(), e))?;
+        std::fs::rename(tmp.path(), path).map_err(|e| io_err("renaming into place", path, e))?;
+        tmp.keep();
+        Ok(())
     }
 
     fn gzip(bytes: &[u8]) -> Result<Vec<u8>> {
@@ -385,8 +387,13 @@ mod write {
     pub fn publish(index_path: &Path, out_dir: &Path) -> Result<Manifest> {
         let conn = index::open_file(index_path)?;
         let info = index::verify(&conn)?;
+        let (revision, checksum) = index::checksum::recorded(&conn)?;
         drop(conn);
         let bytes = std::fs::read(index_path).map_err(|e| io_err("reading", index_path, e))?;
+        // Before anything is written: a damaged index must not get a
+        // fresh content-addressed name and a manifest vouching for it.
+        index::checksum::check_bytes(&bytes, &revision, checksum.as_deref())
+            .map_err(|e| e.with_location(index_path.display().to_string()))?;
         if bytes.len() as u64 != info.size_bytes() {
             return Err(Error::new(
                 "index.corrupt",

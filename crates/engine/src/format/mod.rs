@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::results::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Options of [`format_results`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -69,6 +70,33 @@ impl std::str::FromStr for Format {
     }
 }
 
+/// A field as one line of output: control characters (a newline in a file
+/// name, a terminal escape) written as escapes, so indexed text can
+/// neither split a result's line or heading (forging another result) nor
+/// drive the terminal. Tabs stay (they split nothing).
+pub fn one_line_field(s: &str) -> Cow<'_, str> {
+    let escaped = |c: char| c.is_control() && c != '\t';
+    if !s.chars().any(escaped) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if escaped(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn owned_line(s: String) -> String {
+    match one_line_field(&s) {
+        Cow::Borrowed(_) => s,
+        Cow::Owned(o) => o,
+    }
+}
+
 /// One result seen through the fields every format prints.
 pub struct Row<'a> {
     pub kind: &'static str,
@@ -76,17 +104,20 @@ pub struct Row<'a> {
     pub chat_id: i64,
     pub score: f64,
     pub title: String,
-    pub chat_path: Option<&'a str>,
+    pub chat_path: Option<Cow<'a, str>>,
     pub path: Option<String>,
-    pub branch: Option<&'a str>,
-    pub role: Option<&'a str>,
+    pub branch: Option<Cow<'a, str>>,
+    pub role: Option<Cow<'a, str>>,
     pub language: String,
     pub snippet: String,
     pub content: Option<&'a str>,
 }
 
+/// A meta field as one line (see [`one_line_field`]).
 fn meta_str(m: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
-    m.get(key).and_then(|v| v.as_str()).map(str::to_string)
+    m.get(key)
+        .and_then(|v| v.as_str())
+        .map(|s| one_line_field(s).into_owned())
 }
 
 /// Removes highlight markup so plain-text renderers show plain text.
@@ -116,8 +147,8 @@ pub fn rows(r: &SearchResults) -> Vec<Row<'_>> {
             id: c.chats_id.to_string(),
             chat_id: c.result_chat_id,
             score: c.fts_rank,
-            title: c.chats_name.clone().unwrap_or_default(),
-            chat_path: c.chat_path.as_deref(),
+            title: owned_line(c.chats_name.clone().unwrap_or_default()),
+            chat_path: c.chat_path.as_deref().map(one_line_field),
             path: meta_str(&c.meta, "chats_meta_file_path")
                 .or_else(|| meta_str(&c.meta, "chats_meta_url")),
             branch: None,
@@ -139,12 +170,12 @@ pub fn rows(r: &SearchResults) -> Vec<Row<'_>> {
             chat_id: m.result_chat_id,
             score: m.fts_rank,
             title: meta_str(&m.meta, "messages_meta_title")
-                .unwrap_or_else(|| m.messages_type.clone().unwrap_or_default()),
-            chat_path: m.chat_path.as_deref(),
+                .unwrap_or_else(|| owned_line(m.messages_type.clone().unwrap_or_default())),
+            chat_path: m.chat_path.as_deref().map(one_line_field),
             path: meta_str(&m.meta, "messages_meta_url")
                 .or_else(|| meta_str(&m.meta, "messages_meta_file_path")),
-            branch: m.messages_branch_name.as_deref(),
-            role: m.messages_role.as_deref(),
+            branch: m.messages_branch_name.as_deref().map(one_line_field),
+            role: m.messages_role.as_deref().map(one_line_field),
             // Only a file's own text is in the file's language; overviews
             // and chat messages are prose (markdown).
             language: if m.messages_type.as_deref() == Some("git-blob") {
@@ -161,18 +192,19 @@ pub fn rows(r: &SearchResults) -> Vec<Row<'_>> {
     for b in &r.results.code_blocks {
         out.push(Row {
             kind: "code-block",
-            id: b.code_blocks_uuid.clone(),
+            id: owned_line(b.code_blocks_uuid.clone()),
             chat_id: b.result_chat_id,
             score: b.fts_rank,
-            title: b.code_blocks_component.clone().unwrap_or_default(),
-            chat_path: b.chat_path.as_deref(),
+            title: owned_line(b.code_blocks_component.clone().unwrap_or_default()),
+            chat_path: b.chat_path.as_deref().map(one_line_field),
             path: meta_str(&b.meta, "code_blocks_meta_file_path"),
-            branch: b.code_blocks_branch_name.as_deref(),
+            branch: b.code_blocks_branch_name.as_deref().map(one_line_field),
             role: None,
             language: b
                 .code_blocks_language
                 .clone()
                 .filter(|l| !l.is_empty())
+                .map(owned_line)
                 .unwrap_or_else(|| "markdown".into()),
             snippet: strip_marks(b.code_blocks_content_snippet.as_deref().unwrap_or("")),
             content: b.code_blocks_content.as_deref(),
@@ -183,6 +215,7 @@ pub fn rows(r: &SearchResults) -> Vec<Row<'_>> {
 
 fn one_line(s: &str, max: usize) -> String {
     let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = owned_line(flat);
     if flat.chars().count() > max {
         let mut t: String = flat.chars().take(max).collect();
         t.push_str("...");
@@ -223,7 +256,7 @@ pub fn terse(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String 
         let loc = row
             .path
             .clone()
-            .or_else(|| row.chat_path.map(str::to_string))
+            .or_else(|| row.chat_path.as_deref().map(str::to_string))
             .unwrap_or_default();
         s.push_str(&format!(
             "{}:{:.2} {}#{} chat:{}{} \"{}\"\n",
@@ -232,7 +265,10 @@ pub fn terse(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String 
             row.kind,
             row.id,
             row.chat_id,
-            row.role.map(|x| format!(" [{x}]")).unwrap_or_default(),
+            row.role
+                .as_deref()
+                .map(|x| format!(" [{x}]"))
+                .unwrap_or_default(),
             one_line(&row.snippet, 80)
         ));
     }
@@ -253,14 +289,18 @@ pub fn verbose(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Strin
         s.push_str(&format!(
             "  chat {}: {}{}{}\n",
             row.chat_id,
-            row.chat_path.unwrap_or(""),
+            row.chat_path.as_deref().unwrap_or(""),
             row.branch
+                .as_deref()
                 .map(|b| format!(" | branch {b}"))
                 .unwrap_or_default(),
-            row.role.map(|x| format!(" | {x}")).unwrap_or_default()
+            row.role
+                .as_deref()
+                .map(|x| format!(" | {x}"))
+                .unwrap_or_default()
         ));
         for line in row.snippet.lines() {
-            s.push_str(&format!("    {line}\n"));
+            s.push_str(&format!("    {}\n", one_line_field(line)));
         }
         s.push('\n');
     }
@@ -331,6 +371,7 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Stri
     for row in &rows {
         let heading = row.path.clone().unwrap_or_else(|| {
             row.chat_path
+                .as_deref()
                 .map(str::to_string)
                 .unwrap_or_else(|| row.title.clone())
         });
@@ -340,9 +381,11 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Stri
             row.score,
             row.chat_id,
             row.branch
+                .as_deref()
                 .map(|b| format!(" | **Branch:** {b}"))
                 .unwrap_or_default(),
             row.chat_path
+                .as_deref()
                 .map(|p| format!(" | **Path:** {p}"))
                 .unwrap_or_default()
         ));

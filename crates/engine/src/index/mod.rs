@@ -27,14 +27,16 @@
 //! - `fts_leaf_ends`: for each FTS5 segment, a 16-bit hash of the last term
 //!   that starts on each of its leaves (`doclists`): whether a term's
 //!   doclist can run on to the next leaf, known without reading its own.
-//! - `index_meta`: format version, corpus revision, build time, counts and
-//!   the source description.
+//! - `index_meta`: format version, corpus revision, build time, counts,
+//!   the source description and the file's checksum (`checksum`).
 
 pub mod btree;
+pub mod checksum;
 pub mod doclists;
 pub mod pagevfs;
 pub mod rank;
 pub mod records;
+pub mod tempfiles;
 pub mod writer;
 
 use crate::error::{DbContext, Error, Result};
@@ -311,6 +313,24 @@ pub fn open_file(path: &Path) -> Result<Connection> {
     })?;
     verify(&conn).map_err(|e| e.with_location(path.display().to_string()))?;
     Ok(conn)
+}
+
+/// Whether the file at `path` is a gitsense-search index of any format
+/// version (an SQLite database with the `index_meta` table): what a build
+/// may replace without being told to.
+pub fn is_index_file(path: &Path) -> bool {
+    let Ok(conn) = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    ) else {
+        return false;
+    };
+    conn.query_row(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='index_meta'",
+        [],
+        |_| Ok(()),
+    )
+    .is_ok()
 }
 
 /// Checks that a connection holds an index of this format version.

@@ -4,10 +4,13 @@
 //! [`IndexWriter::finish`], which derives chat paths, lineages, branch names
 //! and message stats, computes the corpus revision (SHA-256 over every row
 //! in id order), rebuilds and optimizes the FTS tables, VACUUMs into
-//! 4096-byte pages and atomically renames the temporary file into place.
-//! A writer dropped before `finish` removes its temporary file, so a failed
-//! build never leaves a half-written index behind.
+//! 4096-byte pages, seals the file's checksum ([`super::checksum`]) and
+//! atomically renames the temporary file into place. A writer dropped
+//! before `finish` removes its temporary file, so a failed build never
+//! leaves a half-written index behind; so does an interrupted one, and the
+//! next build removes what a crashed one left ([`super::tempfiles`]).
 
+use super::tempfiles::{self, TempFile};
 use super::{records, FORMAT_VERSION, PAGE_SIZE, SCHEMA};
 use crate::error::{DbContext, Error, Result};
 use crate::model::{Chat, CodeBlock, Group, Message};
@@ -42,10 +45,9 @@ pub struct BuildStats {
 
 pub struct IndexWriter {
     conn: Option<Connection>,
-    tmp_path: PathBuf,
+    tmp: TempFile,
     out_path: PathBuf,
     source: SourceInfo,
-    finished: bool,
 }
 
 impl IndexWriter {
@@ -67,7 +69,10 @@ impl IndexWriter {
                         .with_location(dir.display().to_string())
                 })?;
             }
+            // What an interrupted or crashed build of the same output left.
+            tempfiles::remove_stale(dir, &format!(".{file_name}."), ".tmp");
         }
+        let tmp = TempFile::new(tmp_path.clone());
         let _ = std::fs::remove_file(&tmp_path);
         let conn = Connection::open(&tmp_path).map_err(|e| {
             Error::new(
@@ -85,10 +90,9 @@ impl IndexWriter {
             .ctx("starting build transaction")?;
         Ok(IndexWriter {
             conn: Some(conn),
-            tmp_path,
+            tmp,
             out_path: out.to_path_buf(),
             source,
-            finished: false,
         })
     }
 
@@ -242,7 +246,7 @@ impl IndexWriter {
             count("code_blocks")?,
             count("groups")?,
         );
-        let meta: [(&str, String); 9] = [
+        let meta: [(&str, String); 10] = [
             ("format_version", FORMAT_VERSION.to_string()),
             ("revision", revision.clone()),
             ("built_at", built_at),
@@ -254,6 +258,11 @@ impl IndexWriter {
             (
                 "generator",
                 format!("gitsense-search {}", env!("CARGO_PKG_VERSION")),
+            ),
+            // Replaced by the file's checksum once the file is final.
+            (
+                super::checksum::CHECKSUM_KEY,
+                super::checksum::placeholder(&revision),
             ),
         ];
         for (k, v) in meta {
@@ -282,11 +291,12 @@ impl IndexWriter {
         conn.execute_batch("PRAGMA journal_mode=DELETE; PRAGMA secure_delete=ON; VACUUM;")
             .ctx("compacting index")?;
         drop(conn);
-        std::fs::rename(&self.tmp_path, &self.out_path).map_err(|e| {
+        super::checksum::seal(self.tmp.path(), &revision)?;
+        std::fs::rename(self.tmp.path(), &self.out_path).map_err(|e| {
             Error::io("moving index into place", e)
                 .with_location(self.out_path.display().to_string())
         })?;
-        self.finished = true;
+        self.tmp.keep();
         let size_bytes = std::fs::metadata(&self.out_path)
             .map(|m| m.len())
             .unwrap_or(0);
@@ -304,10 +314,8 @@ impl IndexWriter {
 
 impl Drop for IndexWriter {
     fn drop(&mut self) {
-        if !self.finished {
-            self.conn.take();
-            let _ = std::fs::remove_file(&self.tmp_path);
-        }
+        // Closed before `tmp` (a later field) removes the file.
+        self.conn.take();
     }
 }
 

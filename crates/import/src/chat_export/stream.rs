@@ -341,9 +341,6 @@ pub struct Elements {
     location: String,
     /// Index of the next element.
     pub index: usize,
-    /// Whether the last element was a number, whose parse may have eaten
-    /// the separator after it.
-    after_number: bool,
     done: bool,
 }
 
@@ -399,7 +396,6 @@ impl Elements {
             layout,
             location,
             index: 0,
-            after_number: false,
             done: false,
         };
         if layout == Layout::Array && me.peek()? == Some(b']') {
@@ -444,7 +440,6 @@ impl Elements {
                 }));
             }
             (Layout::Lines, Some(_)) => {}
-            (Layout::Array, Some(_)) if self.after_number => {}
             (Layout::Array, Some(b)) => {
                 return Err(Error::new(
                     "import.bad_json",
@@ -477,10 +472,15 @@ impl Elements {
             });
         }
         let at = position(&self.reader);
-        let mut de = serde_json::Deserializer::from_reader(&mut self.reader);
-        match Value::deserialize(&mut de) {
+        let first = self.peek()?;
+        let parsed = if matches!(first, Some(b) if b == b'-' || b.is_ascii_digit()) {
+            self.number()
+        } else {
+            let mut de = serde_json::Deserializer::from_reader(&mut self.reader);
+            Value::deserialize(&mut de)
+        };
+        match parsed {
             Ok(v) => {
-                self.after_number = v.is_number();
                 self.index += 1;
                 Ok(Next::Element(v))
             }
@@ -511,6 +511,28 @@ impl Elements {
                 )))
             }
         }
+    }
+
+    /// A number element, read up to its last character. serde_json's
+    /// reader would take the byte after a number too (it looks one byte
+    /// ahead to see the number end) and drop it with the deserializer:
+    /// the `,` or `]` that follows.
+    fn number(&mut self) -> serde_json::Result<Value> {
+        let mut text = Vec::new();
+        loop {
+            let buf = self.reader.fill_buf().map_err(serde_json::Error::io)?;
+            let n = buf
+                .iter()
+                .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .count();
+            text.extend_from_slice(&buf[..n]);
+            let end = n < buf.len() || buf.is_empty();
+            self.reader.consume(n);
+            if end {
+                break;
+            }
+        }
+        serde_json::from_slice(&text)
     }
 
     /// After the closing `]` only whitespace may follow.

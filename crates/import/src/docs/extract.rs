@@ -15,6 +15,7 @@
 //! Sphinx index pages (`table.indextable`: `genindex*.html`,
 //! `py-modindex.html`) yield [`IndexEntry`]s instead of units.
 
+use gitsense_engine::error::{Error, Result};
 use scraper::node::Element;
 use scraper::{ElementRef, Html, Node};
 use std::collections::HashMap;
@@ -176,9 +177,24 @@ const BLOCK_TAGS: &[&str] = &[
     "center",
 ];
 
-/// Parses a page.
-pub fn parse_page(html: &str) -> Page {
+/// Deepest element nesting a page may have (a browser's parser caps it at
+/// 512; documentation pages stay far below): a deeper page is refused
+/// with `import.page_too_deep`, since the extraction below walks the tree
+/// recursively and the HTML parser's work grows with depth squared.
+pub const MAX_NESTING: usize = 256;
+
+/// Parses a page; `import.page_too_deep` for one nested deeper than
+/// [`MAX_NESTING`].
+pub fn parse_page(html: &str) -> Result<Page> {
+    // Before parsing, to bound the parser's own work; after, on the tree
+    // itself, to bound the walks.
+    if tag_nesting(html) > MAX_NESTING {
+        return Err(too_deep());
+    }
     let doc = Html::parse_document(html);
+    if tree_depth(&doc) > MAX_NESTING {
+        return Err(too_deep());
+    }
     let root = doc.root_element();
     let mut page = Page {
         html_title: first_element(root, &|e| e.name() == "title")
@@ -217,7 +233,7 @@ pub fn parse_page(html: &str) -> Page {
     }
     if page.skip.is_some() {
         page.title = page.html_title.clone().unwrap_or_default();
-        return page;
+        return Ok(page);
     }
     let content = main_content(root);
     let mut w = Walker::new();
@@ -240,7 +256,107 @@ pub fn parse_page(html: &str) -> Page {
                 .map(|u| u.title.clone())
         })
         .unwrap_or_default();
-    page
+    Ok(page)
+}
+
+fn too_deep() -> Error {
+    Error::new(
+        "import.page_too_deep",
+        format!("elements are nested more than {MAX_NESTING} deep"),
+    )
+}
+
+/// Elements without content (never open).
+const VOID_TAGS: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr", "keygen", "frame",
+];
+
+/// Elements whose end tag may be left out: a second one closes the first,
+/// so they do not nest without an element counted here between them.
+const OPTIONAL_END_TAGS: &[&str] = &[
+    "p", "li", "dt", "dd", "option", "optgroup", "rb", "rt", "rtc", "rp", "tr", "td", "th",
+    "thead", "tbody", "tfoot", "colgroup", "caption", "html", "head", "body",
+];
+
+/// Elements whose content is text up to their end tag.
+const RAW_TEXT_TAGS: &[&str] = &[
+    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes",
+];
+
+/// How deep the tags of `html` nest, estimated from the text alone in one
+/// pass (a stack of open tags; an end tag closes the innermost matching
+/// one and those inside it, as the parser does), stopping as soon as it
+/// passes [`MAX_NESTING`].
+fn tag_nesting(html: &str) -> usize {
+    let b = html.as_bytes();
+    let find = |from: usize, pat: &[u8]| -> Option<usize> {
+        b.get(from..)?
+            .windows(pat.len())
+            .position(|w| w.eq_ignore_ascii_case(pat))
+            .map(|i| from + i)
+    };
+    let mut stack: Vec<String> = Vec::new();
+    let mut deepest = 0;
+    let mut i = 0;
+    while let Some(lt) = b[i..].iter().position(|&c| c == b'<').map(|p| i + p) {
+        if b[lt..].starts_with(b"<!--") {
+            i = find(lt + 4, b"-->").map_or(b.len(), |e| e + 3);
+            continue;
+        }
+        let closing = b.get(lt + 1) == Some(&b'/');
+        let start = lt + 1 + usize::from(closing);
+        let len = b[start..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .count();
+        let Some(gt) = b[start..]
+            .iter()
+            .position(|&c| c == b'>')
+            .map(|p| start + p)
+        else {
+            break;
+        };
+        i = gt + 1;
+        if len == 0 || !b[start].is_ascii_alphabetic() {
+            continue;
+        }
+        let name = html[start..start + len].to_ascii_lowercase();
+        if closing {
+            if let Some(at) = stack.iter().rposition(|t| *t == name) {
+                stack.truncate(at);
+            }
+        } else if RAW_TEXT_TAGS.contains(&name.as_str()) {
+            let end = format!("</{name}");
+            i = find(i, end.as_bytes()).unwrap_or(b.len());
+        } else if !(b[gt - 1] == b'/'
+            || VOID_TAGS.contains(&name.as_str())
+            || OPTIONAL_END_TAGS.contains(&name.as_str()))
+        {
+            stack.push(name);
+            deepest = deepest.max(stack.len());
+            if deepest > MAX_NESTING {
+                break;
+            }
+        }
+    }
+    deepest
+}
+
+/// How deep the parsed tree's elements nest (an iterative traversal).
+fn tree_depth(doc: &Html) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for edge in doc.tree.root().traverse() {
+        match edge {
+            ego_tree::iter::Edge::Open(n) if n.value().is_element() => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ego_tree::iter::Edge::Close(n) if n.value().is_element() => depth -= 1,
+            _ => {}
+        }
+    }
+    deepest
 }
 
 fn first_element<'a>(
@@ -910,7 +1026,7 @@ mod tests {
               <dl class="py method"><dt id="json.JSONDecoder.decode"><span class="sig-name">decode</span>(s)</dt><dd><p>Decode s.</p></dd></dl>
               <p>After the method.</p>
             </dd></dl></div></body></html>"#,
-        );
+        ).unwrap();
         let titles: Vec<&str> = p.units.iter().map(|u| u.title.as_str()).collect();
         assert_eq!(
             titles,
@@ -925,7 +1041,7 @@ mod tests {
     fn section_ids_become_heading_anchors() {
         let p = parse_page(
             r##"<main><section id="usage"><span id="index-0"></span><h2>Usage<a class="headerlink" href="#usage">¶</a></h2><p>Text <span id="index-1"></span>here.</p></section></main>"##,
-        );
+        ).unwrap();
         let u = &p.units[1];
         assert_eq!(u.title, "Usage");
         assert_eq!(u.anchor.as_deref(), Some("usage"));
@@ -940,7 +1056,7 @@ mod tests {
             r#"<main><h1 id="top">Struct Span</h1>
             <section id="method.call_site" class="method"><a class="src rightside" href="x">source</a><h4 class="code-header">pub fn call_site() -> Span</h4></section>
             <div id="wrapper"><p>Text first.</p><h2>Later heading</h2></div></main>"#,
-        );
+        ).unwrap();
         let anchors: Vec<Option<&str>> = p.units.iter().map(|u| u.anchor.as_deref()).collect();
         assert_eq!(anchors, [None, Some("top"), Some("method.call_site"), None]);
         assert_eq!(p.anchors["method.call_site"], 2);
@@ -952,7 +1068,7 @@ mod tests {
         let p = parse_page(
             r#"<main><div class="highlight-pycon notranslate"><div class="highlight"><pre>&gt;&gt;&gt; 1</pre></div></div>
             <pre><code class="language-rs">fn main() {}</code></pre><pre class="sourceCode haskell">x</pre><pre>plain</pre></main>"#,
-        );
+        ).unwrap();
         let langs: Vec<Option<&str>> = p.units[0]
             .code
             .iter()
@@ -968,7 +1084,7 @@ mod tests {
             <li><a href="a.html#join">join() (str method)</a><ul><li><a href="b.html#x">(bytes method)</a></li></ul></li>
             <li>Java<ul><li><a href="c.html#index-3">language</a></li></ul></li>
             </ul></td></tr></table></body>"#,
-        );
+        ).unwrap();
         assert_eq!(p.skip, Some(Skip::SiteIndex));
         let got: Vec<(&str, &str)> = p
             .index_entries

@@ -196,64 +196,132 @@ pub fn site_pages(dir: &Path) -> Result<Vec<SitePage>> {
         .collect())
 }
 
-/// Collects page files under `dir` in sorted order.
-fn walk(dir: &Path, rel: &str, out: &mut Vec<SourceFile>, skipped_links: &mut usize) -> Result<()> {
-    let mut entries: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
-        .map_err(|e| unreadable(dir, format!("directory: {e}")))?
-        .map(|e| {
-            e.map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-                .map_err(|e| unreadable(dir, format!("directory: {e}")))
-        })
-        .collect::<Result<_>>()?;
-    entries.sort();
-    for (name, path) in entries {
-        if name.starts_with('.') {
-            continue;
-        }
-        let meta = std::fs::symlink_metadata(&path).map_err(|e| unreadable(&path, e))?;
-        let child_rel = if rel.is_empty() {
-            name.clone()
-        } else {
-            format!("{rel}/{name}")
-        };
-        if meta.is_dir() {
-            if !SKIP_DIRS.contains(&name.as_str()) {
-                walk(&path, &child_rel, out, skipped_links)?;
-            }
-            continue;
-        }
-        let lower = name.to_ascii_lowercase();
-        let kind = if lower.ends_with(".html") || lower.ends_with(".htm") {
-            SourceKind::Html
-        } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
-            SourceKind::Markdown
-        } else {
-            continue;
-        };
-        if meta.file_type().is_symlink() && std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
-            *skipped_links += 1;
-            continue;
-        }
-        if SKIP_FILES.contains(&lower.as_str()) {
-            continue;
-        }
-        out.push(SourceFile {
-            rel: child_rel,
-            abs: path,
-            kind,
-        });
+/// The kind of page a file name says a file is; `None` for other files.
+fn page_kind(name: &str) -> Option<SourceKind> {
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".html") || lower.ends_with(".htm") {
+        Some(SourceKind::Html)
+    } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
+        Some(SourceKind::Markdown)
+    } else {
+        None
     }
-    Ok(())
 }
 
-/// A parsed file; `lossy` when it was not valid UTF-8.
-struct Parsed {
-    page: Page,
-    lossy: bool,
+/// Whether the importer reads a file of this name as a page.
+pub fn is_page_name(name: &str) -> bool {
+    page_kind(name).is_some()
+}
+
+/// What the walk found under the site root.
+struct Walk {
+    /// The site root, symbolic links resolved.
+    root: PathBuf,
+    files: Vec<SourceFile>,
+    /// Symbolic links to directories (never followed).
+    dir_links: usize,
+    /// Page-named entries that are not read, with why.
+    refused: Vec<(String, String)>,
+}
+
+impl Walk {
+    /// Collects page files under `dir` in sorted order. A page-named entry
+    /// is read only when it is (or links to) a regular file inside the
+    /// site: a link out of the tree, a dangling link, a FIFO, socket or
+    /// device is refused with a reason instead (reading it could leak a
+    /// file, block forever or never end).
+    fn dir(&mut self, dir: &Path, rel: &str) -> Result<()> {
+        let mut entries: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+            .map_err(|e| unreadable(dir, format!("directory: {e}")))?
+            .map(|e| {
+                e.map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                    .map_err(|e| unreadable(dir, format!("directory: {e}")))
+            })
+            .collect::<Result<_>>()?;
+        entries.sort();
+        for (name, path) in entries {
+            if name.starts_with('.') {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).map_err(|e| unreadable(&path, e))?;
+            let child_rel = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if meta.is_dir() {
+                if !SKIP_DIRS.contains(&name.as_str()) {
+                    self.dir(&path, &child_rel)?;
+                }
+                continue;
+            }
+            let Some(kind) = page_kind(&name) else {
+                continue;
+            };
+            if meta.file_type().is_symlink() {
+                match std::fs::metadata(&path) {
+                    Err(_) => {
+                        self.refused
+                            .push((child_rel, "a dangling symbolic link".into()));
+                        continue;
+                    }
+                    Ok(m) if m.is_dir() => {
+                        self.dir_links += 1;
+                        continue;
+                    }
+                    Ok(m) if !m.is_file() => {
+                        self.refused
+                            .push((child_rel, "a symbolic link to a special file".into()));
+                        continue;
+                    }
+                    Ok(_) => {
+                        if !std::fs::canonicalize(&path).is_ok_and(|t| t.starts_with(&self.root)) {
+                            self.refused
+                                .push((child_rel, "a symbolic link out of the site".into()));
+                            continue;
+                        }
+                    }
+                }
+            } else if !meta.is_file() {
+                self.refused.push((
+                    child_rel,
+                    "not a regular file (a FIFO, socket or device)".into(),
+                ));
+                continue;
+            }
+            if SKIP_FILES.contains(&name.to_ascii_lowercase().as_str()) {
+                continue;
+            }
+            self.files.push(SourceFile {
+                rel: child_rel,
+                abs: path,
+                kind,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Largest page file read, in bytes; a larger one is skipped
+/// (`import.page_too_large`).
+pub const MAX_PAGE_BYTES: u64 = 32 << 20;
+
+/// How many skipped files the warnings name one by one.
+const LISTED_SKIPS: usize = 10;
+
+/// A file read and parsed, or why its page is left out (a page over a
+/// bound: the rest of the site is still indexed).
+enum Parsed {
+    /// `lossy` when the file was not valid UTF-8.
+    Page {
+        page: Page,
+        lossy: bool,
+    },
+    Refused(Error),
 }
 
 /// Reads and parses every file, on all cores; results keep file order.
-fn parse_all(files: &[SourceFile], progress: &ProgressBar) -> Result<(Vec<Page>, usize)> {
+fn parse_all(files: &[SourceFile], progress: &ProgressBar) -> Result<Vec<Parsed>> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -284,18 +352,22 @@ fn parse_all(files: &[SourceFile], progress: &ProgressBar) -> Result<(Vec<Page>,
     let mut all: Vec<(usize, Result<Parsed>)> = chunks.into_iter().flatten().collect();
     // The first failing file in walk order is the one reported.
     all.sort_by_key(|(i, _)| *i);
-    let mut pages = Vec::with_capacity(all.len());
-    let mut lossy = 0;
-    for (_, r) in all {
-        let parsed = r?;
-        lossy += usize::from(parsed.lossy);
-        pages.push(parsed.page);
-    }
-    Ok((pages, lossy))
+    all.into_iter().map(|(_, r)| r).collect()
 }
 
 fn parse_file(f: &SourceFile) -> Result<Parsed> {
-    let bytes = std::fs::read(&f.abs).map_err(|e| unreadable(&f.abs, e))?;
+    use std::io::Read;
+    let file = std::fs::File::open(&f.abs).map_err(|e| unreadable(&f.abs, e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PAGE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| unreadable(&f.abs, e))?;
+    if bytes.len() as u64 > MAX_PAGE_BYTES {
+        return Ok(Parsed::Refused(Error::new(
+            "import.page_too_large",
+            format!("the file is larger than {} MiB", MAX_PAGE_BYTES >> 20),
+        )));
+    }
     let (text, lossy) = match String::from_utf8(bytes) {
         Ok(s) => (s, false),
         Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
@@ -304,12 +376,31 @@ fn parse_file(f: &SourceFile) -> Result<Parsed> {
         SourceKind::Html => text,
         SourceKind::Markdown => markdown::to_html(&text),
     };
-    let mut page = parse_page(&html);
+    let mut page = match parse_page(&html) {
+        Ok(p) => p,
+        Err(e) => return Ok(Parsed::Refused(e)),
+    };
     let name = f.file_name();
     if f.kind == SourceKind::Html && name.starts_with(SITE_INDEX_PREFIX) && page.skip.is_none() {
         page.skip = Some(Skip::SiteIndex);
     }
-    Ok(Parsed { page, lossy })
+    Ok(Parsed::Page { page, lossy })
+}
+
+/// Warnings naming the files left out and why (the first
+/// [`LISTED_SKIPS`], then a count of the rest).
+fn report_skipped(report: &mut ImportReport, skipped: &[(String, String)]) {
+    for (rel, why) in skipped.iter().take(LISTED_SKIPS) {
+        report
+            .warnings
+            .push(format!("skipped {}: {why}", gitsense_engine::util::echo(rel)));
+    }
+    if skipped.len() > LISTED_SKIPS {
+        report.warnings.push(format!(
+            "skipped {} more files that are not readable pages",
+            skipped.len() - LISTED_SKIPS
+        ));
+    }
 }
 
 /// Separators between a page title and the site name in `<title>`.
@@ -353,9 +444,20 @@ impl Site {
             )
             .with_location(dir.display().to_string()));
         }
-        let mut files = Vec::new();
-        let mut skipped_links = 0usize;
-        walk(dir, "", &mut files, &mut skipped_links)?;
+        let mut walk = Walk {
+            root: std::fs::canonicalize(dir).map_err(|e| unreadable(dir, e))?,
+            files: Vec::new(),
+            dir_links: 0,
+            refused: Vec::new(),
+        };
+        walk.dir(dir, "")?;
+        let Walk {
+            mut files,
+            dir_links: skipped_links,
+            refused,
+            ..
+        } = walk;
+        let mut skipped = refused;
         // A built page wins over its Markdown source in the same directory.
         let html_paths: BTreeSet<String> = files
             .iter()
@@ -383,7 +485,20 @@ impl Site {
             .with_location(dir.display().to_string()));
         }
         progress.set_length(files.len() as u64);
-        let (pages, lossy) = parse_all(&files, progress)?;
+        let parsed = parse_all(&files, progress)?;
+        let (mut kept, mut pages, mut lossy) = (Vec::new(), Vec::new(), 0usize);
+        for (f, p) in files.into_iter().zip(parsed) {
+            match p {
+                Parsed::Page { page, lossy: l } => {
+                    lossy += usize::from(l);
+                    kept.push(f);
+                    pages.push(page);
+                }
+                Parsed::Refused(e) => skipped.push((f.rel, e.to_string())),
+            }
+        }
+        let files = kept;
+        report_skipped(report, &skipped);
         if lossy > 0 {
             report.warnings.push(format!(
                 "{lossy} pages were not valid UTF-8; invalid bytes were replaced"
