@@ -323,7 +323,9 @@ def truth_sphinx_index(site_dir, pages):
 
 def sphinx_entry(page, li, parent, truth):
     links = [a for a in li.kids("a")]
-    lead = "".join(c for c in li.children if isinstance(c, str)).strip().rstrip(",").strip()
+    # The entry's own words: its first text, without the commas that
+    # separate its links (`environment variable, [1], [2]`).
+    lead = next((c.strip(" \n,") for c in li.children if isinstance(c, str) and c.strip(" \n,")), "")
     label = lead or (links[0].text() if links else "")
     label = re.sub(r"\s*\([^)]*\)\s*$", "", label).strip()
     if not label:
@@ -875,6 +877,8 @@ def main():
     ap.add_argument("--sample", type=int, help=f"queries per class per site (default {SAMPLE}; 0 = all)")
     ap.add_argument("--bin", default=str(ROOT / "target/release/gitsense-search"), help="the release CLI")
     ap.add_argument("--no-write", action="store_true", help="print results only")
+    ap.add_argument("--update", action="store_true",
+                    help="with --sites: replace those sites in bench/sites-results.json and BENCHMARKS.md")
     a = ap.parse_args()
     names = a.sites.split(",") if a.sites else list(SMOKE_SITES if a.smoke else SITES)
     unknown = [n for n in names if n not in SITES]
@@ -889,12 +893,19 @@ def main():
         sites[n] = evaluate_site(n, SITES[n], a.bin, sample, failures=n not in HELD_OUT)
     cmd = "python3 bench/sites.py" + (" --smoke" if a.smoke else "") + (f" --sites {a.sites}" if a.sites else "") \
         + (f" --sample {a.sample}" if a.sample is not None else "")
+    seconds = round(time.monotonic() - t0, 1)
+    if a.update and a.sites and RESULTS.exists():
+        before = json.loads(RESULTS.read_text())
+        sites = {**before["sites"], **sites}
+        cmd = f"{before['command']}; then {cmd} --update"
+        seconds = round(before["seconds"] + seconds, 1)
+        names = list(sites)
     any_site = next(iter(sites.values()))
     result = {
         "command": cmd,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine(),
-        "seconds": round(time.monotonic() - t0, 1),
+        "seconds": seconds,
         "seed": SEED,
         "sample_per_class": sample,
         "ours_binary": run([a.bin, "--version"]).stdout.strip(),
@@ -912,7 +923,7 @@ def main():
     text = json.dumps(result, indent=1)
     if a.no_write:
         print(text)
-    elif a.smoke or a.sites:
+    elif a.smoke or (a.sites and not a.update):
         OUT.mkdir(parents=True, exist_ok=True)
         target = OUT / ("sites-smoke.json" if a.smoke else "sites-partial.json")
         target.write_text(text + "\n")
