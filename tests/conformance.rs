@@ -1,5 +1,5 @@
-//! The results object against the contract: every field seed 000 names is
-//! produced with the type `results.schema.json` gives it. Also code blocks
+//! The results object against the contract (`tests/contract/`): every
+//! field it names is produced with the type `results.schema.json` gives it. Also code blocks
 //! (trigram search, hint, block-id/lang/role filters) and safe snippets on
 //! a fixture index built by code.
 

@@ -1,4 +1,4 @@
-//! LLM-ready formats (seed 002) on real results: the shape of terse,
+//! LLM-ready formats on real results: the shape of terse,
 //! verbose and markdown output, markdown's front matter read back as YAML,
 //! fence languages, and token budgets on the rendered text.
 

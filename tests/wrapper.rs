@@ -1,4 +1,4 @@
-//! The response wrapper (seed 003) on real data: token budgets with the
+//! The response wrapper on real data: token budgets with the
 //! chars/4 estimate, `truncated`, `nextCursor` bound to the corpus revision
 //! (`stale_cursor`), `trace`, and the trigram `hint`.
 

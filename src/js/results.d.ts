@@ -1,4 +1,4 @@
-// The GitSense results object (seed 000, search-results-format v1.4.0), as
+// The GitSense results object (search-results-format v1.4.0), as
 // `engine.search()` returns it and `gitsense-search search --format json`
 // prints it. Written by hand from src/results.rs and
 // Engine::criteria in src/search.rs; the browser tests check that every

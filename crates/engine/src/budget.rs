@@ -1,4 +1,4 @@
-//! Token budgets for output handed to an LLM (seed 003).
+//! Token budgets for output handed to an LLM.
 //!
 //! The estimate is characters / 4, rounded up (no tokenizer). [`fit`]
 //! brings a results object under a budget as measured by any renderer:

@@ -1,4 +1,5 @@
-//! The GitSense results object (seed 000, search-results-format v1.4.0).
+//! The GitSense results object (search-results-format v1.4.0; the
+//! contract it is checked against is in `tests/contract/`).
 //!
 //! Field names here are the contract's, exactly; nothing else in the crate
 //! spells them. Absent vs null: the fields the contract requires for every

@@ -1,4 +1,4 @@
-//! AI-assisted multi-stage search (seed 001) over an [`Engine`], with the
+//! AI-assisted multi-stage search over an [`Engine`], with the
 //! host's LLM as a callback.
 //!
 //! In: a natural-language question, [`AssistOptions`] and an LLM

@@ -1,4 +1,4 @@
-//! Renderers of a results object for people and LLMs (seed 002):
+//! Renderers of a results object for people and LLMs (gitctx's formats):
 //! `terse` (one line per result), `verbose` (header, metadata, context),
 //! `markdown` (YAML front matter + a section per result with a fenced block
 //! in the result's language, falling back to `markdown`). Each ends with
