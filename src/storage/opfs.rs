@@ -8,8 +8,8 @@
 //! pool is retried a few times before giving up.
 
 use super::{import_bytes, StoredIndex};
-use gitsense_engine::error::{Error, Result};
 use crate::host;
+use gitsense_engine::error::{Error, Result};
 use js_sys::{Reflect, Uint8Array};
 use sqlite_wasm_rs::vfs::transfer::{DbImport, DbTransfer};
 use sqlite_wasm_rs::vfs::VfsFilesManager;

@@ -5,8 +5,8 @@
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use gitsense_engine::assist::{self, AssistOptions, StageReport};
 use gitsense_engine::format::{self, Format, FormatOptions};
-use gitsense_import as import;
 use gitsense_engine::{Engine, Error, ErrorKind, Highlight, SearchOptions};
+use gitsense_import as import;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{Read, Write};
 use std::path::PathBuf;

@@ -113,6 +113,14 @@ struct Counted {
 
 impl Engine {
     /// Opens an index file (native).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+    /// let engine = gitsense_engine::Engine::open(&path)?;
+    /// assert_eq!(engine.info().messages, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn open(path: &std::path::Path) -> Result<Engine> {
         Engine::from_connection(index::open_file(path)?)
     }
@@ -158,7 +166,24 @@ impl Engine {
         &self.conn
     }
 
-    /// Runs a query and returns the results object.
+    /// Runs a query and returns the results object: chats, messages and
+    /// code blocks, each counted and paged on its own.
+    ///
+    /// ```
+    /// use gitsense_engine::{Engine, SearchOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+    /// let engine = Engine::open(&path)?;
+    /// let r = engine.search("retry lang:javascript", &SearchOptions::default())?;
+    /// assert_eq!(r.total_counts.code_blocks, 1);
+    /// // Words with no filter match chats, messages and code blocks alike.
+    /// let r = engine.search("payment -refund", &SearchOptions { per_page: Some(5), ..Default::default() })?;
+    /// assert_eq!(r.total_counts.messages, 1);
+    /// // Bad queries are errors with a stable code and a position.
+    /// let e = engine.search("\"unbalanced", &SearchOptions::default()).unwrap_err();
+    /// assert!(e.code.starts_with("query."));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn search(&self, text: &str, opts: &SearchOptions) -> Result<SearchResults> {
         // One read transaction for the search's twenty-odd statements:
         // outside one, SQLite takes and drops its shared lock around each

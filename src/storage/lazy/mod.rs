@@ -29,11 +29,11 @@
 pub mod warm;
 
 use super::{Storage, StoredIndex};
+use crate::host::{self, js_error};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::pagevfs::{PageCache, PageFiles, PageSource};
-use gitsense_publish::Manifest;
 use gitsense_engine::util::lock;
-use crate::host::{self, js_error};
+use gitsense_publish::Manifest;
 use js_sys::Uint8Array;
 use serde::Serialize;
 use std::cell::RefCell;
@@ -445,9 +445,12 @@ fn packed_of(
         (|| {
             let lengths = gitsense_publish::decode_packed_lengths(tail, count)
                 .ok_or("the hot file does not end with its page lengths")?;
-            let offsets =
-                gitsense_publish::packed_offsets(&lengths, manifest.page_size, manifest.packed_size)
-                    .ok_or("its page lengths do not add up to its size")?;
+            let offsets = gitsense_publish::packed_offsets(
+                &lengths,
+                manifest.page_size,
+                manifest.packed_size,
+            )
+            .ok_or("its page lengths do not add up to its size")?;
             let url =
                 host::resolve_url(file, manifest_url).map_err(|_| "its URL does not resolve")?;
             Ok(Packed {

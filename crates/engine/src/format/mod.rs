@@ -411,6 +411,17 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Stri
 }
 
 /// Renders in any format (`Json` is compact JSON), without a budget.
+///
+/// ```
+/// use gitsense_engine::format::{render, Format};
+/// use gitsense_engine::{Engine, SearchOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+/// let r = Engine::open(&path)?.search("retry", &SearchOptions::default())?;
+/// let text = render(&r, Format::Terse, None);
+/// assert!(text.contains("Payments"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn render(r: &SearchResults, f: Format, elapsed: Option<f64>) -> String {
     render_with(r, f, elapsed, &Preamble::default())
 }

@@ -431,3 +431,59 @@ mod tests {
         assert_eq!(name_key("--"), None);
     }
 }
+
+/// Builds a small index at `path` for the documentation's examples: one
+/// chat ("Payments", id 1) with a user question and an assistant answer
+/// holding a JavaScript code block.
+#[doc(hidden)]
+pub fn write_example(path: &Path) -> Result<std::path::PathBuf> {
+    use crate::model::{Chat, CodeBlock, Message};
+    use serde_json::json;
+    let mut w = IndexWriter::create(
+        path,
+        SourceInfo {
+            description: "example".into(),
+            built_at: Some("2026-01-01T00:00:00Z".into()),
+        },
+    )?;
+    w.add_chat(&Chat {
+        id: 1,
+        parent_id: 0,
+        chat_type: "regular".into(),
+        uuid: None,
+        name: "Payments".into(),
+        owner: None,
+        group_id: None,
+        created_at: None,
+        modified_at: None,
+        meta: json!({}),
+    })?;
+    let message = |id: i64, role: &str, content: &str| Message {
+        id,
+        chat_id: 1,
+        msg_type: "regular".into(),
+        role: role.into(),
+        content: content.into(),
+        title: String::new(),
+        keywords: String::new(),
+        meta: json!({}),
+        created_at: None,
+        updated_at: None,
+    };
+    w.add_message(&message(10, "user", "How do I retry a failed payment?"))?;
+    let code = "async function retryPayment(id) {\n  return charge(id, { retry: true });\n}";
+    w.add_message(&message(
+        11,
+        "assistant",
+        &format!("Call the charge again with retry set:\n\n```javascript\n{code}\n```"),
+    ))?;
+    w.add_code_block(&CodeBlock::from_text(
+        11_000,
+        11,
+        code.into(),
+        Some("javascript".into()),
+        || "example-block".into(),
+    ))?;
+    w.finish()?;
+    Ok(path.to_path_buf())
+}

@@ -34,6 +34,19 @@ enum Tok {
 
 /// Parses query text. `profile_exists` decides whether `profile:NAME` is
 /// known (the caller owns the profile table).
+///
+/// ```
+/// use gitsense_engine::query::parser::parse;
+/// use gitsense_engine::profiles;
+///
+/// let q = parse("payment -refund lang:javascript in:messages", &profiles::exists)?;
+/// assert_eq!(q.filters.len(), 1);
+/// assert!(q.targets.is_some());
+/// // Errors carry a stable code and the character position they point at.
+/// let e = parse("(payment OR", &profiles::exists).unwrap_err();
+/// assert!(e.code.starts_with("query.") && e.position.is_some());
+/// # Ok::<(), gitsense_engine::Error>(())
+/// ```
 pub fn parse(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query> {
     let chars: Vec<char> = text.chars().collect();
     if chars.len() > MAX_QUERY_CHARS {
