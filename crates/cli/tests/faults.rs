@@ -20,6 +20,11 @@ fn cli(args: &[&str]) -> Output {
     run_within(bin().args(args), Duration::from_secs(120))
 }
 
+/// `build --chat-export EXPORT --out OUT -q`.
+fn build_export(export: &Path, out: &Path) -> Output {
+    cli(&["build", "--chat-export", s(export), "--out", s(out), "-q"])
+}
+
 /// Runs `cmd` to the end, failing the test (and killing it) when it takes
 /// longer than `limit`: a hang is a fault too. Its output is drained
 /// while it runs, so a chatty command cannot stall on a full pipe.
@@ -413,14 +418,7 @@ fn a_build_removes_what_a_dead_build_left_and_spares_a_live_one() {
     std::fs::write(&live, "being written").unwrap();
     let export = d.join("e.json");
     std::fs::write(&export, chat_export(&[("human", "hello there")])).unwrap();
-    let o = cli(&[
-        "build",
-        "--chat-export",
-        s(&export),
-        "--out",
-        s(&d.join("o.gsx")),
-        "-q",
-    ]);
+    let o = build_export(&export, &d.join("o.gsx"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stale.exists());
     assert!(live.exists());
@@ -502,14 +500,7 @@ fn a_number_as_the_last_element_is_not_a_missing_bracket() {
     ] {
         let export = d.join("e.json");
         std::fs::write(&export, &text).unwrap();
-        let o = cli(&[
-            "build",
-            "--chat-export",
-            s(&export),
-            "--out",
-            s(&d.join("o.gsx")),
-            "-q",
-        ]);
+        let o = build_export(&export, &d.join("o.gsx"));
         assert!(o.status.success(), "{text}: {}", stderr(&o));
         assert_eq!(
             stderr(&o).contains("without its closing ']'"),
@@ -527,14 +518,7 @@ fn a_huge_speaker_name_is_echoed_shortened() {
     let name = "n".repeat(1_000_000);
     let export = d.join("e.json");
     std::fs::write(&export, chat_export(&[("human", "hi"), (&name, "hello")])).unwrap();
-    let o = cli(&[
-        "build",
-        "--chat-export",
-        s(&export),
-        "--out",
-        s(&d.join("o.gsx")),
-        "-q",
-    ]);
+    let o = build_export(&export, &d.join("o.gsx"));
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let head: String = err.chars().take(300).collect();
