@@ -6,6 +6,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use gitsense_engine::assist::{self, AssistOptions, StageReport};
 use gitsense_engine::format::{self, Format, FormatOptions};
 use gitsense_import as import;
+use gitsense_engine::plan::QueryMode;
 use gitsense_engine::{Engine, Error, ErrorKind, Highlight, SearchOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{Read, Write};
@@ -163,6 +164,11 @@ struct SearchArgs {
     /// Add per-stage timings to the results object.
     #[arg(long)]
     trace: bool,
+    /// How the query is read: strict (the query language; malformed
+    /// queries are errors) or box (a search box's text: never an error,
+    /// the last word also matched as a prefix).
+    #[arg(long, default_value = "strict", value_parser = ["strict", "box"])]
+    mode: String,
     /// Pretty-print JSON.
     #[arg(long)]
     pretty: bool,
@@ -362,6 +368,11 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 max_tokens: a.max_tokens.filter(|_| fmt == Format::Json),
                 cursor: a.cursor,
                 trace: a.trace,
+                mode: if a.mode == "box" {
+                    QueryMode::Box
+                } else {
+                    QueryMode::Strict
+                },
             };
             let results = engine
                 .search(&a.query, &opts)
