@@ -476,7 +476,7 @@ impl Site {
         } = walk;
         if filtered > 0 {
             report.warnings.push(format!(
-                "left out {filtered} pages by --include / --exclude"
+                "left out {filtered} page(s) by --include / --exclude"
             ));
         }
         let mut skipped = refused;
