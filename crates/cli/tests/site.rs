@@ -52,12 +52,31 @@ fn site(root: &Path) {
             "<h1 id=\"box\">Box</h1><p>The first edition of the book is no longer distributed; stubpage ownership box.</p>",
         ),
     );
-    write(root, "print.html", &page("The Book", "<h1 id=\"all\">All</h1><p>printcopy ownership</p>"));
-    write(root, "appendix/stub.html", &page("Stub", "<h1 id=\"stub\">Stub</h1><p>appendixstub ownership</p>"));
+    write(
+        root,
+        "print.html",
+        &page(
+            "The Book",
+            "<h1 id=\"all\">All</h1><p>printcopy ownership</p>",
+        ),
+    );
+    write(
+        root,
+        "appendix/stub.html",
+        &page(
+            "Stub",
+            "<h1 id=\"stub\">Stub</h1><p>appendixstub ownership</p>",
+        ),
+    );
 }
 
 fn module(dir: &Path) {
-    for f in ["index.js", "worker.js", "gitsense_search_bg.wasm", "index.d.ts"] {
+    for f in [
+        "index.js",
+        "worker.js",
+        "gitsense_search_bg.wasm",
+        "index.d.ts",
+    ] {
         write(dir, f, &format!("// {f}"));
     }
 }
@@ -72,7 +91,11 @@ fn search(index: &Path, query: &str, mode: &str) -> Value {
         "--per-page",
         "50",
     ]);
-    assert!(o.status.success(), "{query}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{query}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
@@ -112,7 +135,11 @@ fn site_publishes_the_index_and_module_and_prints_lines_naming_real_files() {
     assert!(named.len() >= 4, "{lines}");
     for p in &named {
         let file = root.join(p.trim_start_matches("/book/"));
-        assert!(file.is_file(), "{p} is printed but {} does not exist", file.display());
+        assert!(
+            file.is_file(),
+            "{p} is printed but {} does not exist",
+            file.display()
+        );
     }
     assert!(named.contains(&"/book/_gitsense/pkg/index.js"));
     assert!(named.contains(&"/book/_gitsense/manifest.json"));
@@ -120,10 +147,19 @@ fn site_publishes_the_index_and_module_and_prints_lines_naming_real_files() {
     // The published index: excluded pages absent, the kept page found by a
     // half-typed word in box mode, its results linkable.
     let manifest: Value =
-        serde_json::from_slice(&std::fs::read(root.join("_gitsense/manifest.json")).unwrap()).unwrap();
-    let raw = root.join("_gitsense").join(manifest["rawFile"].as_str().unwrap());
-    assert_eq!(search(&raw, "stubpage", "strict")["totalCounts"]["messages"], 0);
-    assert_eq!(search(&raw, "appendixstub", "strict")["totalCounts"]["messages"], 0);
+        serde_json::from_slice(&std::fs::read(root.join("_gitsense/manifest.json")).unwrap())
+            .unwrap();
+    let raw = root
+        .join("_gitsense")
+        .join(manifest["rawFile"].as_str().unwrap());
+    assert_eq!(
+        search(&raw, "stubpage", "strict")["totalCounts"]["messages"],
+        0
+    );
+    assert_eq!(
+        search(&raw, "appendixstub", "strict")["totalCounts"]["messages"],
+        0
+    );
     let r = search(&raw, "in:messages msg-type:doc-section owne", "box");
     let urls: Vec<&str> = r["results"]["messages"]
         .as_array()
@@ -131,10 +167,19 @@ fn site_publishes_the_index_and_module_and_prints_lines_naming_real_files() {
         .iter()
         .map(|m| m["messages_meta_url"].as_str().unwrap())
         .collect();
-    assert_eq!(urls, ["https://example.org/book/ch15-01-box.html#using-box"]);
+    assert_eq!(
+        urls,
+        ["https://example.org/book/ch15-01-box.html#using-box"]
+    );
     let m = &r["results"]["messages"][0];
-    assert!(m["messages_meta_title"].as_str().unwrap().contains("Box<T>"));
-    assert!(m["messages_title_html"].as_str().unwrap().contains("Box&lt;T&gt;"));
+    assert!(m["messages_meta_title"]
+        .as_str()
+        .unwrap()
+        .contains("Box<T>"));
+    assert!(m["messages_title_html"]
+        .as_str()
+        .unwrap()
+        .contains("Box&lt;T&gt;"));
     let code = search(&raw, "in:code-blocks Box::new", "box");
     assert_eq!(
         code["results"]["codeBlocks"][0]["code_blocks_meta_url"],
@@ -145,7 +190,8 @@ fn site_publishes_the_index_and_module_and_prints_lines_naming_real_files() {
     let again = cli(&args);
     assert!(again.status.success());
     let manifest2: Value =
-        serde_json::from_slice(&std::fs::read(root.join("_gitsense/manifest.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(root.join("_gitsense/manifest.json")).unwrap())
+            .unwrap();
     assert_eq!(manifest2["revision"], manifest["revision"]);
 }
 
@@ -156,14 +202,35 @@ fn site_without_the_module_or_with_a_bad_glob_fails_with_a_code() {
     site(&root);
     let empty = t.path().join("nothing");
     std::fs::create_dir_all(&empty).unwrap();
-    let o = cli(&["site", root.to_str().unwrap(), "--pkg", empty.to_str().unwrap()]);
+    let o = cli(&[
+        "site",
+        root.to_str().unwrap(),
+        "--pkg",
+        empty.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("site.no_module"));
     module(&t.path().join("pkg"));
     let pkg = t.path().join("pkg");
-    let o = cli(&["site", root.to_str().unwrap(), "--pkg", pkg.to_str().unwrap(), "--exclude", "[", "-q"]);
+    let o = cli(&[
+        "site",
+        root.to_str().unwrap(),
+        "--pkg",
+        pkg.to_str().unwrap(),
+        "--exclude",
+        "[",
+        "-q",
+    ]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("import.bad_glob"));
-    let o = cli(&["build", "--chat-export", "x.json", "--exclude", "a", "--out", "x.gsx"]);
+    let o = cli(&[
+        "build",
+        "--chat-export",
+        "x.json",
+        "--exclude",
+        "a",
+        "--out",
+        "x.gsx",
+    ]);
     assert_eq!(o.status.code(), Some(2));
 }

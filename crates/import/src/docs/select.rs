@@ -57,7 +57,10 @@ fn set(globs: &[String]) -> Result<Option<GlobSet>> {
             .case_insensitive(true)
             .build()
             .map_err(|e| {
-                Error::new("import.bad_glob", format!("'{g}' is not a glob: {}", e.kind()))
+                Error::new(
+                    "import.bad_glob",
+                    format!("'{g}' is not a glob: {}", e.kind()),
+                )
             })?;
         b.add(glob);
     }
