@@ -151,7 +151,7 @@ mod tests {
         fake_module(&t.path().join("pkg"));
         let exe = t.path().join("target/release/gitsense-search");
         assert_eq!(find_module(None, Some(&exe)).unwrap(), t.path().join("pkg"));
-        let e = find_module(None, Some(&t.path().join("elsewhere/bin/x"))).unwrap_err();
+        let e = find_module(None, Some(&t.path().join("elsewhere/usr/local/bin/x"))).unwrap_err();
         assert_eq!(e.code, "site.no_module");
         assert_eq!(
             find_module(Some(t.path()), None).unwrap_err().code,
