@@ -135,6 +135,7 @@ fn main() {
         let opts = DocsOptions {
             base_url: Some("https://docs.python.org/3.11/".into()),
             use_site_index,
+            ..Default::default()
         };
         let (stats, _) = import::build_with(&out, format!("docs:{}", docs.display()), |w| {
             import::docs::import(&docs, &opts, w, &import::no_progress())

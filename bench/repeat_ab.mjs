@@ -34,7 +34,7 @@ const REPEATS = 4;
 
 const page = `<!doctype html><meta charset="utf-8"><title>repeat</title><script type="module">
 const { GitSenseSearch } = await import('/pkg/index.js');
-const engine = await GitSenseSearch.open({ manifestUrl: '/data/manifest.json' });
+const engine = await GitSenseSearch.open({ manifestUrl: '/data/manifest.json', offline: 'always' });
 await engine.search(${JSON.stringify(query)});
 const ms = performance.now();
 const info = await engine.info();

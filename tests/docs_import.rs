@@ -819,3 +819,54 @@ fn real_python_docs_pages_are_found_by_api_name_index_term_and_title() {
     assert_eq!(total(&search(&b.engine, "\"Quick search\"")), 0);
     assert_eq!(total(&search(&b.engine, "\"Previous topic\"")), 0);
 }
+
+/// What readers type into a search box, keystroke by keystroke: never an
+/// error, and sensible results on the demo site.
+#[test]
+fn search_box_text_is_never_an_error_and_finds_what_is_being_typed() {
+    let (_site, b) = demo();
+    let boxed = |q: &str| {
+        b.engine
+            .search(
+                q,
+                &SearchOptions {
+                    mode: gitsense_engine::plan::QueryMode::Box,
+                    per_page: Some(20),
+                    ..SearchOptions::default()
+                },
+            )
+            .unwrap_or_else(|e| panic!("box mode refused {q:?}: {e}"))
+    };
+    let urls = |q: &str| -> Vec<String> {
+        boxed(&format!("in:messages msg-type:doc-section {q}"))
+            .results
+            .messages
+            .iter()
+            .map(|m| meta(&m.meta, "messages_meta_url").to_string())
+            .collect()
+    };
+    let install = "https://docs.example.org/v1/book/installation.html#from-source";
+    // Half-typed words find the word being typed.
+    for q in ["guideto", "guidetoo", "\"guidetool", "(guidetool", "fn main() quas"] {
+        assert!(urls(q).contains(&install.to_string()), "{q}: {:?}", urls(q));
+    }
+    // Code-like and unfinished text, operators at the ends: answers.
+    for q in [
+        "'static", "fn main()", "\"borrow", "foo OR", "-", "AND", "OR", "NOT", "a (", ")", "\"",
+        "'", "lang:", "lang:rust,", "chat-id:x", "scope:current-chat guide", "Vec<T>",
+        "std::vec::Vec", "x -", "option:regex", "&&", "\"a\" \"b", "NEAR(", "*", "**",
+    ] {
+        boxed(q);
+    }
+    // Nothing to search: nothing found (the query language would list all).
+    for q in ["", "   ", "-", "()", "-guidetool"] {
+        assert_eq!(total(&boxed(q)), 0, "{q:?}");
+    }
+    // Filters typed whole still apply.
+    let r = boxed("lang:rust quasa");
+    assert!(r.results.code_blocks.iter().all(|c| c.code_blocks_language.as_deref() == Some("rust")));
+    assert!(!r.results.code_blocks.is_empty());
+    // The strict default still refuses what it cannot read.
+    let strict = b.engine.search("fn main()", &SearchOptions::default()).unwrap_err();
+    assert_eq!(strict.code, "query.empty_group");
+}

@@ -1,9 +1,11 @@
 //! Hostile and random queries against parse + plan + search: no panic, no
 //! raw SQLite error (`internal.*`), error positions inside the query.
-//! 100,000 generated queries on a fixture index, 10,000 on the real sample.
+//! 100,000 generated queries on a fixture index, 10,000 on the real sample;
+//! in search-box mode, 50,000 that must never be an error at all.
 
 mod common;
 use common::*;
+use gitsense_engine::plan::QueryMode;
 use gitsense_engine::{Engine, SearchOptions};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -192,4 +194,44 @@ fn a_hundred_thousand_hostile_queries_never_panic_or_leak_raw_errors() {
 #[test]
 fn ten_thousand_hostile_queries_on_the_real_sample() {
     hammer(&sample_engine(), 10_000);
+}
+
+/// Box mode: any text with valid options is an answer, never an error.
+fn hammer_box(engine: &Engine, cases: u32) {
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let opts = SearchOptions {
+        mode: QueryMode::Box,
+        per_page: Some(5),
+        ..Default::default()
+    };
+    runner
+        .run(&query_strategy(), |q| {
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine.search(&q, &opts)));
+            match outcome {
+                Err(_) => Err(TestCaseError::fail(format!("panic on {q:?}"))),
+                Ok(Err(e)) => Err(TestCaseError::fail(format!(
+                    "box mode failed on {q:?}: {e}"
+                ))),
+                Ok(Ok(r)) => {
+                    prop_assert_eq!(r.total_results_returned, r.len() as u64);
+                    Ok(())
+                }
+            }
+        })
+        .unwrap();
+}
+
+#[test]
+fn fifty_thousand_hostile_texts_in_box_mode_are_never_an_error() {
+    hammer_box(&fixture_engine(), 50_000);
+}
+
+#[test]
+fn ten_thousand_hostile_texts_in_box_mode_on_the_real_sample() {
+    hammer_box(&sample_engine(), 10_000);
 }

@@ -388,6 +388,8 @@ async function main() {
   try {
     engine = await GitSenseSearch.open({
       manifestUrl,
+      // A chat app is used again and again, and offline: copy at once.
+      offline: 'always',
       // A link to a search (?q=...): its pages come while the module loads.
       firstQuery: params.get('q') || undefined,
       onProgress,

@@ -22,8 +22,15 @@ export interface OpenOptions {
    * requests) while a copy fills OPFS. 'lazy': read lazily even without OPFS
    * (pages then live in a bounded memory cache). */
   storage?: StorageMode;
-  /** Lazy mode: copy the whole index into OPFS in the background (default
-   * true). false: only pages queries read are kept. */
+  /** Lazy mode: when to copy the whole index into OPFS in the background
+   * (every later visit then answers from it, offline too). 'auto' (the
+   * default): from the reader's second visit to this index on (a visit is
+   * a tab's session), never with Save-Data or on a cellular connection;
+   * 'always': at once (after the first search); 'never': only the pages
+   * queries read are kept. */
+  offline?: 'auto' | 'always' | 'never';
+  /** The older spelling of `offline`: false is 'never'; ignored when
+   * `offline` is given. */
   lazyFill?: boolean;
   /** Lazy mode: milliseconds one HTTP Range request may take before it is
    * abandoned and retried (twice, then the query or the fill fails with
@@ -60,6 +67,12 @@ export interface SearchOptions {
   cursor?: string;
   /** Add per-stage timings as `trace`. */
   trace?: boolean;
+  /** How the query is read: 'strict' (default; the query language,
+   * malformed text rejects with a `query.*` error) or 'box' (a search
+   * box's text: never an error; unbalanced quotes, `fn main()`, operators
+   * at the ends are searched literally; the word being typed also matches
+   * as a prefix; filters typed whole still apply). */
+  mode?: 'strict' | 'box';
 }
 
 export interface UpdateStatus {
@@ -182,6 +195,10 @@ export interface EngineInfo {
    * `opened`, `firstSearch` (the first search's start) and `firstAnswer`
    * (the first search that succeeded, its end).
    */
+  /** What open({ offline }) decided for this visit: the policy, this
+   * browser's visit count to the index, whether the connection is metered
+   * (Save-Data, cellular), and whether the copy into OPFS runs. */
+  offline?: { policy: 'auto' | 'always' | 'never'; visits: number; metered: boolean; copying: boolean };
   startup: Partial<Record<'pageOpen' | 'pageHot' | 'pageCompiled' | 'prefetched' | 'module' | 'instantiated' | 'firstQueryAsked' | 'firstQueryPages' | 'opened' | 'firstSearch' | 'firstAnswer', number>>;
 }
 

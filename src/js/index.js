@@ -192,6 +192,37 @@ function toJson(value, what) {
  * GitSenseSearchError; the lazy index keeps answering), 'error' (detail:
  * GitSenseSearchError: the engine crashed and must be reopened).
  */
+/** open({ offline }): when lazy mode copies the whole index into OPFS. */
+const OFFLINE_POLICIES = ['auto', 'always', 'never'];
+const VISITS_KEY = 'gitsense-search:visits:';
+
+/**
+ * This browser's visits to the index at `url`, this one included: a visit
+ * is a tab's session (sessionStorage marks it counted, so moving between
+ * the pages of a site is one visit), the count is kept in localStorage.
+ * 1 where neither is available (a worker, storage blocked).
+ */
+function countVisit(url) {
+  try {
+    const key = VISITS_KEY + url;
+    let n = Number(localStorage.getItem(key)) || 0;
+    if (!sessionStorage.getItem(key)) {
+      n += 1;
+      localStorage.setItem(key, String(n));
+      sessionStorage.setItem(key, '1');
+    }
+    return Math.max(n, 1);
+  } catch {
+    return 1;
+  }
+}
+
+/** Whether the reader pays for bytes: Save-Data, or a cellular connection. */
+function metered() {
+  const c = typeof navigator !== 'undefined' ? navigator.connection : undefined;
+  return Boolean(c && (c.saveData || c.type === 'cellular'));
+}
+
 export class GitSenseSearch extends EventTarget {
   /**
    * Opens the index a manifest describes: from browser storage when it is
@@ -199,7 +230,7 @@ export class GitSenseSearch extends EventTarget {
    * reading it lazily over HTTP Range requests while a copy fills OPFS in
    * the background; else by downloading it.
    */
-  static async open({ manifestUrl, storage = 'auto', lazyFill = true, requestTimeoutMs, firstQuery, onProgress, onUpdate, onError } = {}) {
+  static async open({ manifestUrl, storage = 'auto', lazyFill = true, offline, requestTimeoutMs, firstQuery, onProgress, onUpdate, onError } = {}) {
     if (typeof manifestUrl !== 'string' || !manifestUrl) {
       throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl' });
     }
@@ -213,6 +244,14 @@ export class GitSenseSearch extends EventTarget {
       throw new GitSenseSearchError({
         code: 'options.invalid',
         message: `requestTimeoutMs must be an integer from 1 to 600000 (milliseconds), not ${JSON.stringify(requestTimeoutMs)}`,
+      });
+    }
+    // lazyFill: false is the older spelling of offline: 'never'.
+    const policy = offline ?? (lazyFill === false ? 'never' : 'auto');
+    if (!OFFLINE_POLICIES.includes(policy)) {
+      throw new GitSenseSearchError({
+        code: 'options.invalid',
+        message: `offline must be one of ${OFFLINE_POLICIES.join(', ')}, not ${JSON.stringify(offline)}`,
       });
     }
     if (firstQuery !== undefined && firstQuery !== null && typeof firstQuery !== 'string') {
@@ -237,7 +276,8 @@ export class GitSenseSearch extends EventTarget {
     const prefetched = prefetchIndex(url, storage, requestTimeoutMs, (text) => worker.postMessage({ type: 'manifest', text }));
     engine.#channel = new Channel(worker, (m) => engine.#event(m));
     try {
-      const opened = engine.#channel.call('open', { manifestUrl: url, storage, lazyFill: lazyFill !== false, requestTimeoutMs, pageCompiles: true, pagePrefetches: true, firstQuery: firstQuery || undefined });
+      const offlineVisit = { policy, visits: countVisit(url), metered: metered() };
+      const opened = engine.#channel.call('open', { manifestUrl: url, storage, offline: offlineVisit, requestTimeoutMs, pageCompiles: true, pagePrefetches: true, firstQuery: firstQuery || undefined });
       prefetched.then((value) => {
         if (value && value.hot) engine.#startup.pageHot = now();
         try {
@@ -312,7 +352,9 @@ export class GitSenseSearch extends EventTarget {
 
   /**
    * Searches: `options` are { page, perPage, currentChatId, highlight:
-   * 'html'|'raw'|'none', includeContent, maxTokens, cursor, trace }.
+   * 'html'|'raw'|'none', includeContent, maxTokens, cursor, trace, mode:
+   * 'strict'|'box' }. mode 'box' reads a search box's text: never an
+   * error, the word being typed also matched as a prefix.
    */
   async search(query, options = {}) {
     return JSON.parse(await this.searchJson(query, options));

@@ -33,6 +33,11 @@ export interface ChatResult extends ResultBase {
   cte_chat_message_stats_last_updated_at: string | null;
   /** The name with matches marked (an addition to the contract). */
   chats_name_snippet?: string;
+  /** `chats_name` HTML-escaped (with highlight 'html', the default). Every
+   * other field not named `*_snippet` or `*_html` is plain text. */
+  chats_name_html?: string;
+  /** `chat_path` HTML-escaped (with highlight 'html'). */
+  chat_path_html?: string;
   /** `chats_meta_<key>` fields, present when the chat's meta has the key. */
   [meta: `chats_meta_${string}`]: MetaValue | undefined;
 }
@@ -54,7 +59,12 @@ export interface MessageResult extends ResultBase {
   messages_branch_name: string | null;
   messages_created_at: string | null;
   messages_updated_at: string | null;
-  /** `messages_meta_<key>` fields from the message's extracted metadata. */
+  /** The title (`messages_meta_title`, a docs section's heading) HTML-escaped (highlight 'html'). */
+  messages_title_html?: string;
+  /** `chat_path` HTML-escaped (with highlight 'html'). */
+  chat_path_html?: string;
+  /** `messages_meta_<key>` fields (docs sections: `_url`, `_anchor`, `_title`;
+   * chat exports: `_conversation_id`) from the message's extracted metadata. */
   [meta: `messages_meta_${string}`]: MetaValue | undefined;
 }
 
@@ -76,7 +86,11 @@ export interface CodeBlockResult extends ResultBase {
   code_blocks_size: number | null;
   code_blocks_branch_name: string | null;
   code_blocks_language: string | null;
-  /** `code_blocks_meta_<key>` fields from the header. */
+  /** `code_blocks_component` HTML-escaped (with highlight 'html'). */
+  code_blocks_component_html?: string;
+  /** `chat_path` HTML-escaped (with highlight 'html'). */
+  chat_path_html?: string;
+  /** `code_blocks_meta_<key>` fields from the header (docs: `_url`, `_anchor` of the section). */
   [meta: `code_blocks_meta_${string}`]: MetaValue | undefined;
 }
 

@@ -167,8 +167,21 @@ function update(manifestText) {
   return updating;
 }
 
+// Lazy mode copies the whole index into OPFS only when the visit shows
+// it will pay off (docs/js-api.md, "Offline copy"): policy 'auto' from the
+// reader's second visit on, never on a metered connection; 'always' at
+// once; 'never' not at all (the pages queries read are kept either way).
+const AUTO_COPY_FROM_VISIT = 2;
+let offlineState = null;
+
+function copiesNow({ policy, visits, metered }) {
+  if (policy === 'always') return true;
+  if (policy === 'never' || metered) return false;
+  return visits >= AUTO_COPY_FROM_VISIT;
+}
+
 const ops = {
-  async open({ manifestUrl, storage, lazyFill, requestTimeoutMs }) {
+  async open({ manifestUrl, storage, offline, requestTimeoutMs }) {
     // The prefetch goes in as a Promise: storage opens while it finishes.
     const pre = prefetched;
     // The engine's second part (split.js): downloading an index needs it
@@ -183,7 +196,10 @@ const ops = {
     const info = await sessionOpen({ manifestUrl, storage, requestTimeoutMs }, progress, pre);
     prefetched = null;
     mark('opened');
-    if (lazyFill !== false && info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling') {
+    const visit = offline || { policy: 'auto', visits: 1, metered: false };
+    const copying = info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling' && copiesNow(visit);
+    offlineState = { ...visit, copying: Boolean(copying) };
+    if (copying) {
       // The fill runs in the engine's second part.
       holdBackground(() => announce(() => sessionFill(progress), 'fill'));
     } else if (info.source === 'stored') {
@@ -218,6 +234,7 @@ const ops = {
     const { split, ready } = splitState();
     info.module = { split, secondLoaded: ready };
     info.startup = { ...startup };
+    if (offlineState) info.offline = { ...offlineState };
     return info;
   },
   update: () => {

@@ -103,7 +103,10 @@ export async function openEngine(page, options = {}) {
     const { GitSenseSearch } = await import('/pkg/index.js');
     window.GitSenseSearch = GitSenseSearch;
     window.engineEvents = [];
-    const engine = await GitSenseSearch.open({ manifestUrl: '/data/manifest.json', ...options });
+    // The tests of lazy mode's copy expect it on a first visit: 'always'
+    // unless a test asks otherwise (offline.test.mjs covers the policies).
+    const copy = options.lazyFill === false ? {} : { offline: 'always' };
+    const engine = await GitSenseSearch.open({ manifestUrl: '/data/manifest.json', ...copy, ...options });
     for (const type of ['update', 'updateerror', 'error']) {
       engine.addEventListener(type, (e) => window.engineEvents.push({ type, detail: e.detail && e.detail.toJSON ? e.detail.toJSON() : e.detail }));
     }

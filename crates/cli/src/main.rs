@@ -5,6 +5,7 @@
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use gitsense_engine::assist::{self, AssistOptions, StageReport};
 use gitsense_engine::format::{self, Format, FormatOptions};
+use gitsense_engine::plan::QueryMode;
 use gitsense_engine::{Engine, Error, ErrorKind, Highlight, SearchOptions};
 use gitsense_import as import;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -51,6 +52,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Add search to a built documentation site in one step: index it,
+    /// publish the index into DIR/_gitsense/, copy the browser module
+    /// beside it, and print the lines to paste into a page.
+    Site(SiteArgs),
     /// Show what an index holds: format version, revision, counts, size.
     Info {
         /// The index file.
@@ -109,6 +114,8 @@ struct BuildArgs {
     /// genindex) to the sections they point to.
     #[arg(long, requires = "docs")]
     no_site_index: bool,
+    #[command(flatten)]
+    pages: PageGlobs,
     /// Where to write the index (written to a temporary file, then renamed).
     /// Refused when it is one of the build's inputs, or an existing file
     /// that is not a gitsense-search index (see --force).
@@ -118,6 +125,43 @@ struct BuildArgs {
     /// gitsense-search index (never one of the build's own inputs).
     #[arg(long)]
     force: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Which pages of a documentation site are indexed.
+#[derive(Args)]
+struct PageGlobs {
+    /// With --docs / site: leave out pages whose path (relative to the site
+    /// root) matches this glob: `*` within a directory, `**` across them,
+    /// e.g. `old/**`, `**/print.html` (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// With --docs / site: index only pages matching one of these globs
+    /// (repeatable; --exclude still applies).
+    #[arg(long, value_name = "GLOB")]
+    include: Vec<String>,
+}
+
+#[derive(Args)]
+struct SiteArgs {
+    /// The built site (the directory a web server serves).
+    dir: PathBuf,
+    /// The site's public URL, e.g. https://example.org/docs/: section links
+    /// become absolute, and the printed lines use its path.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    #[command(flatten)]
+    pages: PageGlobs,
+    /// Where to publish the index and copy the module (default: DIR/_gitsense).
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// The browser module to copy (default: $GITSENSE_SEARCH_PKG, else pkg/
+    /// in the current directory, else beside the executable or in the
+    /// repository it was built in).
+    #[arg(long, value_name = "DIR")]
+    pkg: Option<PathBuf>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -163,6 +207,11 @@ struct SearchArgs {
     /// Add per-stage timings to the results object.
     #[arg(long)]
     trace: bool,
+    /// How the query is read: strict (the query language; malformed
+    /// queries are errors) or box (a search box's text: never an error,
+    /// the last word also matched as a prefix).
+    #[arg(long, default_value = "strict", value_parser = ["strict", "box"])]
+    mode: String,
     /// Pretty-print JSON.
     #[arg(long)]
     pretty: bool,
@@ -284,6 +333,12 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             } else {
                 unreachable!("clap requires one source")
             };
+            if a.docs.is_none() && !(a.pages.exclude.is_empty() && a.pages.include.is_empty()) {
+                return Err((
+                    Error::new("options.pages_without_docs", "--include and --exclude apply to --docs only"),
+                    None,
+                ));
+            }
             import::check_output(&a.out, &[input], a.force).map_err(|e| (e, None))?;
             let pb = progress(a.quiet);
             let (stats, report) = if let Some(db) = &a.gitsense_db {
@@ -311,6 +366,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 let opts = import::docs::DocsOptions {
                     base_url: a.base_url.clone(),
                     use_site_index: !a.no_site_index,
+                    pages: a.pages.filter(&[]).map_err(|e| (e, None))?,
                 };
                 import::build_with(&a.out, format!("docs:{}", dir.display()), |w| {
                     import::docs::import(dir, &opts, w, &pb)
@@ -362,6 +418,11 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 max_tokens: a.max_tokens.filter(|_| fmt == Format::Json),
                 cursor: a.cursor,
                 trace: a.trace,
+                mode: if a.mode == "box" {
+                    QueryMode::Box
+                } else {
+                    QueryMode::Strict
+                },
             };
             let results = engine
                 .search(&a.query, &opts)
@@ -388,6 +449,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             }
             Ok(())
         }
+        Command::Site(a) => site(a),
         Command::Publish {
             index,
             out_dir,
@@ -530,6 +592,95 @@ fn llm_error(message: String) -> Error {
 /// Runs the LLM command with `sh -c`, the prompt on stdin; returns its
 /// stdout. A non-zero exit, a failure to start, or running past `timeout`
 /// (the command and its children are killed) is an error.
+impl PageGlobs {
+    /// The page filter, with `also_exclude` added to the excludes.
+    fn filter(&self, also_exclude: &[String]) -> Result<import::docs::PageFilter, Error> {
+        let mut exclude = self.exclude.clone();
+        exclude.extend_from_slice(also_exclude);
+        import::docs::PageFilter::new(&self.include, &exclude)
+    }
+}
+
+/// `site`: build → publish → copy the module → print the lines to paste.
+fn site(a: SiteArgs) -> Result<(), (Error, Option<String>)> {
+    let fail = |e: Error| (e, None);
+    let exe = std::env::current_exe().ok();
+    let module = gitsense_publish::site::find_module(a.pkg.as_deref(), exe.as_deref())
+        .map_err(fail)?;
+    let out_dir = a.out_dir.clone().unwrap_or_else(|| a.dir.join("_gitsense"));
+    // The published directory inside the site is left out of the index
+    // (a second run would otherwise read the first one's files).
+    let inside = std::fs::create_dir_all(&out_dir)
+        .and_then(|_| Ok((std::fs::canonicalize(&a.dir)?, std::fs::canonicalize(&out_dir)?)))
+        .map_err(|e| {
+            fail(Error::new("site.io", e.to_string()).with_location(out_dir.display().to_string()))
+        })
+        .map(|(root, out)| {
+            out.strip_prefix(&root)
+                .ok()
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+        })?;
+    let also = inside.iter().map(|p| format!("{p}/**")).collect::<Vec<_>>();
+    let opts = import::docs::DocsOptions {
+        base_url: a.base_url.clone(),
+        use_site_index: true,
+        pages: a.pages.filter(&also).map_err(fail)?,
+    };
+    let index = std::env::temp_dir().join(format!("gitsense-site-{}.gsx", std::process::id()));
+    let pb = progress(a.quiet);
+    pb.set_message("reading documentation pages");
+    let built = import::build_with(&index, format!("docs:{}", a.dir.display()), |w| {
+        import::docs::import(&a.dir, &opts, w, &pb)
+    });
+    let published = built.and_then(|(stats, report)| {
+        let m = gitsense_publish::publish(&index, &out_dir)?;
+        Ok((stats, report, m))
+    });
+    let _ = std::fs::remove_file(&index);
+    let (stats, report, manifest) = published.map_err(fail)?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    let copied =
+        gitsense_publish::site::copy_module(&module, &out_dir.join(gitsense_publish::site::MODULE_DIR))
+            .map_err(fail)?;
+    // The web path of the published directory: under the base URL's path
+    // when it lies inside the site, else relative to the page.
+    let web_dir = match &inside {
+        Some(rel) => format!("{}{rel}/", url_path(a.base_url.as_deref())),
+        None => format!("{}/", out_dir.display()),
+    };
+    eprintln!(
+        "indexed {} chats (pages and directories), {} sections, {} code blocks into {} (revision {}); copied the module ({} files) from {}",
+        stats.chats,
+        stats.messages,
+        stats.code_blocks,
+        out_dir.display(),
+        manifest.revision,
+        copied.len(),
+        module.display()
+    );
+    if inside.is_none() {
+        eprintln!("note: {} is outside the site; change the paths below to where it is served", out_dir.display());
+    }
+    eprintln!("paste into a page of the site:");
+    emit(&gitsense_publish::site::paste_lines(&web_dir))?;
+    Ok(())
+}
+
+/// The path of a base URL, with its trailing slash (`/` without one).
+fn url_path(base: Option<&str>) -> String {
+    let Some(b) = base else { return "/".into() };
+    let after_scheme = b.split_once("://").map_or(b, |(_, rest)| rest);
+    let path = after_scheme.find('/').map_or("/", |i| &after_scheme[i..]);
+    let path = path.split(['?', '#']).next().unwrap_or("/");
+    if path.ends_with('/') {
+        path.to_string()
+    } else {
+        format!("{path}/")
+    }
+}
+
 fn run_llm(cmd: &str, prompt: &str, timeout: Duration) -> Result<String, Error> {
     let mut command = Process::new("sh");
     command

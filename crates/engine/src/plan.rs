@@ -12,6 +12,7 @@ use crate::index::{name_key, EXACT_NAME_BOOST, TRIGRAM_MIN_CHARS};
 use crate::model::canonical_language;
 use crate::profiles::{self, Profile};
 use crate::query::ast::*;
+use crate::query::searchbox;
 use crate::query::syntax::STOP_WORDS;
 use rusqlite::types::Value as SqlValue;
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,22 @@ pub struct SearchOptions {
     pub cursor: Option<String>,
     /// Add per-stage timings as `trace`.
     pub trace: bool,
+    /// How the query text is read: the full grammar (errors on what it
+    /// refuses) or a search box's (never an error).
+    pub mode: QueryMode,
+}
+
+/// How query text is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryMode {
+    /// The query language; malformed text is an error with a position.
+    #[default]
+    Strict,
+    /// What a reader types into a search box: never an error (see
+    /// [`crate::query::searchbox`]); a text with no word and no filter
+    /// finds nothing.
+    Box,
 }
 
 impl Default for SearchOptions {
@@ -62,6 +79,7 @@ impl Default for SearchOptions {
             max_tokens: None,
             cursor: None,
             trace: false,
+            mode: QueryMode::Strict,
         }
     }
 }
@@ -195,6 +213,41 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// The expression actually searched, in query syntax.
     pub effective_expr: Option<String>,
+}
+
+/// Query text → its query and all-terms plan, read as `opts.mode` says.
+/// In box mode a text the grammar refuses, or whose reading cannot be
+/// planned (a directive the caller's options do not support, a negation
+/// FTS5 cannot express), is read literally; only errors in `opts` remain.
+///
+/// ```
+/// use gitsense_engine::plan::{plan_text, QueryMode};
+/// use gitsense_engine::SearchOptions;
+/// let strict = SearchOptions::default();
+/// assert_eq!(plan_text("fn main()", &strict).unwrap_err().code, "query.empty_group");
+/// let boxed = SearchOptions { mode: QueryMode::Box, ..strict };
+/// let (_, p) = plan_text("fn main()", &boxed).unwrap();
+/// assert_eq!(p.effective_expr.as_deref(), Some("fn \"main()\""));
+/// ```
+pub fn plan_text(text: &str, opts: &SearchOptions) -> Result<(Query, Plan)> {
+    let exists = &profiles::exists;
+    match opts.mode {
+        QueryMode::Strict => {
+            let q = crate::query::parse(text, exists)?;
+            let p = plan(&q, opts, MatchMode::AllTerms)?;
+            Ok((q, p))
+        }
+        QueryMode::Box => {
+            if let Ok(q) = searchbox::with_grammar(text, exists) {
+                if let Ok(p) = plan(&q, opts, MatchMode::AllTerms) {
+                    return Ok((q, p));
+                }
+            }
+            let q = searchbox::literally(text, exists);
+            let p = plan(&q, opts, MatchMode::AllTerms)?;
+            Ok((q, p))
+        }
+    }
 }
 
 /// Builds the plan. `match_mode` AnyTerm turns the top-level AND of terms
@@ -533,7 +586,9 @@ fn join_or(items: &[String]) -> String {
 }
 
 /// The name key of a query made only of words and phrases (all required,
-/// none negated or prefix): the key an exactly matching title has.
+/// none negated): the key an exactly matching title has. A prefix word
+/// counts as typed (a search box's last word is one while the reader
+/// types, and a title equal to it is still the best match).
 fn exact_name_key(e: &Expr) -> Option<i64> {
     let items: Vec<&Expr> = match e {
         Expr::And { items } => items.iter().collect(),
@@ -542,11 +597,7 @@ fn exact_name_key(e: &Expr) -> Option<i64> {
     let mut words = Vec::new();
     for i in items {
         match i {
-            Expr::Term {
-                text,
-                prefix: false,
-            }
-            | Expr::Phrase { text } => words.push(text.as_str()),
+            Expr::Term { text, .. } | Expr::Phrase { text } => words.push(text.as_str()),
             _ => return None,
         }
     }
@@ -1164,9 +1215,11 @@ mod tests {
         }
         // The SQL text does not depend on the words: statements are reused.
         assert_eq!(page_sql("os.path.join"), page_sql("json dumps"));
-        for q in ["a OR b", "join*", "join -str"] {
+        for q in ["a OR b", "join -str"] {
             assert!(!page_sql(q).contains("message_names"), "{q}");
         }
+        // A prefix word counts as typed (a search box's word in progress).
+        assert!(page_sql("join*").contains("message_names"));
     }
 
     #[test]

@@ -10,6 +10,11 @@
 //! key, with their JSON type kept (arrays stay arrays). Optional additions
 //! beyond the contract (`hint`, `nextCursor`, `truncated`, `trace`) are
 //! omitted when they do not apply.
+//!
+//! Text and HTML: every field is plain text (insert it as text) except
+//! the `*_snippet` fields, HTML with `highlight: html`, and the `*_html`
+//! fields, escaped renderings of the fields a page shows as titles
+//! (present only with `highlight: html`, the default).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -88,6 +93,12 @@ pub struct ChatResult {
     /// Highlighted chat name (an addition: the contract has no chat snippet).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub chats_name_snippet: Option<String>,
+    /// `chats_name`, HTML-escaped.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub chats_name_html: Option<String>,
+    /// `chat_path`, HTML-escaped.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub chat_path_html: Option<String>,
     /// `chats_meta_<key>` fields.
     #[serde(flatten)]
     pub meta: Map<String, Value>,
@@ -108,6 +119,13 @@ pub struct MessageResult {
     pub messages_branch_name: Option<String>,
     pub messages_created_at: Option<String>,
     pub messages_updated_at: Option<String>,
+    /// The message's title (`messages_meta_title`: a documentation
+    /// section's heading), HTML-escaped.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub messages_title_html: Option<String>,
+    /// `chat_path`, HTML-escaped.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub chat_path_html: Option<String>,
     /// `messages_meta_<key>` fields (from the message's extracted metadata).
     #[serde(flatten)]
     pub meta: Map<String, Value>,
@@ -133,6 +151,12 @@ pub struct CodeBlockResult {
     pub code_blocks_size: Option<i64>,
     pub code_blocks_branch_name: Option<String>,
     pub code_blocks_language: Option<String>,
+    /// `code_blocks_component`, HTML-escaped.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub code_blocks_component_html: Option<String>,
+    /// `chat_path`, HTML-escaped.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub chat_path_html: Option<String>,
     /// `code_blocks_meta_<key>` fields (from the header).
     #[serde(flatten)]
     pub meta: Map<String, Value>,

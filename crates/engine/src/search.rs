@@ -9,9 +9,8 @@
 
 use crate::error::{DbContext, Error, Result};
 use crate::index::{self, IndexInfo};
-use crate::plan::{self, Highlight, MatchMode, Plan, SearchOptions, TargetSql};
-use crate::profiles;
-use crate::query::{self, ast::Scope, ast::Target};
+use crate::plan::{self, Highlight, MatchMode, Plan, QueryMode, SearchOptions, TargetSql};
+use crate::query::ast::{Scope, Target};
 use crate::results::*;
 use crate::util::escape_html;
 use rusqlite::{config::DbConfig, params, params_from_iter, Connection, OptionalExtension};
@@ -202,7 +201,7 @@ impl Engine {
             opts.page = page;
             opts.per_page = Some(per_page);
         }
-        let q = query::parse(text, &profiles::exists)?;
+        let (q, mut p) = plan::plan_text(text, &opts)?;
         if let (Some(cur), Some(scope)) = (opts.current_chat_id, q.scope) {
             if scope != Scope::AllChats && !self.chat_exists(cur)? {
                 return Err(Error::new(
@@ -212,7 +211,9 @@ impl Engine {
             }
         }
         let t_parse = (self.clock)();
-        let mut p = plan::plan(&q, &opts, MatchMode::AllTerms)?;
+        if opts.mode == QueryMode::Box && q.is_blank() {
+            return Ok(self.blank_results(text, &p, &opts));
+        }
         let mut counted = self.count(&p)?;
         let mut fallback = None;
         if counted.iter().all(|c| c.total == 0) && plan::can_fall_back(&q) {
@@ -314,6 +315,27 @@ impl Engine {
         let opts: SearchOptions = crate::util::from_json_arg(options_json, "search options")?;
         let r = self.search(text, &opts)?;
         serde_json::to_string(&r).map_err(|e| Error::new("internal.serialize", e.to_string()))
+    }
+
+    /// The results of a search-box text with nothing to search: none,
+    /// where the query language would list everything.
+    fn blank_results(&self, text: &str, p: &Plan, opts: &SearchOptions) -> SearchResults {
+        SearchResults {
+            search_criteria: self.criteria(text, p, opts, None),
+            pagination: Pagination {
+                current_page: p.page,
+                total_pages: 0,
+                total_results: 0,
+                results_per_page: 0,
+            },
+            total_counts: TotalCounts::default(),
+            results: ResultSets::default(),
+            total_results_returned: 0,
+            hint: None,
+            next_cursor: None,
+            truncated: None,
+            trace: None,
+        }
     }
 
     fn chat_exists(&self, id: i64) -> Result<bool> {
@@ -456,6 +478,8 @@ impl Engine {
                 .map(|s| finish_snippet(&s, opts.highlight)),
             _ => None,
         };
+        let chats_name_html = html_of(name.as_deref(), opts);
+        let chat_path_html = html_of(path.as_deref(), opts);
         Ok(ChatResult {
             source_type: SOURCE_CHAT.into(),
             fts_rank: rank,
@@ -470,6 +494,8 @@ impl Engine {
             cte_chat_message_stats_num_messages: num,
             cte_chat_message_stats_last_updated_at: last,
             chats_name_snippet: name_snippet,
+            chats_name_html,
+            chat_path_html,
             meta,
         })
     }
@@ -541,6 +567,7 @@ impl Engine {
                 .map(|s| finish_snippet(&s, opts.highlight)),
             None => Some(listing_snippet(&body, opts.highlight)),
         };
+        let chat_path_html = html_of(path.as_deref(), opts);
         Ok(MessageResult {
             source_type: SOURCE_MESSAGE.into(),
             fts_rank: rank,
@@ -555,6 +582,11 @@ impl Engine {
             messages_branch_name: branch,
             messages_created_at: created,
             messages_updated_at: updated,
+            messages_title_html: html_of(
+                meta.get("messages_meta_title").and_then(Value::as_str),
+                opts,
+            ),
+            chat_path_html,
             meta,
         })
     }
@@ -633,6 +665,8 @@ impl Engine {
                 .map(|s| finish_snippet(&s, opts.highlight)),
             None => Some(listing_snippet(&content, opts.highlight)),
         };
+        let code_blocks_component_html = html_of(component.as_deref(), opts);
+        let chat_path_html = html_of(path.as_deref(), opts);
         Ok(CodeBlockResult {
             source_type: SOURCE_CODE_BLOCK.into(),
             fts_rank: rank,
@@ -652,6 +686,8 @@ impl Engine {
             code_blocks_size: size,
             code_blocks_branch_name: branch,
             code_blocks_language: language,
+            code_blocks_component_html,
+            chat_path_html,
             meta,
         })
     }
@@ -685,6 +721,7 @@ impl Engine {
             "options": {
                 "caseSensitive": p.query.case_sensitive,
                 "highlight": opts.highlight,
+                "mode": opts.mode,
                 "page": p.page,
                 "perPage": p.per_page,
             },
@@ -702,6 +739,14 @@ impl Engine {
         }
         c
     }
+}
+
+/// `text` escaped for HTML, when the caller asked for HTML highlighting
+/// (see [`crate::results`] for which fields are text and which HTML).
+fn html_of(text: Option<&str>, opts: &SearchOptions) -> Option<String> {
+    (opts.highlight == Highlight::Html)
+        .then(|| text.map(escape_html))
+        .flatten()
 }
 
 /// The snippet of one row of FTS table `table` (binds: column, marks,

@@ -18,7 +18,8 @@
 //!   the file);
 //! - per turn a `regular` message with its times; the speaker maps to the
 //!   role (see [`role_of`]; ChatGPT `tool` output → assistant; unknown
-//!   speakers → assistant, with a warning); `meta.from` keeps the speaker;
+//!   speakers → assistant, with a warning); `meta.from` keeps the speaker,
+//!   `meta.conversation_id` the conversation (a result's link back);
 //! - per fenced block (```` ``` ```` or `~~~`; ChatGPT `code` messages are
 //!   one) a code block with the info string's language; a GitSense header
 //!   inside the block supplies uuid, parent, component, version, ...;
@@ -192,7 +193,9 @@ fn add_conversation(
         }
         let message_id = st.next_message;
         st.next_message += 1;
-        let mut meta = json!({ "from": turn.from });
+        // The conversation's id on each message, so a result links back
+        // to its conversation without a lookup of the chat.
+        let mut meta = json!({ "from": turn.from, "conversation_id": conv_id });
         if let Some(name) = turn.author_name {
             meta["author_name"] = json!(name);
         }

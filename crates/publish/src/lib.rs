@@ -32,6 +32,8 @@
 #[cfg(feature = "write")]
 pub mod hot;
 #[cfg(feature = "write")]
+pub mod site;
+#[cfg(feature = "write")]
 pub mod pagecodec;
 
 use gitsense_engine::error::{Error, Result};

@@ -36,9 +36,8 @@ use gitsense_engine::error::Result;
 use gitsense_engine::index::btree::{self, PageKind};
 use gitsense_engine::index::doclists;
 use gitsense_engine::index::records::{self, Col};
-use gitsense_engine::plan::{self, MatchMode, SearchOptions};
+use gitsense_engine::plan::{self, QueryMode, SearchOptions};
 use gitsense_engine::query::ast::Target;
-use gitsense_engine::{profiles, query};
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -362,8 +361,10 @@ pub async fn warm(
     if opts.cursor.is_some() {
         return Ok(());
     }
-    let q = query::parse(text, &profiles::exists)?;
-    let p = plan::plan(&q, &opts, MatchMode::AllTerms)?;
+    let (q, p) = plan::plan_text(text, &opts)?;
+    if opts.mode == QueryMode::Box && q.is_blank() {
+        return Ok(());
+    }
 
     // Round 1: the doclists (found through the FTS index), then the rows
     // each target matches.

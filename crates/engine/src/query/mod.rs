@@ -11,6 +11,7 @@
 
 pub mod ast;
 pub mod parser;
+pub mod searchbox;
 pub mod syntax;
 
 pub use ast::*;

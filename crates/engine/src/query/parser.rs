@@ -207,7 +207,7 @@ fn read_quoted(chars: &[char], i: usize) -> Result<(String, usize)> {
 
 /// A directive's raw value: quoted (one value) or bare (comma list).
 #[derive(Debug)]
-struct RawValue {
+pub(super) struct RawValue {
     text: String,
     quoted: bool,
     at: usize,
@@ -215,7 +215,10 @@ struct RawValue {
 
 /// Recognises `name:value` at `i`. Returns `None` when the word there is
 /// not shaped like a filter (then it is a keyword).
-fn read_directive(chars: &[char], i: usize) -> Result<Option<(String, RawValue, usize)>> {
+pub(super) fn read_directive(
+    chars: &[char],
+    i: usize,
+) -> Result<Option<(String, RawValue, usize)>> {
     let n = chars.len();
     let mut j = i;
     while j < n
@@ -272,7 +275,7 @@ fn list_values(v: &RawValue) -> Vec<String> {
     }
 }
 
-fn canonical_directive(name: &str) -> String {
+pub(super) fn canonical_directive(name: &str) -> String {
     let n = name.to_ascii_lowercase().replace('_', "-");
     match n.as_str() {
         "path" | "file-path" | "git-file" => "git-path".into(),
@@ -295,7 +298,7 @@ const SPECIAL_MODE_KEYS: &[&str] = &[
     "git-ls-tree-id",
 ];
 
-fn apply_directive(
+pub(super) fn apply_directive(
     q: &mut Query,
     raw_name: &str,
     value: RawValue,

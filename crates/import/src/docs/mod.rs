@@ -11,7 +11,7 @@
 //! | a heading and its content | message `doc-section` |
 //! | an API definition (`<dt id>` + `<dd>`) | message `doc-definition` |
 //! | text before the first heading | message `doc-intro` |
-//! | `<pre>` | code block, language from the generator's classes |
+//! | `<pre>` | code block, language from the generator's classes; `url` and `anchor` of its section in its header |
 //! | the page as a whole | messages `tiny-overview::file-content::default` (title + first sentence) and `short-overview::file-content::default` (first paragraph + outline) |
 //!
 //! Pages are `git-blob` chats so that everything written for files in a
@@ -32,8 +32,10 @@
 
 mod extract;
 pub mod markdown;
+mod select;
 
 pub use extract::{parse_page, Code, IndexEntry, Page, Skip, Unit, UnitKind};
+pub use select::PageFilter;
 
 use super::overview::{SHORT_OVERVIEW, TINY_OVERVIEW};
 use super::ImportReport;
@@ -84,6 +86,8 @@ pub struct DocsOptions {
     /// Attach the entries of the site's own index pages to the sections
     /// they point to (on by default).
     pub use_site_index: bool,
+    /// The pages indexed (`--include` / `--exclude`); every page by default.
+    pub pages: PageFilter,
 }
 
 impl Default for DocsOptions {
@@ -91,6 +95,7 @@ impl Default for DocsOptions {
         DocsOptions {
             base_url: None,
             use_site_index: true,
+            pages: PageFilter::default(),
         }
     }
 }
@@ -222,6 +227,10 @@ struct Walk {
     dir_links: usize,
     /// Page-named entries that are not read, with why.
     refused: Vec<(String, String)>,
+    /// Which pages to read.
+    pages: PageFilter,
+    /// Pages left out by `pages`.
+    filtered: usize,
 }
 
 impl Walk {
@@ -290,6 +299,10 @@ impl Walk {
                 continue;
             }
             if SKIP_FILES.contains(&name.to_ascii_lowercase().as_str()) {
+                continue;
+            }
+            if !self.pages.keeps(&child_rel) {
+                self.filtered += 1;
                 continue;
             }
             self.files.push(SourceFile {
@@ -450,14 +463,22 @@ impl Site {
             files: Vec::new(),
             dir_links: 0,
             refused: Vec::new(),
+            pages: opts.pages.clone(),
+            filtered: 0,
         };
         walk.dir(dir, "")?;
         let Walk {
             mut files,
             dir_links: skipped_links,
             refused,
+            filtered,
             ..
         } = walk;
+        if filtered > 0 {
+            report.warnings.push(format!(
+                "left out {filtered} page(s) by --include / --exclude"
+            ));
+        }
         let mut skipped = refused;
         // A built page wins over its Markdown source in the same directory.
         let html_paths: BTreeSet<String> = files
@@ -795,6 +816,15 @@ impl Site {
                     );
                     if block.component.is_none() && !unit_title.is_empty() {
                         block.component = Some(unit_title.clone());
+                    }
+                    // The section's address on the block itself (returned
+                    // as `code_blocks_meta_url` / `_anchor`): a result
+                    // links to it without reading its message.
+                    let header = block.header.get_or_insert_with(|| json!({}));
+                    if let Some(h) = header.as_object_mut() {
+                        h.entry("url")
+                            .or_insert_with(|| json!(self.url(&path, u.anchor.as_deref())));
+                        h.entry("anchor").or_insert_with(|| json!(u.anchor));
                     }
                     w.add_code_block(&block)?;
                     next_code += 1;
