@@ -847,14 +847,42 @@ fn search_box_text_is_never_an_error_and_finds_what_is_being_typed() {
     };
     let install = "https://docs.example.org/v1/book/installation.html#from-source";
     // Half-typed words find the word being typed.
-    for q in ["guideto", "guidetoo", "\"guidetool", "(guidetool", "fn main() quas"] {
+    for q in [
+        "guideto",
+        "guidetoo",
+        "\"guidetool",
+        "(guidetool",
+        "fn main() quas",
+    ] {
         assert!(urls(q).contains(&install.to_string()), "{q}: {:?}", urls(q));
     }
     // Code-like and unfinished text, operators at the ends: answers.
     for q in [
-        "'static", "fn main()", "\"borrow", "foo OR", "-", "AND", "OR", "NOT", "a (", ")", "\"",
-        "'", "lang:", "lang:rust,", "chat-id:x", "scope:current-chat guide", "Vec<T>",
-        "std::vec::Vec", "x -", "option:regex", "&&", "\"a\" \"b", "NEAR(", "*", "**",
+        "'static",
+        "fn main()",
+        "\"borrow",
+        "foo OR",
+        "-",
+        "AND",
+        "OR",
+        "NOT",
+        "a (",
+        ")",
+        "\"",
+        "'",
+        "lang:",
+        "lang:rust,",
+        "chat-id:x",
+        "scope:current-chat guide",
+        "Vec<T>",
+        "std::vec::Vec",
+        "x -",
+        "option:regex",
+        "&&",
+        "\"a\" \"b",
+        "NEAR(",
+        "*",
+        "**",
     ] {
         boxed(q);
     }
@@ -864,9 +892,16 @@ fn search_box_text_is_never_an_error_and_finds_what_is_being_typed() {
     }
     // Filters typed whole still apply.
     let r = boxed("lang:rust quasa");
-    assert!(r.results.code_blocks.iter().all(|c| c.code_blocks_language.as_deref() == Some("rust")));
+    assert!(r
+        .results
+        .code_blocks
+        .iter()
+        .all(|c| c.code_blocks_language.as_deref() == Some("rust")));
     assert!(!r.results.code_blocks.is_empty());
     // The strict default still refuses what it cannot read.
-    let strict = b.engine.search("fn main()", &SearchOptions::default()).unwrap_err();
+    let strict = b
+        .engine
+        .search("fn main()", &SearchOptions::default())
+        .unwrap_err();
     assert_eq!(strict.code, "query.empty_group");
 }

@@ -335,7 +335,10 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             };
             if a.docs.is_none() && !(a.pages.exclude.is_empty() && a.pages.include.is_empty()) {
                 return Err((
-                    Error::new("options.pages_without_docs", "--include and --exclude apply to --docs only"),
+                    Error::new(
+                        "options.pages_without_docs",
+                        "--include and --exclude apply to --docs only",
+                    ),
                     None,
                 ));
             }
@@ -605,13 +608,18 @@ impl PageGlobs {
 fn site(a: SiteArgs) -> Result<(), (Error, Option<String>)> {
     let fail = |e: Error| (e, None);
     let exe = std::env::current_exe().ok();
-    let module = gitsense_publish::site::find_module(a.pkg.as_deref(), exe.as_deref())
-        .map_err(fail)?;
+    let module =
+        gitsense_publish::site::find_module(a.pkg.as_deref(), exe.as_deref()).map_err(fail)?;
     let out_dir = a.out_dir.clone().unwrap_or_else(|| a.dir.join("_gitsense"));
     // The published directory inside the site is left out of the index
     // (a second run would otherwise read the first one's files).
     let inside = std::fs::create_dir_all(&out_dir)
-        .and_then(|_| Ok((std::fs::canonicalize(&a.dir)?, std::fs::canonicalize(&out_dir)?)))
+        .and_then(|_| {
+            Ok((
+                std::fs::canonicalize(&a.dir)?,
+                std::fs::canonicalize(&out_dir)?,
+            ))
+        })
         .map_err(|e| {
             fail(Error::new("site.io", e.to_string()).with_location(out_dir.display().to_string()))
         })
@@ -641,9 +649,11 @@ fn site(a: SiteArgs) -> Result<(), (Error, Option<String>)> {
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
-    let copied =
-        gitsense_publish::site::copy_module(&module, &out_dir.join(gitsense_publish::site::MODULE_DIR))
-            .map_err(fail)?;
+    let copied = gitsense_publish::site::copy_module(
+        &module,
+        &out_dir.join(gitsense_publish::site::MODULE_DIR),
+    )
+    .map_err(fail)?;
     // The web path of the published directory: under the base URL's path
     // when it lies inside the site, else relative to the page.
     let web_dir = match &inside {
@@ -661,7 +671,10 @@ fn site(a: SiteArgs) -> Result<(), (Error, Option<String>)> {
         module.display()
     );
     if inside.is_none() {
-        eprintln!("note: {} is outside the site; change the paths below to where it is served", out_dir.display());
+        eprintln!(
+            "note: {} is outside the site; change the paths below to where it is served",
+            out_dir.display()
+        );
     }
     eprintln!("paste into a page of the site:");
     emit(&gitsense_publish::site::paste_lines(&web_dir))?;

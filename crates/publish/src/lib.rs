@@ -32,9 +32,9 @@
 #[cfg(feature = "write")]
 pub mod hot;
 #[cfg(feature = "write")]
-pub mod site;
-#[cfg(feature = "write")]
 pub mod pagecodec;
+#[cfg(feature = "write")]
+pub mod site;
 
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::{IndexInfo, FORMAT_VERSION};

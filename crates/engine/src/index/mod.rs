@@ -415,23 +415,6 @@ pub fn read_info(conn: &Connection) -> Result<IndexInfo> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dotted_titles_also_answer_to_their_last_part() {
-        let names = message_names("json.dumps\nSerialize", "module json\nos.path");
-        for n in ["json dumps", "dumps", "serialize", "module json", "os path"] {
-            assert!(names.contains(&name_key(n).unwrap()), "{n}");
-        }
-        // Keywords match as whole lines only.
-        assert!(!names.contains(&name_key("path").unwrap()));
-        assert_eq!(name_key("JSON.Dumps"), name_key("json dumps"));
-        assert_eq!(name_key("--"), None);
-    }
-}
-
 /// Builds a small index at `path` for the documentation's examples: one
 /// chat ("Payments", id 1) with a user question and an assistant answer
 /// holding a JavaScript code block.
@@ -486,4 +469,21 @@ pub fn write_example(path: &Path) -> Result<std::path::PathBuf> {
     ))?;
     w.finish()?;
     Ok(path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dotted_titles_also_answer_to_their_last_part() {
+        let names = message_names("json.dumps\nSerialize", "module json\nos.path");
+        for n in ["json dumps", "dumps", "serialize", "module json", "os path"] {
+            assert!(names.contains(&name_key(n).unwrap()), "{n}");
+        }
+        // Keywords match as whole lines only.
+        assert!(!names.contains(&name_key("path").unwrap()));
+        assert_eq!(name_key("JSON.Dumps"), name_key("json dumps"));
+        assert_eq!(name_key("--"), None);
+    }
 }
