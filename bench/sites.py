@@ -11,10 +11,12 @@ queries on the same pages:
 - **ours**: the release CLI, ``gitsense-search build --docs SITE`` then one
   ``search INDEX "QUERY in:messages" --per-page 50`` per query; results
   reduced to distinct pages in the order of their best message (as
-  ``bench/docs_quality.rs`` does). Queries of the ``index`` class are asked
-  of an index built with ``--no-site-index`` where the site has an index
-  the importer reads (Sphinx ``genindex``), so that index does not answer
-  its own entries.
+  ``bench/docs_quality.rs`` does). Queries whose truth is read from a
+  listing page (every ``index`` class, and ``api`` from rustdoc
+  ``all.html`` or Doxygen ``annotated.html``) are asked of an index built
+  with ``--no-site-index``: the importer reads the links of listing pages
+  as terms of their targets, and the listing must not answer its own
+  entries.
 - **pagefind**: Pagefind's binary (npm ``@pagefind/linux-x64``) indexes the
   pages, each page's ``role=main`` element or ``<main>`` marked
   ``data-pagefind-body`` when there is one (the whole ``<body>`` otherwise,
@@ -443,6 +445,8 @@ TRUTH = {
     "doxygen_api": ("api", truth_doxygen_api),
     "title": ("title", truth_title),
 }
+# Truth read from a listing page (a back-of-book index, an API inventory).
+FROM_LISTING = {k for k, (cls, _) in TRUTH.items() if cls == "index"} | {"rustdoc_api", "doxygen_api"}
 
 
 # ---------------------------------------------------------------- sites
@@ -531,7 +535,8 @@ def make_queries(name, spec, site_dir, html_files, pages, sample):
         for text, expected in sorted(truth.items()):
             expected = sorted(e for e in expected if e in page_set and e not in listing)
             if expected:
-                items.append({"class": cls, "text": text, "expected": expected})
+                items.append({"class": cls, "text": text, "expected": expected,
+                              "from_listing": key in FROM_LISTING})
         generated[cls] = generated.get(cls, 0) + len(items)
         if sample and len(items) > sample:
             items = rng.sample(items, sample)
@@ -570,18 +575,18 @@ def ours_search(binary, index, text):
     return seen[:10], None
 
 
-def run_ours(binary, site_dir, work, queries, has_site_index):
+def run_ours(binary, site_dir, work, queries):
     built = {}
     index_default = work / "ours.gsx"
     built["default"] = ours_build(binary, site_dir, index_default, True)
     index_plain = index_default
-    if has_site_index:
+    if any(q["from_listing"] for q in queries):
         index_plain = work / "ours-no-site-index.gsx"
         built["no_site_index"] = ours_build(binary, site_dir, index_plain, False)
     t = time.monotonic()
 
     def one(q):
-        index = index_plain if q["class"] == "index" else index_default
+        index = index_plain if q["from_listing"] else index_default
         return ours_search(binary, index, q["text"])
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
@@ -710,7 +715,7 @@ def score(queries, answers):
     return out, ranks
 
 
-def write_failures(name, queries, answers, ranks):
+def write_failures(name, queries, answers, ranks, engines):
     OUT.joinpath("sites_failures").mkdir(parents=True, exist_ok=True)
     lines = [f"# {name}: queries ours does not answer first\n",
              "Each: the query, its class, the expected pages, ours' first pages, and the rank of "
@@ -719,7 +724,7 @@ def write_failures(name, queries, answers, ranks):
         if ranks["ours"][i] == 0:
             continue
         got = answers["ours"][i][0] or []
-        rk = " ".join(f"{e}={'-' if ranks[e][i] is None else ranks[e][i] + 1}" for e in ENGINES)
+        rk = " ".join(f"{e}={'-' if ranks[e][i] is None else ranks[e][i] + 1}" for e in engines)
         err = answers["ours"][i][1]
         lines.append(f"- [{q['class']}] `{q['text']}` ({rk})\n  - expected: {', '.join(q['expected'][:5])}"
                      f"{' …' if len(q['expected']) > 5 else ''}\n"
@@ -727,7 +732,7 @@ def write_failures(name, queries, answers, ranks):
     (OUT / "sites_failures" / f"{name}.md").write_text("\n".join(lines) + "\n")
 
 
-def evaluate_site(name, spec, binary, sample, failures):
+def evaluate_site(name, spec, binary, sample, failures, engines=ENGINES):
     t0 = time.monotonic()
     site_dir, pages, html_files, version, cut = prepare_site(name, spec)
     work = site_dir.parent
@@ -735,19 +740,18 @@ def evaluate_site(name, spec, binary, sample, failures):
     log(f"{name}: {len(pages)} pages, {len(queries)} queries "
         f"(generated {generated}); listing pages {len(listing)}")
     (work / "queries.json").write_text(json.dumps(queries, indent=0))
-    has_site_index = any(p.rsplit("/", 1)[-1].startswith("genindex") for p in html_files)
     answers, info, ranks, scores = {}, {}, {}, {}
     runners = {
-        "ours": lambda: run_ours(binary, site_dir, work, queries, has_site_index),
+        "ours": lambda: run_ours(binary, site_dir, work, queries),
         "pagefind": lambda: run_pagefind(site_dir, work, pages, queries),
         "fts5": lambda: run_fts5(site_dir, work, pages, queries),
     }
-    for engine in ENGINES:
+    for engine in engines:
         answers[engine], info[engine] = runners[engine]()
         scores[engine], ranks[engine] = score(queries, answers[engine])
         log(f"{name} {engine}: {scores[engine]['all']} {info[engine]}")
     if failures:
-        write_failures(name, queries, answers, ranks)
+        write_failures(name, queries, answers, ranks, engines)
     return {
         "package": spec["pkg"],
         "version": version,
@@ -758,7 +762,7 @@ def evaluate_site(name, spec, binary, sample, failures):
         "pages_before_cut": cut,
         "listing_pages": len(listing),
         "queries_generated": generated,
-        "engines": {e: {"scores": scores[e], **info[e]} for e in ENGINES},
+        "engines": {e: {"scores": scores[e], **info[e]} for e in engines},
         "seconds": round(time.monotonic() - t0, 1),
     }
 
@@ -877,6 +881,10 @@ def main():
     ap.add_argument("--sample", type=int, help=f"queries per class per site (default {SAMPLE}; 0 = all)")
     ap.add_argument("--bin", default=str(ROOT / "target/release/gitsense-search"), help="the release CLI")
     ap.add_argument("--no-write", action="store_true", help="print results only")
+    ap.add_argument("--ours-only", action="store_true",
+                    help="run only ours (a quick check while tuning); prints scores, writes nothing but failures")
+    ap.add_argument("--fetch-only", action="store_true",
+                    help="download and unpack the sites' packages, evaluate nothing")
     ap.add_argument("--update", action="store_true",
                     help="with --sites: replace those sites in bench/sites-results.json and BENCHMARKS.md")
     a = ap.parse_args()
@@ -885,10 +893,20 @@ def main():
     if unknown:
         ap.error(f"unknown site(s) {', '.join(unknown)}; known: {', '.join(SITES)}")
     sample = a.sample if a.sample is not None else (SMOKE_SAMPLE if a.smoke else SAMPLE)
+    if a.fetch_only:
+        for n in names:
+            fetch(SITES[n]["pkg"])
+        log(f"fetched {', '.join(names)}")
+        return
     if not Path(a.bin).exists():
         ap.error(f"{a.bin} not found: cargo build --release, or pass --bin")
     t0 = time.monotonic()
     sites = {}
+    if a.ours_only:
+        for n in names:
+            r = evaluate_site(n, SITES[n], a.bin, sample, failures=n not in HELD_OUT, engines=("ours",))
+            print(json.dumps({n: {k: v for k, v in r["engines"]["ours"]["scores"]["all"].items()}}))
+        return
     for n in names:
         sites[n] = evaluate_site(n, SITES[n], a.bin, sample, failures=n not in HELD_OUT)
     cmd = "python3 bench/sites.py" + (" --smoke" if a.smoke else "") + (f" --sites {a.sites}" if a.sites else "") \

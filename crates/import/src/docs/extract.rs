@@ -14,6 +14,14 @@
 //!
 //! Sphinx index pages (`table.indextable`: `genindex*.html`,
 //! `py-modindex.html`) yield [`IndexEntry`]s instead of units.
+//!
+//! So do listing pages of any generator, told by their shape rather than
+//! their name ([`Listing`]): a back-of-book index, symbol index, member
+//! list or table of contents is mostly words inside links to the same
+//! site, and each link names what its target explains. Source-code
+//! listings (Doxygen `*_source.html`, rustdoc `src/`: one numbered anchor
+//! per line) are left out without entries: their words are code, and the
+//! page documenting that code is the answer.
 
 use gitsense_engine::error::{Error, Result};
 use scraper::node::Element;
@@ -30,6 +38,89 @@ pub enum Skip {
     /// A site index (Sphinx `genindex`, module index): its entries are
     /// attached to the pages they point to instead.
     SiteIndex,
+    /// A page that mostly lists links into the site ([`Listing`]): as a
+    /// site index, its links' texts go to the sections they point to.
+    Listing,
+    /// A source file shown line by line with an anchor per line.
+    SourceListing,
+}
+
+/// The measure that tells a listing page from a page that explains.
+///
+/// Counted over the main content as the walker indexes it (navigation and
+/// skipped furniture are not counted, nor is code in `<pre>`). The content
+/// is cut into text lines (a paragraph, list item, table row, definition
+/// term); an *entry* is a line holding an in-site link and at most
+/// [`ENTRY_MAX_OTHER_WORDS`] words outside links (`abs() (since C++11)`,
+/// `g_hash_table_new, function in Hash Tables`). A page is a listing when
+/// it has at least [`LISTING_MIN_ENTRIES`] entries and they are at least
+/// [`LISTING_MIN_ENTRY_SHARE`] of its lines. The entry share is the
+/// measure, rather than the share of words inside links, because index
+/// lines carry kinds and qualifiers (`function in`, `(since C++11)`) that
+/// weigh as much as the linked names, while explaining pages always have
+/// lines without links: on real sites back-of-book, symbol, member and
+/// contents pages have 0.8 to 1.0 of their lines as entries, reference
+/// pages (a class with its member table, a header synopsis) 0.3 to 0.55.
+/// The entry count keeps short pages out: a stub with three links says
+/// nothing about its kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// In-site links.
+    pub links: usize,
+    /// Element ids of the form `l00012`, `L12`, `12`, `line-12`.
+    pub line_anchors: usize,
+    /// Non-empty text lines of the content, code lines included.
+    pub lines: usize,
+    /// Lines of text outside code.
+    pub text_lines: usize,
+    /// Those of them that are entries.
+    pub entry_lines: usize,
+}
+
+/// Most words outside links an entry line has.
+pub const ENTRY_MAX_OTHER_WORDS: usize = 6;
+/// Fewest entries a listing page has.
+pub const LISTING_MIN_ENTRIES: usize = 20;
+/// Least share of a listing page's text lines that are entries.
+pub const LISTING_MIN_ENTRY_SHARE: f64 = 0.75;
+/// Fewest numbered line anchors a source listing has.
+pub const SOURCE_MIN_LINE_ANCHORS: usize = 20;
+
+impl Listing {
+    /// Whether the page mostly lists links into the site.
+    pub fn is_listing(&self) -> bool {
+        self.entry_lines >= LISTING_MIN_ENTRIES
+            && self.entry_lines as f64 >= LISTING_MIN_ENTRY_SHARE * self.text_lines as f64
+    }
+
+    /// Whether the page is a source file shown line by line: numbered
+    /// anchors on at least half of its lines.
+    pub fn is_source(&self) -> bool {
+        self.line_anchors >= SOURCE_MIN_LINE_ANCHORS && self.line_anchors * 2 >= self.lines
+    }
+}
+
+/// Whether an element id numbers a line: `l00012` (Doxygen), `12`
+/// (rustdoc), `L12`, `line-12`, `n12`.
+fn is_line_anchor(id: &str) -> bool {
+    let digits = id.trim_start_matches(|c: char| !c.is_ascii_digit());
+    let prefix = &id[..id.len() - digits.len()];
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && matches!(
+            prefix.to_ascii_lowercase().as_str(),
+            "" | "l" | "n" | "line" | "line-" | "line_" | "lineno-" | "l-"
+        )
+}
+
+/// Whether an `href` points into the same site (a relative link).
+fn is_site_link(href: &str) -> bool {
+    !href.is_empty()
+        && !href.starts_with('#')
+        && !href.starts_with('/')
+        && !href.contains("://")
+        && !href.starts_with("mailto:")
+        && !href.starts_with("javascript:")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +182,8 @@ pub struct Page {
     /// First paragraph of at least [`MIN_PARAGRAPH_WORDS`] words.
     pub first_paragraph: Option<String>,
     pub index_entries: Vec<IndexEntry>,
+    /// How much of the content is links ([`Listing`]).
+    pub listing: Listing,
 }
 
 /// Shorter paragraphs ("Source code: Lib/json/__init__.py") do not
@@ -240,6 +333,27 @@ pub fn parse_page(html: &str) -> Result<Page> {
     w.root = content.value();
     w.walk(content);
     w.finish();
+    page.listing = w.listing;
+    page.listing.line_anchors = content
+        .descendent_elements()
+        .filter(|d| {
+            let v = d.value();
+            v.id()
+                .or_else(|| v.attr("name"))
+                .is_some_and(is_line_anchor)
+        })
+        .count();
+    page.listing.lines = w
+        .units
+        .iter()
+        .map(|u| u.text.lines().filter(|l| !l.trim().is_empty()).count())
+        .sum();
+    if page.listing.is_source() {
+        page.skip = Some(Skip::SourceListing);
+    } else if page.listing.is_listing() {
+        page.skip = Some(Skip::Listing);
+        listing_entries(content, &mut page.index_entries);
+    }
     page.units = w.units;
     page.anchors = w.anchors;
     page.first_paragraph = w.first_paragraph;
@@ -584,6 +698,40 @@ fn index_entries(table: ElementRef<'_>, out: &mut Vec<IndexEntry>) {
     }
 }
 
+/// Most words a link text may have to be taken as a term ("see the
+/// chapter on ..." is a sentence, not a name).
+const MAX_TERM_WORDS: usize = 8;
+
+/// Reads a listing page: each in-site link whose text names something
+/// (has a letter, at most [`MAX_TERM_WORDS`] words) is a term for what
+/// it points to.
+fn listing_entries(content: ElementRef<'_>, out: &mut Vec<IndexEntry>) {
+    fn walk(e: ElementRef<'_>, out: &mut Vec<IndexEntry>) {
+        for c in e.child_elements() {
+            let el = c.value();
+            if skipped(el) {
+                continue;
+            }
+            if el.name() == "a" {
+                if let Some(h) = el.attr("href").filter(|h| is_site_link(h)) {
+                    let term = inline_text(c);
+                    if term.chars().any(char::is_alphabetic)
+                        && term.split_whitespace().count() <= MAX_TERM_WORDS
+                    {
+                        out.push(IndexEntry {
+                            term,
+                            hrefs: vec![h.to_string()],
+                        });
+                    }
+                }
+                continue;
+            }
+            walk(c, out);
+        }
+    }
+    walk(content, out);
+}
+
 /// Walks the main content and cuts it into units.
 struct Walker {
     units: Vec<Unit>,
@@ -599,6 +747,13 @@ struct Walker {
     space: bool,
     /// The content root's element (by address), where anchor lookups stop.
     root: *const Element,
+    listing: Listing,
+    /// Inside an in-site link (its words count as link text).
+    in_link: bool,
+    /// The text line being written: links and words outside links.
+    line_links: usize,
+    line_other_words: usize,
+    line_words: usize,
 }
 
 impl Walker {
@@ -622,6 +777,11 @@ impl Walker {
             first_paragraph: None,
             space: false,
             root: std::ptr::null(),
+            listing: Listing::default(),
+            in_link: false,
+            line_links: 0,
+            line_other_words: 0,
+            line_words: 0,
         }
     }
 
@@ -648,6 +808,11 @@ impl Walker {
         let lead = s.starts_with(char::is_whitespace);
         let trail = s.ends_with(char::is_whitespace);
         let words = normalize_ws(s);
+        let n = words.split_whitespace().count();
+        self.line_words += n;
+        if !self.in_link {
+            self.line_other_words += n;
+        }
         let space = self.space || lead;
         let u = self.current();
         if space && !u.text.is_empty() && !u.text.ends_with([' ', '\n']) {
@@ -657,7 +822,22 @@ impl Walker {
         self.space = trail;
     }
 
+    /// Ends the text line being written, counting it as an entry when
+    /// it is a link with little else ([`Listing`]).
+    fn end_line(&mut self) {
+        if self.line_words > 0 {
+            self.listing.text_lines += 1;
+            if self.line_links > 0 && self.line_other_words <= ENTRY_MAX_OTHER_WORDS {
+                self.listing.entry_lines += 1;
+            }
+        }
+        self.line_links = 0;
+        self.line_other_words = 0;
+        self.line_words = 0;
+    }
+
     fn block_break(&mut self) {
+        self.end_line();
         let u = self.current();
         if !u.text.is_empty() && !u.text.ends_with("\n\n") {
             let t = u.text.trim_end_matches([' ', '\n']).len();
@@ -668,6 +848,7 @@ impl Walker {
     }
 
     fn line_break(&mut self) {
+        self.end_line();
         let u = self.current();
         if !u.text.is_empty() && !u.text.ends_with('\n') {
             let t = u.text.trim_end_matches(' ').len();
@@ -733,6 +914,13 @@ impl Walker {
             self.pending_ids.push(id.to_string());
         }
         match name {
+            "a" if !self.in_link && el.attr("href").is_some_and(is_site_link) => {
+                self.listing.links += 1;
+                self.line_links += 1;
+                self.in_link = true;
+                self.walk(e);
+                self.in_link = false;
+            }
             "pre" => self.pre(e),
             "dl" => self.definition_list(e),
             "br" => self.line_break(),
@@ -949,6 +1137,7 @@ impl Walker {
     }
 
     fn finish(&mut self) {
+        self.end_line();
         for u in &mut self.units {
             u.text = u.text.trim().to_string();
         }
@@ -1075,6 +1264,16 @@ mod tests {
             .map(|c| c.language.as_deref())
             .collect();
         assert_eq!(langs, [Some("python"), Some("rust"), Some("haskell"), None]);
+    }
+
+    #[test]
+    fn line_anchors_are_numbers_with_a_line_prefix() {
+        for id in ["l00012", "L7", "12", "line-3", "n40"] {
+            assert!(is_line_anchor(id), "{id}");
+        }
+        for id in ["index-3", "section-2", "abc", "l", "g-hash-table-new"] {
+            assert!(!is_line_anchor(id), "{id}");
+        }
     }
 
     #[test]

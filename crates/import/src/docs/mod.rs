@@ -22,9 +22,12 @@
 //! Every message carries `url` (page URL + `#anchor`), `anchor`, `title`,
 //! `file_path`, `kind` and `headings` (the enclosing headings) in its meta;
 //! its `title` column (weighted above the body in ranking) holds the heading
-//! or the definition's qualified name, plus the terms of the site's own
-//! index that point into it (Sphinx `genindex`, module index): an author's
-//! index is the best statement of what a section is about.
+//! or the definition's qualified name; its `keywords` column the terms of
+//! the site's own index that point into it (Sphinx `genindex`, module
+//! index, and the links of any listing page: symbol indexes, member lists,
+//! contents pages): an author's index is the best statement of what a
+//! section is about. Listing and source-listing pages are never pages of
+//! the index themselves (see [`extract::Listing`]).
 //!
 //! Directory walks are sorted and ids are assigned in that order, so the
 //! same site always gives the same corpus revision. Timestamps are left
@@ -603,6 +606,8 @@ impl Site {
             (Skip::NoIndex, "marked noindex"),
             (Skip::Redirect, "redirect stubs"),
             (Skip::SiteIndex, "site index pages"),
+            (Skip::Listing, "listing pages (mostly links into the site)"),
+            (Skip::SourceListing, "source-code listings"),
         ] {
             let n = count(k);
             if n > 0 {
@@ -656,7 +661,7 @@ impl Site {
         let mut adds: Vec<(usize, usize, String)> = Vec::new();
         let mut unresolved = 0;
         for (i, p) in self.pages.iter().enumerate() {
-            if p.skip != Some(Skip::SiteIndex) {
+            if !matches!(p.skip, Some(Skip::SiteIndex | Skip::Listing)) {
                 continue;
             }
             let from = self.files[i].url_path();

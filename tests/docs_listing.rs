@@ -1,0 +1,251 @@
+//! Listing pages of real documentation sites: told apart from the pages
+//! they point to by their shape, never returned as results, and their
+//! links read as terms of the sections they point to.
+//!
+//! The pages are those of Debian's documentation packages that
+//! `bench/sites.py --fetch-only` unpacks under `target/sites/` (as
+//! `./build.sh test` does): Doxygen (Eigen), gtk-doc (GLib) and MediaWiki
+//! (cppreference).
+
+use gitsense_engine::{Engine, Highlight, SearchOptions};
+use gitsense_import::docs::{self, parse_page, DocsOptions, Skip};
+use gitsense_import::{self as import};
+use std::path::{Path, PathBuf};
+
+/// The unpacked package's site root, or `None` (the test skips) when it
+/// is missing and `GITSENSE_REQUIRE_CORPORA` is unset.
+fn site(pkg: &str, root: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/sites")
+        .join(pkg)
+        .join(root);
+    if p.is_dir() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("GITSENSE_REQUIRE_CORPORA").is_none(),
+        "{} is missing: ./build.sh test fetches it (python3 bench/sites.py --fetch-only)",
+        p.display()
+    );
+    eprintln!(
+        "SKIPPED: {} is missing (python3 bench/sites.py --fetch-only --sites eigen,glib,cppreference)",
+        p.display()
+    );
+    None
+}
+
+fn eigen() -> Option<PathBuf> {
+    site("libeigen3-doc", "usr/share/doc/libeigen3-dev/html")
+}
+
+fn glib() -> Option<PathBuf> {
+    site("libglib2.0-doc", "usr/share/gtk-doc/html")
+}
+
+fn cppreference() -> Option<PathBuf> {
+    site(
+        "cppreference-doc-en-html",
+        "usr/share/cppreference/doc/html",
+    )
+}
+
+fn skip_of(root: &Path, rel: &str) -> Option<Skip> {
+    let html = std::fs::read_to_string(root.join(rel)).unwrap();
+    parse_page(&html).unwrap().skip
+}
+
+#[test]
+fn index_member_and_symbol_lists_of_three_generators_are_listings() {
+    if let Some(root) = eigen() {
+        assert_eq!(
+            skip_of(&root, "classEigen_1_1ArrayBase-members.html"),
+            Some(Skip::Listing)
+        );
+        assert_eq!(skip_of(&root, "modules.html"), Some(Skip::Listing));
+    }
+    if let Some(root) = glib() {
+        assert_eq!(
+            skip_of(&root, "glib/api-index-full.html"),
+            Some(Skip::Listing)
+        );
+        assert_eq!(
+            skip_of(&root, "gobject/api-index-full.html"),
+            Some(Skip::Listing)
+        );
+    }
+    if let Some(root) = cppreference() {
+        assert_eq!(
+            skip_of(&root, "en/cpp/symbol_index.html"),
+            Some(Skip::Listing)
+        );
+    }
+}
+
+#[test]
+fn source_code_listings_are_left_out() {
+    let Some(root) = eigen() else { return };
+    for rel in ["ArrayBase_8h_source.html", "Matrix_8h_source.html"] {
+        assert_eq!(skip_of(&root, rel), Some(Skip::SourceListing), "{rel}");
+    }
+}
+
+#[test]
+fn reference_and_prose_pages_stay_pages() {
+    if let Some(root) = eigen() {
+        for rel in [
+            "classEigen_1_1ArrayBase.html",
+            "classEigen_1_1Matrix.html",
+            "group__TutorialMatrixClass.html",
+        ] {
+            assert_eq!(skip_of(&root, rel), None, "{rel}");
+        }
+    }
+    if let Some(root) = glib() {
+        for rel in [
+            "glib/glib-Hash-Tables.html",
+            "gobject/gobject-The-Base-Object-Type.html",
+        ] {
+            assert_eq!(skip_of(&root, rel), None, "{rel}");
+        }
+    }
+    if let Some(root) = cppreference() {
+        for rel in [
+            "en/cpp/container/vector.html",
+            "en/cpp/numeric/random.html",
+            "en/cpp/algorithm/sort.html",
+        ] {
+            assert_eq!(skip_of(&root, rel), None, "{rel}");
+        }
+    }
+}
+
+/// An imported site: the engine, the import's warnings, and the
+/// directory holding the index file.
+struct Imported {
+    engine: Engine,
+    warnings: Vec<String>,
+    _dir: tempfile::TempDir,
+}
+
+/// Copies `files` of `root` into a fresh site and imports it.
+fn import_pages(root: &Path, files: &[&str], opts: &DocsOptions) -> Imported {
+    let site = tempfile::tempdir().unwrap();
+    for rel in files {
+        let dst = site.path().join(rel);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        std::fs::copy(root.join(rel), dst).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("site.gsx");
+    let (_, report) = import::build_with(&path, "docs:test".into(), |w| {
+        docs::import(site.path(), opts, w, &import::no_progress())
+    })
+    .expect("the site imports");
+    Imported {
+        engine: Engine::open(&path).unwrap(),
+        warnings: report.warnings,
+        _dir: dir,
+    }
+}
+
+/// The page paths of the first messages a query finds.
+fn pages(e: &Engine, q: &str) -> Vec<String> {
+    let r = e
+        .search(
+            &format!("{q} in:messages"),
+            &SearchOptions {
+                highlight: Highlight::None,
+                include_content: false,
+                per_page: Some(20),
+                ..SearchOptions::default()
+            },
+        )
+        .unwrap();
+    r.results
+        .messages
+        .iter()
+        .filter_map(|m| m.meta.get("messages_meta_file_path"))
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn a_symbol_index_is_never_a_result_and_names_the_sections_it_points_to() {
+    let Some(root) = glib() else { return };
+    let files = ["glib/api-index-full.html", "glib/glib-Hash-Tables.html"];
+    let Imported {
+        engine: e,
+        warnings,
+        ..
+    } = import_pages(&root, &files, &DocsOptions::default());
+    assert!(
+        warnings.iter().any(|w| w.contains("listing pages")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.starts_with("attached ")),
+        "{warnings:?}"
+    );
+    let found = pages(&e, "g_hash_table_new_full");
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("glib/glib-Hash-Tables.html")
+    );
+    for q in ["g_hash_table_new_full", "GHashTable", "g_str_hash"] {
+        assert!(
+            pages(&e, q).iter().all(|p| p != "glib/api-index-full.html"),
+            "{q}"
+        );
+    }
+}
+
+#[test]
+fn a_member_list_s_names_become_keywords_of_the_members_it_lists() {
+    let Some(root) = eigen() else { return };
+    let files = [
+        "classEigen_1_1ArrayBase-members.html",
+        "classEigen_1_1ArrayBase.html",
+        "ArrayBase_8h_source.html",
+    ];
+    let with = import_pages(&root, &files, &DocsOptions::default());
+    let without = import_pages(
+        &root,
+        &files,
+        &DocsOptions {
+            use_site_index: false,
+            ..DocsOptions::default()
+        },
+    );
+    // Sections carrying terms of the member list, among those naming
+    // the class.
+    let with_terms = |e: &Engine| -> usize {
+        let r = e
+            .search(
+                "ArrayBase in:messages",
+                &SearchOptions {
+                    include_content: false,
+                    per_page: Some(500),
+                    ..SearchOptions::default()
+                },
+            )
+            .unwrap();
+        r.results
+            .messages
+            .iter()
+            .filter(|m| m.meta.contains_key("messages_meta_index_terms"))
+            .count()
+    };
+    assert!(with_terms(&with.engine) > 0);
+    assert_eq!(with_terms(&without.engine), 0);
+    for e in [&with.engine, &without.engine] {
+        let found = pages(e, "ArrayBase");
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some("classEigen_1_1ArrayBase.html")
+        );
+        assert!(
+            found.iter().all(|p| p == "classEigen_1_1ArrayBase.html"),
+            "{found:?}"
+        );
+    }
+}
