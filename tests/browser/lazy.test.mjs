@@ -771,7 +771,7 @@ test('open\'s firstQuery: its doclist pages come while the module loads, the war
 });
 
 test('predict.js reads queries as the engine does: its common words are the engine\'s, filters and prefixes are left out', () => {
-  const rust = fs.readFileSync(new URL('../../src/query/syntax.rs', import.meta.url), 'utf8');
+  const rust = fs.readFileSync(new URL('../../crates/engine/src/query/syntax.rs', import.meta.url), 'utf8');
   const list = /pub const STOP_WORDS: &\[&str\] = &\[([^\]]*)\]/.exec(rust);
   assert.ok(list, 'STOP_WORDS in syntax.rs');
   assert.deepEqual(STOP_WORDS, [...list[1].matchAll(/"([^"]*)"/g)].map((x) => x[1]));
@@ -784,7 +784,7 @@ test('predict.js reads queries as the engine does: its common words are the engi
     assert.equal(queryWords(q), null, String(q));
   }
   assert.deepEqual(queryWords("'' json \"\""), { strings: ['json'], name: 'json' });
-  // As src/query/parser.rs reads them: single quotes make a phrase too,
+  // As crates/engine/src/query/parser.rs reads them: single quotes make a phrase too,
   // AND (or &&) is what words do anyway (the exact-name boost stays), ||
   // is OR, a colon makes a filter only before a value (`std::vec`,
   // `http://`, `word:` are words), a quote inside a word is part of it.

@@ -500,6 +500,15 @@ fn main_content(root: ElementRef<'_>) -> ElementRef<'_> {
     }
 }
 
+/// A navigation bar's class in any naming scheme (`navbar`, `t-navbar`,
+/// `site_navbar`, ...): a bar of links to other pages, not content, that
+/// would otherwise make a short page look like a listing.
+fn is_navbar_class(class: &str) -> bool {
+    class
+        .split(['-', '_'])
+        .any(|part| part.eq_ignore_ascii_case("navbar"))
+}
+
 /// Whether an element (and its subtree) stays out of the index.
 fn skipped(e: &Element) -> bool {
     let name = e.name();
@@ -515,7 +524,7 @@ fn skipped(e: &Element) -> bool {
     if e.attr("role").is_some_and(|r| SKIP_ROLES.contains(&r)) {
         return true;
     }
-    if e.classes().any(|c| SKIP_CLASSES.contains(&c)) {
+    if e.classes().any(|c| SKIP_CLASSES.contains(&c) || is_navbar_class(c)) {
         return true;
     }
     if name == "aside"
