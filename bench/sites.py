@@ -87,7 +87,7 @@ MESSAGES_PER_QUERY = 50
 ENGINES = ("ours", "pagefind", "fts5")
 
 # File and directory names the docs importer never indexes as pages
-# (src/import/docs/mod.rs): Pagefind and FTS5 get the same page set.
+# (crates/import/src/docs/mod.rs): Pagefind and FTS5 get the same page set.
 SKIP_DIRS = {"_static", "_sources", "_images", "_downloads", "_modules", "node_modules"}
 SKIP_FILES = {"search.html", "404.html", "print.html"}
 

@@ -588,7 +588,7 @@ async function gunzip(res) {
 }
 
 /**
- * One page of a hot file of `hotFormat` 2 (src/index/pagecodec.rs: a codec
+ * One page of a hot file of `hotFormat` 2 (crates/publish/src/pagecodec.rs: a codec
  * byte, then the page as it is (0), or an interior table page as its
  * zeroed residue and its cells' deltas (1)) into `out` (pageSize bytes,
  * zeroed). Throws on bytes that are not such a page. Written as one loop

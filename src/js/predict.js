@@ -10,24 +10,24 @@
 //
 // A prediction only: a page not foreseen is fetched by the warm-up as
 // before, a page foreseen in vain costs its bytes. Words are read as the
-// engine reads them where it matters (src/index/doclists.rs: lower case,
+// engine reads them where it matters (crates/engine/src/index/doclists.rs: lower case,
 // split at what is not a letter or digit, trigrams for code blocks;
-// src/plan.rs: common words dropped, the exact name's key); syntax this
+// crates/engine/src/plan.rs: common words dropped, the exact name's key); syntax this
 // reader does not follow (parentheses, prefixes, filters) leaves those
 // words to the warm-up. Anything unexpected in the pages (not hot, not a
 // b-tree page, a record cut short) leaves that lookup out.
 
 import { inflateRuns, rangeFetchMulti } from './lazy.js';
 
-/** src/query/syntax.rs STOP_WORDS (a test keeps the two equal). */
+/** crates/engine/src/query/syntax.rs STOP_WORDS (a test keeps the two equal). */
 export const STOP_WORDS = [
   'a', 'an', 'and', 'are', 'as', 'at', 'be', 'by', 'for', 'from', 'how', 'i', 'in', 'is', 'it',
   'of', 'on', 'or', 'that', 'the', 'this', 'to', 'was', 'what', 'when', 'where', 'which', 'with',
   'find', 'show', 'list', 'me', 'do', 'does', 'can',
 ];
-/** src/index/mod.rs TRIGRAM_MIN_CHARS. */
+/** crates/engine/src/index/mod.rs TRIGRAM_MIN_CHARS. */
 const TRIGRAM_MIN_CHARS = 3;
-/** src/index/doclists.rs MAX_LEAVES_PER_TERM. */
+/** crates/engine/src/index/doclists.rs MAX_LEAVES_PER_TERM. */
 const MAX_LEAVES_PER_TERM = 64;
 /** Pages asked for at most (a query whose words are everywhere reads much more; the warm-up then does). */
 const MAX_PAGES = 256;
@@ -54,7 +54,7 @@ export function queryWords(query) {
   if (typeof query !== 'string' || query.length > 1000) return null;
   const items = [];
   let plain = true;
-  // As src/query/parser.rs reads a query: a quote (either kind) at the
+  // As crates/engine/src/query/parser.rs reads a query: a quote (either kind) at the
   // start of a token opens a phrase that runs to the same quote; other
   // tokens run to the next space.
   const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
@@ -100,7 +100,7 @@ export function queryWords(query) {
   }
   if (!items.length) return null;
   const name = plain ? items.map((i) => i.text).join(' ') : null;
-  // Common words go when something else is left (src/plan.rs drop_stop_words).
+  // Common words go when something else is left (crates/engine/src/plan.rs drop_stop_words).
   const kept = items.filter((i) => i.phrase || !STOP_WORDS.includes(i.text.toLowerCase()));
   return { strings: (kept.length ? kept : items).map((i) => i.text), name };
 }
@@ -361,7 +361,7 @@ function compareBytes(a, b) {
   return a.length - b.length;
 }
 
-/** The 16-bit hash fts_leaf_ends keeps of a term (src/index/doclists.rs term_hash). */
+/** The 16-bit hash fts_leaf_ends keeps of a term (crates/engine/src/index/doclists.rs term_hash). */
 function termHash(key) {
   let h = 0x811c9dc5;
   for (const b of key) h = Math.imul(h ^ b, 0x01000193) >>> 0;
@@ -389,7 +389,7 @@ function keysOf(text, trigram) {
   });
 }
 
-/** The `_data` rowids a MATCH of `strings` on FTS table `fts` reads (src/index/doclists.rs doclist_rowids_in). */
+/** The `_data` rowids a MATCH of `strings` on FTS table `fts` reads (crates/engine/src/index/doclists.rs doclist_rowids_in). */
 function doclistRowids(pg, roots, fts, trigram, strings, ends) {
   const idxRoot = roots.get(`${fts}_idx`);
   if (!idxRoot) return [];
@@ -428,7 +428,7 @@ function doclistRowids(pg, roots, fts, trigram, strings, ends) {
   return out;
 }
 
-/** The exact-name boost's key of `words` (src/index/mod.rs name_key), a BigInt; null without words. */
+/** The exact-name boost's key of `words` (crates/engine/src/index/mod.rs name_key), a BigInt; null without words. */
 async function nameKey(words) {
   const norm = words
     .split(NOT_WORD)

@@ -1,7 +1,7 @@
 // The GitSense results object (search-results-format v1.4.0), as
 // `engine.search()` returns it and `gitsense-search search --format json`
-// prints it. Written by hand from src/results.rs and
-// Engine::criteria in src/search.rs; the browser tests check that every
+// prints it. Written by hand from crates/engine/src/results.rs and
+// Engine::criteria in crates/engine/src/search.rs; the browser tests check that every
 // key of real results is declared here.
 
 /** One of the three result kinds; `source_type` tells them apart. */
