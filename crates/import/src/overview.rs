@@ -977,7 +977,7 @@ mod tests {
                    const fn limit() -> u8 { 3 }\n\
                    macro_rules! ensure { () => {} }\n\
                    impl Parser { fn advance(&mut self) {} }\n";
-        let o = Overview::of("crates/engine/src/query/parser.rs", src);
+        let o = Overview::of("src/query/parser.rs", src);
         assert_eq!(o.purpose, "Parses query text into an AST.");
         assert_eq!(names(&o), ["Parser", "parse_query", "limit", "ensure"]);
         assert_eq!(o.language, Some("rust"));
