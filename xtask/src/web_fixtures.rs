@@ -258,9 +258,24 @@ fn build_vocab(out: &Path, facts: &Path) -> gitsense_engine::Result<()> {
     .map_err(sqlite_error)?;
     // The new leaves' last terms, as the writer records them.
     gitsense_engine::index::doclists::leaf_ends(&conn, "fts_messages")?;
+    // The file changed after the writer sealed its checksum: the
+    // placeholder goes back, and the file is sealed again below (publish
+    // refuses an index whose bytes do not match).
+    use gitsense_engine::index::checksum;
+    let (revision, _) = checksum::recorded(&conn)?;
+    conn.execute(
+        "UPDATE index_meta SET value = ?1 WHERE key = ?2",
+        [
+            checksum::placeholder(&revision).as_str(),
+            checksum::CHECKSUM_KEY,
+        ],
+    )
+    .map_err(sqlite_error)?;
     conn.execute_batch("VACUUM;").map_err(sqlite_error)?;
     let idx_pages = pages_of(&conn, &["fts_messages_idx"])?;
     let leaf_ends_pages = pages_of(&conn, &["fts_leaf_ends"])?;
+    drop(conn);
+    checksum::seal(out, &revision)?;
     write_facts(
         facts,
         json!({ "queries": queries, "idxPages": idx_pages, "leafEndsPages": leaf_ends_pages }),
