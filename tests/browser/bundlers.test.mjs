@@ -1,6 +1,6 @@
 // The package bundled into a site as a dependency, as a new user would:
 // a tiny page importing 'gitsense-search' (pkg/ installed into a temporary
-// node_modules), bundled with Vite and with esbuild, served by
+// node_modules), bundled with Vite, webpack and esbuild, served by
 // www/serve.mjs, opened in headless Chromium, answering a search over the
 // published sample index exactly as the CLI does.
 
@@ -94,6 +94,31 @@ test('Vite: a page bundled with vite build searches with no extra step', async (
   // Vite emitted the worker and both wasm parts itself.
   const emitted = fs.readdirSync(path.join(dist, 'assets'));
   assert.ok(emitted.some((n) => n.endsWith('.wasm')), `no wasm among ${emitted}`);
+  const answer = await searchIn(dist);
+  assert.equal(answer.error, undefined, JSON.stringify(answer.error));
+  assert.equal(answer.json, expected);
+});
+
+test('webpack: a page bundled with webpack 5 searches with no extra step', async () => {
+  const dir = project('webpack-site', '<!doctype html><meta charset="utf-8"><title>t</title><body><script type="module" src="./main.js"></script></body>');
+  const { default: webpack } = await import('webpack');
+  const dist = path.join(dir, 'dist');
+  const stats = await new Promise((resolve, reject) => {
+    webpack(
+      {
+        mode: 'production',
+        context: dir,
+        entry: './main.js',
+        output: { path: dist, filename: 'main.js', module: true, publicPath: 'auto' },
+        experiments: { outputModule: true },
+        resolve: { modules: [path.join(dir, 'node_modules')] },
+        performance: { hints: false },
+      },
+      (err, s) => (err ? reject(err) : resolve(s)),
+    );
+  });
+  assert.ok(!stats.hasErrors(), stats.toString({ all: false, errors: true }));
+  fs.copyFileSync(path.join(dir, 'index.html'), path.join(dist, 'index.html'));
   const answer = await searchIn(dist);
   assert.equal(answer.error, undefined, JSON.stringify(answer.error));
   assert.equal(answer.json, expected);
