@@ -154,7 +154,7 @@ build_wasm() {
   log "building the wasm module"
   cargo build --lib --target "$WASM_TARGET" -p gitsense-search --profile wasm --quiet
   cargo build --release --quiet -p xtask
-  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/js xtask Cargo.toml target/sample/sample.gsx -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
+  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/js xtask Cargo.toml LICENSE target/sample/sample.gsx -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
     return 0 # pkg/ is up to date
   fi
   local tmp=target/pkg.tmp
@@ -185,6 +185,7 @@ build_wasm() {
   local version
   version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
   sed "s/@VERSION@/$version/" src/js/package.json > "$tmp/package.json"
+  cp src/js/README.md LICENSE "$tmp/"
   rm -rf pkg
   mv "$tmp" pkg
 }

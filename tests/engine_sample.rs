@@ -877,3 +877,39 @@ fn invalid_utf8_in_a_gitsense_database_is_repaired_with_a_warning() {
     let e = gitsense_engine::Engine::open(&out).unwrap();
     assert_eq!(counts(&search(&e, "msg-id:221 question")).1, 1);
 }
+
+#[test]
+fn a_build_reports_each_finishing_step_in_order_with_its_count() {
+    use gitsense_engine::index::{FinishProgress, FinishStep};
+    let db = sample_db();
+    let out = temp_dir().join("finish-progress.gsx");
+    let mut seen: Vec<FinishProgress> = Vec::new();
+    let (stats, _) = gitsense_import::build_with_progress(
+        &out,
+        "t".into(),
+        |w| gitsense_import::gitsense_db::import(&db, w, &gitsense_import::no_progress()),
+        &mut |p| seen.push(p),
+    )
+    .unwrap();
+    let mut steps: Vec<FinishStep> = seen.iter().map(|p| p.step).collect();
+    steps.dedup();
+    assert_eq!(
+        steps,
+        [
+            FinishStep::Derive,
+            FinishStep::Revision,
+            FinishStep::FullText,
+            FinishStep::RankingRecords,
+            FinishStep::Compact
+        ]
+    );
+    let total = |step| seen.iter().find(|p| p.step == step).unwrap().total;
+    assert_eq!(
+        total(FinishStep::RankingRecords),
+        stats.messages + stats.code_blocks
+    );
+    assert!(total(FinishStep::Revision) > stats.chats + stats.messages);
+    assert!(seen.iter().all(|p| p.done <= p.total || p.total == 0));
+    // The same index as a build that reports nothing.
+    assert_eq!(stats.revision, sample_engine().info().revision);
+}

@@ -143,3 +143,126 @@ fn the_first_visit_file_holds_the_manifest_as_published_then_the_hot_file() {
     assert_ne!(m2.sha256, m.sha256);
     check(&m2);
 }
+
+/// The files publish wrote when it held the whole index in memory (read
+/// whole, gzipped in one call, pages packed from the slice), by name:
+/// what the streaming publish must still write, byte for byte.
+fn in_memory_publish(index: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    use flate2::{write::GzEncoder, Compression};
+    use gitsense_publish::{encode_packed_lengths, first_visit_bytes, hot, pack_page, pagecodec};
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+    let zopfli = |bytes: &[u8]| {
+        let mut out = Vec::new();
+        zopfli::compress(
+            zopfli::Options::default(),
+            zopfli::Format::Gzip,
+            bytes,
+            &mut out,
+        )
+        .unwrap();
+        out
+    };
+    let conn = gitsense_engine::index::open_file(index).unwrap();
+    let info = gitsense_engine::index::verify(&conn).unwrap();
+    drop(conn);
+    let bytes = std::fs::read(index).unwrap();
+    let sha256 = gitsense_engine::util::hex(&Sha256::digest(&bytes));
+    let stem = format!("index-{}", &sha256[..16]);
+    let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+    gz.write_all(&bytes).unwrap();
+    gz.flush().unwrap();
+    let compressed = gz.finish().unwrap();
+    let hot = hot::hot_pages(index).unwrap().pages;
+    let ps = info.page_size as usize;
+    let mut hot_pages = Vec::new();
+    for &p in &hot {
+        let at = (p as usize - 1) * ps;
+        hot_pages.extend_from_slice(&bytes[at..at + ps]);
+    }
+    let mut hot_bytes = pagecodec::encode_hot(&hot, &hot_pages, ps);
+    let mut packed = Vec::new();
+    let mut lengths = Vec::new();
+    for page in bytes.chunks(ps) {
+        let p = pack_page(page).unwrap();
+        lengths.push(p.len() as u32);
+        packed.extend_from_slice(&p);
+    }
+    hot_bytes.extend_from_slice(&encode_packed_lengths(&lengths));
+    let mut m = Manifest::gzip_of(
+        &info,
+        sha256,
+        format!("{stem}.gsx.gz"),
+        compressed.len() as u64,
+        Some(format!("{stem}.gsx")),
+    );
+    m.hot_pages = hot;
+    m.hot_file = Some(format!("{stem}.hot.gz"));
+    m.hot_format = HOT_FORMAT_DELTA;
+    m.packed_file = Some(format!("{stem}.pages"));
+    m.packed_size = packed.len() as u64;
+    let json = serde_json::to_string_pretty(&m).unwrap() + "\n";
+    vec![
+        (format!("{stem}.gsx"), bytes),
+        (format!("{stem}.gsx.gz"), compressed),
+        (format!("{stem}.pages"), packed),
+        (format!("{stem}.hot.gz"), zopfli(&hot_bytes)),
+        (
+            FIRST_VISIT_FILE.to_string(),
+            zopfli(&first_visit_bytes(json.as_bytes(), &hot_bytes)),
+        ),
+        ("manifest.json".to_string(), json.into_bytes()),
+    ]
+}
+
+#[test]
+fn the_streaming_publish_writes_what_the_in_memory_one_did_byte_for_byte() {
+    let index = sample_index();
+    // Several of publish's runs of pages, the last one partial.
+    let pages = std::fs::metadata(&index).unwrap().len() / 4096;
+    assert!(pages > 2 * 256 && pages % 256 != 0, "{pages} pages");
+    let out = temp_dir().join("published-streaming");
+    let mut steps = Vec::new();
+    gitsense_publish::publish_with(&index, &out, &mut |p| steps.push(p)).expect("publish");
+    let expected = in_memory_publish(&index);
+    let mut written: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    let mut names: Vec<String> = expected.iter().map(|(n, _)| n.clone()).collect();
+    names.sort();
+    assert_eq!(written, names);
+    for (name, bytes) in &expected {
+        let got = std::fs::read(out.join(name)).unwrap();
+        assert!(
+            got == *bytes,
+            "{name} differs ({} bytes against {})",
+            got.len(),
+            bytes.len()
+        );
+    }
+    // Progress: every page checked, then every page written, in order.
+    use gitsense_publish::Step;
+    let last = |step| {
+        steps
+            .iter()
+            .rev()
+            .find(|p| p.step == step)
+            .copied()
+            .unwrap()
+    };
+    assert_eq!(
+        (last(Step::Verify).done, last(Step::Verify).total),
+        (pages, pages)
+    );
+    assert_eq!(
+        (last(Step::Write).done, last(Step::Write).total),
+        (pages, pages)
+    );
+    let order: Vec<Step> = steps.iter().map(|p| p.step).collect();
+    let first = |s| order.iter().position(|&x| x == s).unwrap();
+    assert!(
+        first(Step::Verify) < first(Step::HotPages) && first(Step::HotPages) < first(Step::Write)
+    );
+}

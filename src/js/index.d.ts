@@ -1,8 +1,10 @@
 // gitsense-search in the browser: the page-side API (index.js).
 
-import type { SearchResults } from './results';
+// With the extension: resolvable under moduleResolution node16/nodenext
+// as well as bundler.
+import type { SearchResults } from './results.js';
 
-export type * from './results';
+export type * from './results.js';
 
 export type StorageMode = 'auto' | 'opfs' | 'indexeddb' | 'memory' | 'lazy';
 
@@ -43,6 +45,11 @@ export interface OpenOptions {
    * loads, instead of after it (`info().lazy.firstQueryPages`). A hint
    * only: every search answers the same with or without it. */
   firstQuery?: string;
+  /** Where the engine's files (`worker.js`, the `.wasm` files) are served:
+   * a directory URL, absolute or relative to the page. Default: beside this
+   * module. Needed when a bundler moved this module without copying them
+   * (esbuild); they must be same-origin (a module worker). */
+  assetsUrl?: string | URL;
   onProgress?: (p: Progress) => void;
   /** A background update check finished. */
   onUpdate?: (status: UpdateStatus) => void;
@@ -332,10 +339,12 @@ export class GitSenseSearchError extends Error {
 }
 
 export class GitSenseSearch extends EventTarget {
-  /** Opens the index: from storage when present (no network needed), else downloads it. */
+  /** Opens the index: from storage when present (no network needed), else
+   * downloads it. Outside a browser (Node) it rejects with
+   * `environment.unsupported`. */
   static open(options: OpenOptions): Promise<GitSenseSearch>;
   /** Removes every stored index of this origin (fails with storage.busy while one is open). */
-  static clear(): Promise<void>;
+  static clear(options?: { assetsUrl?: string | URL }): Promise<void>;
 
   search(query: string, options?: SearchOptions): Promise<SearchResults>;
   /** The results object as JSON text, byte for byte what the CLI prints. */

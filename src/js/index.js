@@ -29,14 +29,45 @@ export class GitSenseSearchError extends Error {
 const STORAGE_MODES = ['auto', 'opfs', 'indexeddb', 'memory', 'lazy'];
 
 /**
+ * The engine's files (worker.js and the wasm modules) are found next to
+ * this module, as `new URL('./worker.js', import.meta.url)` written out in
+ * full: the form bundlers that copy assets (Vite, webpack, Rollup with
+ * its plugin) recognise and rewrite. A bundler that does not copy them
+ * (esbuild) leaves the URLs pointing next to its bundle, where the files
+ * must then be copied, or the page says where they are with `assetsUrl`
+ * (an absolute or page-relative URL of the directory holding them): its
+ * directory URL, checked, or null.
+ */
+function assetsOption(assetsUrl) {
+  if (assetsUrl === undefined || assetsUrl === null) return null;
+  if (typeof assetsUrl !== 'string' && !(assetsUrl instanceof URL)) {
+    throw new GitSenseSearchError({ code: 'options.invalid', message: `assetsUrl must be a URL string, not ${JSON.stringify(assetsUrl)}` });
+  }
+  let base;
+  try {
+    base = new URL(String(assetsUrl), pageBase());
+  } catch {
+    throw new GitSenseSearchError({ code: 'options.invalid', message: `assetsUrl is not a URL: ${JSON.stringify(String(assetsUrl))}` });
+  }
+  // A directory: 'static/gss' and 'static/gss/' name the same one.
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  return base;
+}
+
+/** The URL relative URLs the page passes are resolved against. */
+function pageBase() {
+  return typeof document !== 'undefined' ? document.baseURI : globalThis.location.href;
+}
+
+/**
  * Starts compiling the wasm module on the page (streaming compilation runs
  * off the main thread) while the worker's own scripts load, two round
  * trips sooner than the worker could; resolves the Module, or null (the
  * worker then loads it itself).
  */
-function compileModule() {
+function compileModule(assets) {
   if (typeof WebAssembly === 'undefined' || !WebAssembly.compileStreaming) return Promise.resolve(null);
-  const url = new URL('./gitsense_search_bg.wasm', import.meta.url);
+  const url = assets ? new URL('gitsense_search_bg.wasm', assets) : new URL('./gitsense_search_bg.wasm', import.meta.url);
   return WebAssembly.compileStreaming(fetch(url, { credentials: 'same-origin' })).catch(() => null);
 }
 
@@ -105,13 +136,34 @@ function firstVisitUrl(url) {
   return u.href;
 }
 
-function startWorker() {
-  return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'gitsense-search' });
+/** Refuses, with a coded error, where the engine cannot run at all (Node, Deno without workers, old browsers). */
+function requireBrowser() {
+  if (typeof Worker !== 'function' || typeof WebAssembly !== 'object' || typeof globalThis.location === 'undefined') {
+    const where = typeof process === 'object' && process?.versions?.node ? `Node.js ${process.versions.node}` : 'this environment';
+    throw new GitSenseSearchError({
+      code: 'environment.unsupported',
+      message: `gitsense-search runs in a browser with Web Workers and WebAssembly; ${where} has no Worker or page location (to search an index outside a browser, use the gitsense-search command line)`,
+    });
+  }
+}
+
+function startWorker(assets) {
+  // Each branch spelled out: bundlers only rewrite this exact form.
+  const worker = assets
+    ? new Worker(new URL('worker.js', assets), { type: 'module', name: 'gitsense-search' })
+    : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'gitsense-search' });
+  return worker;
+}
+
+/** Where the worker script was looked for, for the error when it fails to
+ * load (not in the `new URL` form: a bundler would copy the file for it). */
+function workerUrl(assets) {
+  return assets ? new URL('worker.js', assets).href : `worker.js beside ${import.meta.url}`;
 }
 
 /** Request/response over postMessage, plus worker events. */
 class Channel {
-  constructor(worker, onEvent) {
+  constructor(worker, onEvent, scriptUrl) {
     this.worker = worker;
     this.pending = new Map();
     this.nextId = 1;
@@ -130,7 +182,12 @@ class Channel {
     };
     worker.onerror = (e) => {
       e.preventDefault();
-      const error = { code: 'engine.load_failed', message: `the search worker failed: ${e.message || 'script error'}` };
+      // A worker that never started (its script missing: a bundler that
+      // did not copy it) gets an event without a message.
+      const message = e.message
+        ? `the search worker failed: ${e.message}`
+        : `the search worker could not start (${scriptUrl}): is worker.js served there (with the wasm files beside it)? A bundle that does not copy them needs them copied next to it, or the assetsUrl option`;
+      const error = { code: 'engine.load_failed', message };
       this.fail(error);
       onEvent({ type: 'crash', error });
     };
@@ -230,7 +287,8 @@ export class GitSenseSearch extends EventTarget {
    * reading it lazily over HTTP Range requests while a copy fills OPFS in
    * the background; else by downloading it.
    */
-  static async open({ manifestUrl, storage = 'auto', lazyFill = true, offline, requestTimeoutMs, firstQuery, onProgress, onUpdate, onError } = {}) {
+  static async open({ manifestUrl, storage = 'auto', lazyFill = true, offline, requestTimeoutMs, firstQuery, assetsUrl, onProgress, onUpdate, onError } = {}) {
+    requireBrowser();
     if (typeof manifestUrl !== 'string' || !manifestUrl) {
       throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl' });
     }
@@ -257,6 +315,7 @@ export class GitSenseSearch extends EventTarget {
     if (firstQuery !== undefined && firstQuery !== null && typeof firstQuery !== 'string') {
       throw new GitSenseSearchError({ code: 'options.invalid', message: `firstQuery must be a string, not ${JSON.stringify(firstQuery)}` });
     }
+    const assets = assetsOption(assetsUrl);
     const engine = new GitSenseSearch();
     if (onProgress) engine.addEventListener('progress', (e) => onProgress(e.detail));
     if (onUpdate) engine.addEventListener('update', (e) => onUpdate(e.detail));
@@ -265,16 +324,15 @@ export class GitSenseSearch extends EventTarget {
       engine.addEventListener('fillerror', (e) => onError(e.detail));
       engine.addEventListener('error', (e) => onError(e.detail));
     }
-    const base = typeof document !== 'undefined' ? document.baseURI : self.location.href;
-    const url = new URL(manifestUrl, base).href;
+    const url = new URL(manifestUrl, pageBase()).href;
     const now = () => performance.timeOrigin + performance.now();
     engine.#startup.pageOpen = now();
-    const worker = startWorker();
-    const module = compileModule();
+    const worker = startWorker(assets);
+    const module = compileModule(assets);
     // The manifest goes ahead of the hot pages: the worker opens the OPFS
     // fill files meanwhile.
     const prefetched = prefetchIndex(url, storage, requestTimeoutMs, (text) => worker.postMessage({ type: 'manifest', text }));
-    engine.#channel = new Channel(worker, (m) => engine.#event(m));
+    engine.#channel = new Channel(worker, (m) => engine.#event(m), workerUrl(assets));
     try {
       const offlineVisit = { policy, visits: countVisit(url), metered: metered() };
       const opened = engine.#channel.call('open', { manifestUrl: url, storage, offline: offlineVisit, requestTimeoutMs, pageCompiles: true, pagePrefetches: true, firstQuery: firstQuery || undefined });
@@ -305,9 +363,14 @@ export class GitSenseSearch extends EventTarget {
     return engine;
   }
 
-  /** Removes every stored index (OPFS and IndexedDB) of this origin. */
-  static async clear() {
-    const channel = new Channel(startWorker(), () => {});
+  /**
+   * Removes every stored index (OPFS and IndexedDB) of this origin.
+   * `assetsUrl`: as for open().
+   */
+  static async clear({ assetsUrl } = {}) {
+    requireBrowser();
+    const assets = assetsOption(assetsUrl);
+    const channel = new Channel(startWorker(assets), () => {}, workerUrl(assets));
     try {
       await channel.call('clear');
     } finally {

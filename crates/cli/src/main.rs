@@ -5,23 +5,27 @@
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use gitsense_engine::assist::{self, AssistOptions, StageReport};
 use gitsense_engine::format::{self, Format, FormatOptions};
+use gitsense_engine::index::FinishProgress;
 use gitsense_engine::plan::QueryMode;
 use gitsense_engine::{Engine, Error, ErrorKind, Highlight, SearchOptions};
 use gitsense_import as import;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command as Process, ExitCode, Stdio};
 use std::time::{Duration, Instant};
+
+mod progress;
+use progress::{Steps, Unit};
 
 #[derive(Parser)]
 #[command(
     name = "gitsense-search",
     version,
     about = "Build GitSense-compatible search indexes and query them",
-    long_about = "Build a prebuilt SQLite FTS5 search index from a GitSense Chat database, a ShareGPT-style \
-                  chat export or a git repository, and query it with the GitSense search syntax. The same \
-                  index is served to the browser module."
+    long_about = "Build a prebuilt SQLite FTS5 search index from a GitSense Chat database, a chat export, \
+                  a git repository or a documentation site, and query it with the GitSense search syntax. \
+                  The same index is served to the browser module.",
+    after_help = SOURCES_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -51,6 +55,9 @@ enum Command {
         /// Print the manifest as JSON instead of a summary.
         #[arg(long)]
         json: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Add search to a built documentation site in one step: index it,
     /// publish the index into DIR/_gitsense/, copy the browser module
@@ -69,6 +76,20 @@ enum Command {
         verify: bool,
     },
 }
+
+/// The top-level help's list of `build` sources; a test checks it names
+/// every member of the `source` group.
+const SOURCES_HELP: &str = "\
+Sources (one per `build`; `gitsense-search build --help` for their options):
+  --gitsense-db PATH   a GitSense Chat database (SQLite file)
+  --chat-export FILE   a ChatGPT, Claude or ShareGPT-style chat export (JSON or JSON Lines)
+  --git DIR            a git repository: the committed tree of HEAD (or of each --branch)
+  --docs DIR           a documentation site: built HTML and/or Markdown sources
+
+Example:
+  gitsense-search build --docs ./site/html --out docs.gsx
+  gitsense-search search docs.gsx 'install lang:sh'
+  gitsense-search publish docs.gsx --out-dir public/search";
 
 /// The sources other than --git. Git-only flags conflict with them: clap's
 /// `requires = "git"` is satisfied by any member of the `source` group
@@ -305,19 +326,6 @@ macro_rules! outln {
     };
 }
 
-fn progress(quiet: bool) -> ProgressBar {
-    if quiet {
-        return import::no_progress();
-    }
-    let pb = ProgressBar::new(0);
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} ({eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    pb
-}
-
 fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
     match cli.command {
         Command::Build(a) => {
@@ -343,41 +351,63 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 ));
             }
             import::check_output(&a.out, &[input], a.force).map_err(|e| (e, None))?;
-            let pb = progress(a.quiet);
-            let (stats, report) = if let Some(db) = &a.gitsense_db {
-                pb.set_message("importing GitSense database");
-                import::build_with(&a.out, format!("gitsense-db:{}", db.display()), |w| {
-                    import::gitsense_db::import(db, w, &pb)
-                })
+            let mut steps = Steps::new(a.quiet);
+            let mut finishing = |p: FinishProgress| steps.show(p.step.label(), p.done, p.total);
+            let built = if let Some(db) = &a.gitsense_db {
+                let pb = progress::bar(
+                    a.quiet,
+                    "importing GitSense database (records)",
+                    Unit::Count,
+                );
+                let desc = format!("gitsense-db:{}", db.display());
+                import::build_with_progress(
+                    &a.out,
+                    desc,
+                    |w| import::gitsense_db::import(db, w, &pb),
+                    &mut finishing,
+                )
             } else if let Some(file) = &a.chat_export {
-                pb.set_message("importing chat export (bytes)");
-                import::build_with(&a.out, format!("chat-export:{}", file.display()), |w| {
-                    import::chat_export::import(file, w, &pb)
-                })
+                let pb = progress::bar(a.quiet, "importing chat export", Unit::Bytes);
+                let desc = format!("chat-export:{}", file.display());
+                import::build_with_progress(
+                    &a.out,
+                    desc,
+                    |w| import::chat_export::import(file, w, &pb),
+                    &mut finishing,
+                )
             } else if let Some(dir) = &a.git {
-                pb.set_message("importing git repository (files)");
+                let pb = progress::bar(a.quiet, "importing git repository (files)", Unit::Count);
                 let opts = import::git::GitOptions {
                     branches: a.branch.clone(),
                     repo_name: a.repo.clone(),
                     max_file_size: a.max_file_size,
                 };
-                import::build_with(&a.out, format!("git:{}", dir.display()), |w| {
-                    import::git::import(dir, &opts, w, &pb)
-                })
+                let desc = format!("git:{}", dir.display());
+                import::build_with_progress(
+                    &a.out,
+                    desc,
+                    |w| import::git::import(dir, &opts, w, &pb),
+                    &mut finishing,
+                )
             } else if let Some(dir) = &a.docs {
-                pb.set_message("reading documentation pages");
+                let pb = progress::bar(a.quiet, "reading documentation (pages)", Unit::Count);
                 let opts = import::docs::DocsOptions {
                     base_url: a.base_url.clone(),
                     use_site_index: !a.no_site_index,
                     pages: a.pages.filter(&[]).map_err(|e| (e, None))?,
                 };
-                import::build_with(&a.out, format!("docs:{}", dir.display()), |w| {
-                    import::docs::import(dir, &opts, w, &pb)
-                })
+                let desc = format!("docs:{}", dir.display());
+                import::build_with_progress(
+                    &a.out,
+                    desc,
+                    |w| import::docs::import(dir, &opts, w, &pb),
+                    &mut finishing,
+                )
             } else {
                 unreachable!("clap requires one source")
-            }
-            .map_err(|e| (e, None))?;
+            };
+            drop(steps);
+            let (stats, report) = built.map_err(|e| (e, None))?;
             for w in &report.warnings {
                 eprintln!("warning: {w}");
             }
@@ -457,8 +487,14 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             index,
             out_dir,
             json,
+            quiet,
         } => {
-            let m = gitsense_publish::publish(&index, &out_dir).map_err(|e| (e, None))?;
+            let mut steps = Steps::new(quiet);
+            let m = gitsense_publish::publish_with(&index, &out_dir, &mut |p| {
+                steps.show(p.step.label(), p.done, p.total)
+            })
+            .map_err(|e| (e, None))?;
+            drop(steps);
             if json {
                 outln!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
             } else {
@@ -635,8 +671,7 @@ fn site(a: SiteArgs) -> Result<(), (Error, Option<String>)> {
         pages: a.pages.filter(&also).map_err(fail)?,
     };
     let index = std::env::temp_dir().join(format!("gitsense-site-{}.gsx", std::process::id()));
-    let pb = progress(a.quiet);
-    pb.set_message("reading documentation pages");
+    let pb = progress::bar(a.quiet, "reading documentation (pages)", Unit::Count);
     let built = import::build_with(&index, format!("docs:{}", a.dir.display()), |w| {
         import::docs::import(&a.dir, &opts, w, &pb)
     });
@@ -788,4 +823,51 @@ fn run_llm(cmd: &str, prompt: &str, timeout: Duration) -> Result<String, Error> 
         )));
     }
     Ok(String::from_utf8_lossy(&stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The top-level help, as `--help` prints it.
+    fn top_help() -> String {
+        Cli::command().render_long_help().to_string()
+    }
+
+    #[test]
+    fn the_top_level_help_names_every_command_and_every_source() {
+        let help = top_help();
+        let mut cmd = Cli::command();
+        // Built: the group then lists the arguments that name it.
+        cmd.build();
+        for sub in cmd.get_subcommands() {
+            assert!(
+                help.contains(sub.get_name()),
+                "{} is missing",
+                sub.get_name()
+            );
+        }
+        let build = cmd.find_subcommand("build").expect("build");
+        let group = build
+            .get_groups()
+            .find(|g| g.get_id() == "source")
+            .expect("the source group");
+        let sources: Vec<String> = group
+            .get_args()
+            .map(|id| {
+                let arg = build
+                    .get_arguments()
+                    .find(|a| a.get_id() == id)
+                    .expect("arg");
+                format!("--{}", arg.get_long().expect("a long flag"))
+            })
+            .collect();
+        assert_eq!(sources.len(), 4, "{sources:?}");
+        for flag in &sources {
+            assert!(
+                help.contains(flag.as_str()),
+                "{flag} is missing from:\n{help}"
+            );
+        }
+    }
 }

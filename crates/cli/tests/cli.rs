@@ -210,3 +210,91 @@ fn publish_names_the_files_it_wrote() {
         assert!(text.contains(&name), "{name} is not named: {text}");
     }
 }
+
+#[test]
+fn version_prints_the_crate_version() {
+    let o = cli(&["--version"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).trim(),
+        format!("gitsense-search {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn the_top_level_help_names_the_commands_and_the_sources() {
+    let o = cli(&["--help"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for word in [
+        "build",
+        "search",
+        "assist",
+        "publish",
+        "info",
+        "--gitsense-db",
+        "--chat-export",
+        "--git",
+        "--docs",
+        "--version",
+    ] {
+        assert!(out.contains(word), "{word} is missing from --help:\n{out}");
+    }
+}
+
+/// Runs the CLI with stderr on a terminal (a pseudo-terminal from
+/// `script`), where progress bars are drawn; its combined output.
+fn cli_on_terminal(args: &[&str]) -> String {
+    let mut line = env!("CARGO_BIN_EXE_gitsense-search").to_string();
+    for a in args {
+        line.push_str(&format!(" '{}'", a.replace('\'', r"'\''")));
+    }
+    let o = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("COLUMNS", "200")
+        .output()
+        .expect("script (util-linux) runs");
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn build_and_publish_label_their_progress_on_a_terminal_and_stay_quiet_otherwise() {
+    let out = temp_dir().join("progress.gsx");
+    let db = sample_db();
+    let build = [
+        "build",
+        "--gitsense-db",
+        db.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let shown = cli_on_terminal(&build);
+    assert!(
+        shown.contains("importing GitSense database (records)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("writing ranking records (records)"),
+        "{shown}"
+    );
+    assert!(shown.contains("ETA"), "{shown}");
+    let site = temp_dir().join("progress-site");
+    let publish = [
+        "publish",
+        out.to_str().unwrap(),
+        "--out-dir",
+        site.to_str().unwrap(),
+    ];
+    let shown = cli_on_terminal(&publish);
+    assert!(shown.contains("compressing and writing (pages)"), "{shown}");
+    // Not a terminal (a pipe), or --quiet: stderr stays empty.
+    for args in [&build[..], &publish[..]] {
+        let o = cli(args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+    let mut quiet = publish.to_vec();
+    quiet.push("--quiet");
+    assert!(!cli_on_terminal(&quiet).contains("(pages)"));
+}

@@ -14,7 +14,7 @@ pub mod languages;
 pub mod overview;
 
 use gitsense_engine::error::{Error, Result};
-use gitsense_engine::index::{BuildStats, IndexWriter, SourceInfo};
+use gitsense_engine::index::{BuildStats, FinishProgress, IndexWriter, SourceInfo};
 use indicatif::ProgressBar;
 use std::path::{Path, PathBuf};
 
@@ -105,6 +105,17 @@ pub fn build_with(
     description: String,
     fill: impl FnOnce(&mut IndexWriter) -> Result<ImportReport>,
 ) -> Result<(BuildStats, ImportReport)> {
+    build_with_progress(out, description, fill, &mut |_| {})
+}
+
+/// [`build_with`], telling `finishing` the steps after the import
+/// ([`IndexWriter::finish_with`]).
+pub fn build_with_progress(
+    out: &Path,
+    description: String,
+    fill: impl FnOnce(&mut IndexWriter) -> Result<ImportReport>,
+    finishing: &mut dyn FnMut(FinishProgress),
+) -> Result<(BuildStats, ImportReport)> {
     let mut w = IndexWriter::create(
         out,
         SourceInfo {
@@ -113,7 +124,7 @@ pub fn build_with(
         },
     )?;
     let report = fill(&mut w)?;
-    let stats = w.finish()?;
+    let stats = w.finish_with(finishing)?;
     Ok((stats, report))
 }
 

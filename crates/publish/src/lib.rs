@@ -343,15 +343,6 @@ mod write {
         Ok(())
     }
 
-    fn gzip(bytes: &[u8]) -> Result<Vec<u8>> {
-        let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::best());
-        gz.write_all(bytes)
-            .and_then(|_| gz.flush())
-            .map_err(|e| Error::io("compressing the index", e))?;
-        gz.finish()
-            .map_err(|e| Error::io("compressing the index", e))
-    }
-
     /// gzip as small as zopfli makes it (a standard stream: any gzip
     /// reader inflates it), for the hot files, which every first visit
     /// fetches before its first answer: about 7% smaller than flate2's
@@ -385,80 +376,241 @@ mod write {
         })
     }
 
+    /// Pages read and written at a time: the index is never held whole
+    /// (a publish of a 300 MB index stays within a few MB).
+    const CHUNK_PAGES: usize = 256;
+
+    /// A file being written beside its final name, moved into place by
+    /// [`Output::commit`]; removed if dropped before (a failed publish).
+    struct Output {
+        tmp: index::tempfiles::TempFile,
+        file: std::io::BufWriter<std::fs::File>,
+        path: std::path::PathBuf,
+        written: u64,
+    }
+
+    impl Output {
+        fn create(path: std::path::PathBuf) -> Result<Output> {
+            // The whole name kept (`index-X.gsx` and `index-X.pages` are
+            // written at once: their temporary names must differ).
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let tmp = index::tempfiles::TempFile::new(
+                path.with_file_name(format!("{name}.{}.tmp", std::process::id())),
+            );
+            let file =
+                std::fs::File::create(tmp.path()).map_err(|e| io_err("writing", tmp.path(), e))?;
+            Ok(Output {
+                tmp,
+                file: std::io::BufWriter::with_capacity(1 << 20, file),
+                path,
+                written: 0,
+            })
+        }
+
+        fn put(&mut self, bytes: &[u8]) -> Result<()> {
+            self.write_all(bytes)
+                .map_err(|e| io_err("writing", self.tmp.path(), e))
+        }
+
+        /// Moves the file into place; its size.
+        fn commit(mut self) -> Result<u64> {
+            self.file
+                .flush()
+                .map_err(|e| io_err("writing", self.tmp.path(), e))?;
+            std::fs::rename(self.tmp.path(), &self.path)
+                .map_err(|e| io_err("renaming into place", &self.path, e))?;
+            self.tmp.keep();
+            Ok(self.written)
+        }
+    }
+
+    impl Write for Output {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let n = self.file.write(buf)?;
+            self.written += n as u64;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.file.flush()
+        }
+    }
+
+    /// Reads the file at `path` in runs of whole pages, calling `each`
+    /// with the index of the run's first page and its bytes (the last run
+    /// may end in a partial page); the file's size.
+    fn read_pages(
+        path: &Path,
+        page_size: usize,
+        mut each: impl FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<u64> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(path).map_err(|e| io_err("reading", path, e))?;
+        let mut buf = vec![0u8; CHUNK_PAGES * page_size.max(1)];
+        let mut size = 0u64;
+        loop {
+            let mut n = 0;
+            while n < buf.len() {
+                match file.read(&mut buf[n..]) {
+                    Ok(0) => break,
+                    Ok(k) => n += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io_err("reading", path, e)),
+                }
+            }
+            if n == 0 {
+                return Ok(size);
+            }
+            each(size / page_size.max(1) as u64, &buf[..n])?;
+            size += n as u64;
+            if n < buf.len() {
+                return Ok(size);
+            }
+        }
+    }
+
     /// Publishes `index_path` into `out_dir` and returns the manifest written.
     pub fn publish(index_path: &Path, out_dir: &Path) -> Result<Manifest> {
+        publish_with(index_path, out_dir, &mut |_| {})
+    }
+
+    /// [`publish`], telling `progress` how far it is: the index is read
+    /// twice, piece by piece (checked, then compressed and written), and
+    /// never held in memory whole.
+    pub fn publish_with(
+        index_path: &Path,
+        out_dir: &Path,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Manifest> {
+        let at = || index_path.display().to_string();
         let conn = index::open_file(index_path)?;
         let info = index::verify(&conn)?;
         let (revision, checksum) = index::checksum::recorded(&conn)?;
         drop(conn);
-        let bytes = std::fs::read(index_path).map_err(|e| io_err("reading", index_path, e))?;
+        let page_size = info.page_size as usize;
+        let pages = info.page_count;
+        let report = |progress: &mut dyn FnMut(Progress), step, first: u64, bytes: &[u8]| {
+            let done = first + bytes.len().div_ceil(page_size.max(1)) as u64;
+            progress(Progress {
+                step,
+                done,
+                total: pages,
+            });
+        };
+
         // Before anything is written: a damaged index must not get a
         // fresh content-addressed name and a manifest vouching for it.
-        index::checksum::check_bytes(&bytes, &revision, checksum.as_deref())
-            .map_err(|e| e.with_location(index_path.display().to_string()))?;
-        if bytes.len() as u64 != info.size_bytes() {
+        let mut check = index::checksum::Check::new(&revision, checksum.as_deref())
+            .map_err(|e| e.with_location(at()))?;
+        let mut sha = Sha256::new();
+        let size = read_pages(index_path, page_size, |first, bytes| {
+            check.update(bytes);
+            sha.update(bytes);
+            report(progress, Step::Verify, first, bytes);
+            Ok(())
+        })?;
+        check.finish().map_err(|e| e.with_location(at()))?;
+        if size != info.size_bytes() {
             return Err(Error::new(
                 "index.corrupt",
                 format!(
-                    "the file has {} bytes but its header says {} pages of {}",
-                    bytes.len(),
-                    info.page_count,
-                    info.page_size
+                    "the file has {size} bytes but its header says {} pages of {}",
+                    info.page_count, info.page_size
                 ),
             )
-            .with_location(index_path.display().to_string()));
+            .with_location(at()));
         }
-        let sha256 = hex(&Sha256::digest(&bytes));
+        let sha256 = hex(&sha.finalize());
         let stem = format!("index-{}", &sha256[..16]);
         let raw_file = format!("{stem}.gsx");
         let file = format!("{stem}.gsx.gz");
         let hot_file = format!("{stem}.hot.gz");
         let packed_file = format!("{stem}.pages");
 
-        let compressed = gzip(&bytes)?;
+        progress(Progress {
+            step: Step::HotPages,
+            done: 0,
+            total: 0,
+        });
         let hot = crate::hot::hot_pages(index_path)?.pages;
-        let page_size = info.page_size as usize;
-        let mut hot_pages = Vec::with_capacity(hot.len() * page_size);
-        for &p in &hot {
-            let at = (p as usize - 1) * page_size;
-            hot_pages.extend_from_slice(&bytes[at..at + page_size]);
-        }
-        let mut hot_bytes = crate::pagecodec::encode_hot(&hot, &hot_pages, page_size);
+
+        std::fs::create_dir_all(out_dir).map_err(|e| io_err("creating", out_dir, e))?;
+        let mut raw = Output::create(out_dir.join(&raw_file))?;
+        let compressed_path = out_dir.join(&file);
+        let mut gz = GzEncoder::new(
+            Output::create(compressed_path.clone())?,
+            Compression::best(),
+        );
         // Pages of at most 64 KiB (SQLite's largest) always fit the
         // 16-bit lengths; the check is for a corrupt header.
-        let packed = if page_size <= 65536 && !hot.is_empty() {
-            let mut packed = Vec::with_capacity(bytes.len() / 2);
-            let mut lengths = Vec::with_capacity(info.page_count as usize);
-            for page in bytes.chunks(page_size) {
-                let p = pack_page(page)?;
-                lengths.push(p.len() as u32);
-                packed.extend_from_slice(&p);
-            }
-            hot_bytes.extend_from_slice(&encode_packed_lengths(&lengths));
-            Some(packed)
+        let mut packed = if page_size <= 65536 && !hot.is_empty() {
+            Some(Output::create(out_dir.join(&packed_file))?)
         } else {
             None
         };
-
-        std::fs::create_dir_all(out_dir).map_err(|e| io_err("creating", out_dir, e))?;
-        write_atomically(&out_dir.join(&raw_file), &bytes)?;
-        write_atomically(&out_dir.join(&file), &compressed)?;
-        if let Some(packed) = &packed {
-            write_atomically(&out_dir.join(&packed_file), packed)?;
+        let mut lengths = Vec::with_capacity(pages as usize);
+        let mut hot_pages = Vec::with_capacity(hot.len() * page_size);
+        let mut next_hot = hot.iter().peekable();
+        let mut again = Sha256::new();
+        read_pages(index_path, page_size, |first, bytes| {
+            again.update(bytes);
+            raw.put(bytes)?;
+            gz.write_all(bytes)
+                .map_err(|e| Error::io("compressing the index", e).with_location(at()))?;
+            for (i, page) in bytes.chunks(page_size).enumerate() {
+                let number = first + i as u64 + 1;
+                if next_hot.peek().is_some_and(|&&h| u64::from(h) == number) {
+                    next_hot.next();
+                    hot_pages.extend_from_slice(page);
+                }
+                if let Some(packed) = &mut packed {
+                    let p = pack_page(page)?;
+                    lengths.push(p.len() as u32);
+                    packed.put(&p)?;
+                }
+            }
+            report(progress, Step::Write, first, bytes);
+            Ok(())
+        })?;
+        if hex(&again.finalize()) != sha256 {
+            return Err(Error::new(
+                "index.changed",
+                "the index changed while it was being published; publish it again",
+            )
+            .with_location(at()));
         }
+        if next_hot.next().is_some() {
+            return Err(Error::new(
+                "index.corrupt",
+                "a page the index's own b-trees name lies past its end",
+            )
+            .with_location(at()));
+        }
+        gz.flush()
+            .map_err(|e| Error::io("compressing the index", e))?;
+        let gz = gz
+            .finish()
+            .map_err(|e| Error::io("compressing the index", e))?;
+        let mut hot_bytes = crate::pagecodec::encode_hot(&hot, &hot_pages, page_size);
+        if packed.is_some() {
+            hot_bytes.extend_from_slice(&encode_packed_lengths(&lengths));
+        }
+
+        raw.commit()?;
+        let compressed_size = gz.commit()?;
+        let packed_size = packed.map(Output::commit).transpose()?;
         if !hot.is_empty() {
             write_atomically(&out_dir.join(&hot_file), &gzip_smallest(&hot_bytes)?)?;
         }
-        let mut manifest =
-            Manifest::gzip_of(&info, sha256, file, compressed.len() as u64, Some(raw_file));
+        let mut manifest = Manifest::gzip_of(&info, sha256, file, compressed_size, Some(raw_file));
         if !hot.is_empty() {
             manifest.hot_pages = hot;
             manifest.hot_file = Some(hot_file);
             manifest.hot_format = HOT_FORMAT_DELTA;
         }
-        if let Some(packed) = &packed {
+        if let Some(packed_size) = packed_size {
             manifest.packed_file = Some(packed_file);
-            manifest.packed_size = packed.len() as u64;
+            manifest.packed_size = packed_size;
         }
         manifest.check()?;
         let mut json = serde_json::to_string_pretty(&manifest)
@@ -478,10 +630,40 @@ mod write {
         write_atomically(&out_dir.join(MANIFEST_FILE), json.as_bytes())?;
         Ok(manifest)
     }
+
+    /// The steps of a publish, for [`Progress`].
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Step {
+        /// Reading the index against its checksum.
+        Verify,
+        /// Finding the hot pages (no count: `total` is 0).
+        HotPages,
+        /// Compressing and writing the published files.
+        Write,
+    }
+
+    impl Step {
+        /// What a progress line calls the step.
+        pub fn label(self) -> &'static str {
+            match self {
+                Step::Verify => "checking the index (pages)",
+                Step::HotPages => "finding the hot pages",
+                Step::Write => "compressing and writing (pages)",
+            }
+        }
+    }
+
+    /// How far [`publish_with`] is: `done` of `total` pages in `step`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Progress {
+        pub step: Step,
+        pub done: u64,
+        pub total: u64,
+    }
 }
 
 #[cfg(feature = "write")]
-pub use write::{pack_page, publish};
+pub use write::{pack_page, publish, publish_with, Progress, Step};
 
 #[cfg(test)]
 mod tests {

@@ -129,44 +129,135 @@ pub fn recorded(conn: &Connection) -> Result<(String, Option<String>)> {
 /// `index.checksum_mismatch` when any byte changed since the build,
 /// `index.no_checksum` when none is recorded.
 pub fn check_bytes(bytes: &[u8], revision: &str, recorded: Option<&str>) -> Result<()> {
-    let Some(sum) = recorded else {
-        return Err(Error::new(
-            "index.no_checksum",
-            "the index records no checksum (built by an older gitsense-search); rebuild it",
-        ));
-    };
-    let mismatch = || {
-        Error::new(
-            "index.checksum_mismatch",
-            "the index's bytes do not match the checksum recorded at build time: \
-             the file was altered or damaged after it was built; rebuild it",
-        )
-    };
-    let at = occurrences(bytes, sum.as_bytes());
-    if sum.len() != 64 || at.is_empty() {
-        return Err(mismatch());
+    let mut check = Check::new(revision, recorded)?;
+    check.update(bytes);
+    check.finish()
+}
+
+/// [`check_bytes`] for a file read piece by piece (a publish of an index
+/// larger than the memory it should take): feed every byte in order to
+/// [`Check::update`], in pieces of any size, then [`Check::finish`].
+pub struct Check {
+    sum: String,
+    placeholder: String,
+    hasher: Sha256,
+    /// Bytes not hashed yet: the last `sum.len() - 1` seen, which may
+    /// start a checksum the next piece completes.
+    carry: Vec<u8>,
+    /// Where in `carry` the search for the checksum resumes (past one
+    /// already replaced).
+    resume: usize,
+    /// File offset of `carry[0]`.
+    offset: usize,
+    found: bool,
+}
+
+impl Check {
+    /// Starts a check against the `recorded` checksum (`index.no_checksum`
+    /// when there is none).
+    pub fn new(revision: &str, recorded: Option<&str>) -> Result<Check> {
+        let Some(sum) = recorded else {
+            return Err(Error::new(
+                "index.no_checksum",
+                "the index records no checksum (built by an older gitsense-search); rebuild it",
+            ));
+        };
+        Ok(Check {
+            sum: sum.to_string(),
+            placeholder: placeholder(revision),
+            hasher: Sha256::new(),
+            carry: Vec::new(),
+            resume: 0,
+            offset: 0,
+            found: false,
+        })
     }
-    let ph = placeholder(revision);
-    let mut restored = bytes.to_vec();
-    for off in at {
-        restored[off..off + ph.len()].copy_from_slice(ph.as_bytes());
+
+    /// The next bytes of the file.
+    pub fn update(&mut self, piece: &[u8]) {
+        self.carry.extend_from_slice(piece);
+        self.replace();
+        let keep = self.sum.len().saturating_sub(1);
+        let cut = self.carry.len().saturating_sub(keep);
+        self.hash(cut);
     }
-    if digest(&restored) != sum {
-        return Err(mismatch());
+
+    /// `index.checksum_mismatch` unless the bytes fed match the checksum.
+    pub fn finish(mut self) -> Result<()> {
+        self.replace();
+        self.hash(self.carry.len());
+        let matches =
+            self.sum.len() == 64 && self.found && hex(&self.hasher.finalize()) == self.sum;
+        if !matches {
+            return Err(Error::new(
+                "index.checksum_mismatch",
+                "the index's bytes do not match the checksum recorded at build time: \
+                 the file was altered or damaged after it was built; rebuild it",
+            ));
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// Puts the placeholder back over every checksum in `carry`.
+    fn replace(&mut self) {
+        let (sum, ph) = (self.sum.as_bytes(), self.placeholder.as_bytes());
+        if sum.len() != ph.len() {
+            return; // not a checksum: finish() says so
+        }
+        let from = self.resume;
+        for at in occurrences(&self.carry[from..], sum) {
+            let at = from + at;
+            self.carry[at..at + ph.len()].copy_from_slice(ph);
+            self.found = true;
+            // Occurrences never overlap (as in check_bytes): the search
+            // goes on after this one.
+            self.resume = at + ph.len();
+        }
+    }
+
+    /// Hashes `carry[..n]` (the volatile header fields as zeros) and
+    /// drops it.
+    fn hash(&mut self, n: usize) {
+        let (start, end) = (self.offset, self.offset + n);
+        let mut at = start;
+        for r in VOLATILE_HEADER {
+            if r.end <= at || r.start >= end {
+                continue;
+            }
+            let (a, b) = (r.start.max(at), r.end.min(end));
+            self.hasher.update(&self.carry[at - start..a - start]);
+            self.hasher.update(&[0u8; 4][..b - a]);
+            at = b;
+        }
+        self.hasher.update(&self.carry[at - start..n]);
+        self.carry.drain(..n);
+        // A checksum replaced across the cut is not searched again.
+        self.resume = self.resume.saturating_sub(n);
+        self.offset = end;
+    }
 }
 
 /// Checks the index file at `path` against its recorded checksum (see
-/// [`check_bytes`]).
+/// [`check_bytes`]), reading it piece by piece.
 pub fn check(path: &Path) -> Result<()> {
+    use std::io::Read;
     let conn = super::open_file(path)?;
     let (revision, sum) = recorded(&conn)?;
     drop(conn);
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::io("reading", e).with_location(path.display().to_string()))?;
-    check_bytes(&bytes, &revision, sum.as_deref())
-        .map_err(|e| e.with_location(path.display().to_string()))
+    let at = || path.display().to_string();
+    let mut check = Check::new(&revision, sum.as_deref()).map_err(|e| e.with_location(at()))?;
+    let mut file =
+        std::fs::File::open(path).map_err(|e| Error::io("reading", e).with_location(at()))?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => check.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io("reading", e).with_location(at())),
+        }
+    }
+    check.finish().map_err(|e| e.with_location(at()))
 }
 
 #[cfg(test)]
@@ -189,5 +280,45 @@ mod tests {
         assert_eq!(digest(&a), digest(&b));
         a[100] = 1;
         assert_ne!(digest(&a), digest(&b));
+    }
+
+    /// A made-up "file": the header, then the checksum (of the file with
+    /// the placeholder in its place) at `at` and again near the end.
+    fn sealed(at: usize) -> (Vec<u8>, String) {
+        let revision = "r1";
+        let ph = placeholder(revision);
+        let mut bytes: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 251) as u8).collect();
+        for off in [at, 2900] {
+            bytes[off..off + 64].copy_from_slice(ph.as_bytes());
+        }
+        let sum = digest(&bytes);
+        for off in [at, 2900] {
+            bytes[off..off + 64].copy_from_slice(sum.as_bytes());
+        }
+        bytes[25] = 9; // a volatile header byte SQLite may rewrite
+        (bytes, sum)
+    }
+
+    #[test]
+    fn a_check_fed_in_pieces_of_any_size_agrees_with_the_whole() {
+        for at in [96, 1000, 2800] {
+            let (bytes, sum) = sealed(at);
+            check_bytes(&bytes, "r1", Some(&sum)).expect("whole");
+            let mut damaged = bytes.clone();
+            damaged[1500] ^= 1;
+            for piece in [1, 7, 63, 64, 65, 100, 4096] {
+                let mut c = Check::new("r1", Some(&sum)).unwrap();
+                bytes.chunks(piece).for_each(|p| c.update(p));
+                c.finish()
+                    .unwrap_or_else(|e| panic!("at {at}, pieces of {piece}: {e}"));
+                let mut c = Check::new("r1", Some(&sum)).unwrap();
+                damaged.chunks(piece).for_each(|p| c.update(p));
+                assert_eq!(c.finish().unwrap_err().code, "index.checksum_mismatch");
+            }
+        }
+        assert_eq!(
+            Check::new("r1", None).err().unwrap().code,
+            "index.no_checksum"
+        );
     }
 }

@@ -43,7 +43,7 @@ use crate::error::{DbContext, Error, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 
-pub use writer::{BuildStats, IndexWriter, SourceInfo};
+pub use writer::{BuildStats, FinishProgress, FinishStep, IndexWriter, SourceInfo};
 
 /// Version of the file layout; an index of another version is refused.
 pub const FORMAT_VERSION: u32 = 6;

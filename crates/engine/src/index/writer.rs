@@ -43,6 +43,53 @@ pub struct BuildStats {
     pub size_bytes: u64,
 }
 
+/// The steps of [`IndexWriter::finish_with`] after the records are in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishStep {
+    /// Chat paths, lineages, branch names, message stats (not counted).
+    Derive,
+    /// The corpus revision: every content row hashed (rows).
+    Revision,
+    /// The full-text tables rebuilt and optimized (tables).
+    FullText,
+    /// Token counts read for ranking (messages and code blocks).
+    RankingRecords,
+    /// ANALYZE, VACUUM and the checksum (not counted).
+    Compact,
+}
+
+impl FinishStep {
+    /// What a progress line calls the step, with its unit when counted.
+    pub fn label(self) -> &'static str {
+        match self {
+            FinishStep::Derive => "deriving chat paths and stats",
+            FinishStep::Revision => "hashing the corpus (rows)",
+            FinishStep::FullText => "building the full-text index (tables)",
+            FinishStep::RankingRecords => "writing ranking records (records)",
+            FinishStep::Compact => "compacting and sealing the index",
+        }
+    }
+}
+
+/// Where [`IndexWriter::finish_with`] is: `done` of `total` in `step`
+/// (`total` 0: the step is not counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FinishProgress {
+    pub step: FinishStep,
+    pub done: u64,
+    pub total: u64,
+}
+
+impl FinishProgress {
+    fn start(step: FinishStep, total: u64) -> FinishProgress {
+        FinishProgress {
+            step,
+            done: 0,
+            total,
+        }
+    }
+}
+
 pub struct IndexWriter {
     conn: Option<Connection>,
     tmp: TempFile,
@@ -228,11 +275,18 @@ impl IndexWriter {
     }
 
     /// Derives, indexes, compacts and moves the index into place.
-    pub fn finish(mut self) -> Result<BuildStats> {
+    pub fn finish(self) -> Result<BuildStats> {
+        self.finish_with(&mut |_| {})
+    }
+
+    /// [`IndexWriter::finish`], telling `progress` each step as it starts
+    /// and, for the counted ones, how far it is.
+    pub fn finish_with(mut self, progress: &mut dyn FnMut(FinishProgress)) -> Result<BuildStats> {
         let conn = self.conn.take().expect("connection present until finish");
         let built_at = self.source.built_at.clone().unwrap_or_else(build_time);
+        progress(FinishProgress::start(FinishStep::Derive, 0));
         derive(&conn)?;
-        let revision = revision(&conn)?;
+        let revision = revision(&conn, progress)?;
         let count = |t: &str| -> Result<u64> {
             conn.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| {
                 r.get::<_, i64>(0)
@@ -272,7 +326,13 @@ impl IndexWriter {
             )
             .ctx("writing index_meta")?;
         }
-        for t in super::FTS_TABLES {
+        let tables = super::FTS_TABLES.len() as u64;
+        for (i, t) in super::FTS_TABLES.iter().enumerate() {
+            progress(FinishProgress {
+                step: FinishStep::FullText,
+                done: i as u64,
+                total: tables,
+            });
             conn.execute_batch(&format!(
                 "INSERT INTO {t}({t}) VALUES('rebuild'); INSERT INTO {t}({t}) VALUES('optimize');"
             ))
@@ -281,7 +341,12 @@ impl IndexWriter {
         for t in super::FTS_TABLES {
             super::doclists::leaf_ends(&conn, t)?;
         }
-        rank_lengths(&conn)?;
+        progress(FinishProgress::start(
+            FinishStep::RankingRecords,
+            messages + code_blocks,
+        ));
+        rank_lengths(&conn, progress)?;
+        progress(FinishProgress::start(FinishStep::Compact, 0));
         conn.execute_batch("COMMIT; ANALYZE;")
             .ctx("committing build")?;
         // secure_delete: VACUUM's b-tree balancing leaves the bytes of
@@ -500,11 +565,23 @@ fn derive(conn: &Connection) -> Result<()> {
 /// what ranking a message or code block reads (see `index::rank` and
 /// `index::records`). Averages are over the messages that have the column
 /// at all.
-fn rank_lengths(conn: &Connection) -> Result<()> {
+fn rank_lengths(conn: &Connection, progress: &mut dyn FnMut(FinishProgress)) -> Result<()> {
     let ctx = "writing ranking records";
     super::rank::register_column_size(conn)?;
+    let total = count_rows(conn, &["messages", "code_blocks"])?;
+    let mut done = 0u64;
+    let mut tick = || {
+        done += 1;
+        if done % PROGRESS_EVERY == 0 {
+            progress(FinishProgress {
+                step: FinishStep::RankingRecords,
+                done,
+                total,
+            });
+        }
+    };
     // Every row's token counts, by id (rows without text count 0).
-    let sizes = |fts: &str, columns: usize| -> Result<HashMap<i64, Vec<i64>>> {
+    let mut sizes = |fts: &str, columns: usize| -> Result<HashMap<i64, Vec<i64>>> {
         let list: Vec<String> = (0..columns)
             .map(|i| format!("{}({fts}, {i})", super::rank::COLUMN_SIZE))
             .collect();
@@ -516,6 +593,7 @@ fn rank_lengths(conn: &Connection) -> Result<()> {
                 let sizes = (1..=columns)
                     .map(|i| r.get::<_, i64>(i))
                     .collect::<rusqlite::Result<Vec<i64>>>()?;
+                tick();
                 Ok((r.get::<_, i64>(0)?, sizes))
             })
             .ctx(ctx)?;
@@ -583,18 +661,40 @@ fn rank_lengths(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// The tables the corpus revision covers, in hashing order.
+const CONTENT_TABLES: [&str; 7] = [
+    "groups",
+    "chats",
+    "chat_details",
+    "messages",
+    "message_text",
+    "code_blocks",
+    "code_text",
+];
+
+/// Rows between two progress reports of a counted step.
+const PROGRESS_EVERY: u64 = 4096;
+
+/// Rows in `tables` together.
+fn count_rows(conn: &Connection, tables: &[&str]) -> Result<u64> {
+    let mut n = 0;
+    for t in tables {
+        n += conn
+            .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .ctx("counting rows")? as u64;
+    }
+    Ok(n)
+}
+
 /// SHA-256 over every row of every content table, in id order.
-fn revision(conn: &Connection) -> Result<String> {
+fn revision(conn: &Connection, progress: &mut dyn FnMut(FinishProgress)) -> Result<String> {
+    let total = count_rows(conn, &CONTENT_TABLES)?;
+    progress(FinishProgress::start(FinishStep::Revision, total));
+    let mut done = 0u64;
     let mut h = Sha256::new();
-    for t in [
-        "groups",
-        "chats",
-        "chat_details",
-        "messages",
-        "message_text",
-        "code_blocks",
-        "code_text",
-    ] {
+    for t in CONTENT_TABLES {
         h.update(t.as_bytes());
         let mut s = conn
             .prepare(&format!("SELECT * FROM {t} ORDER BY id"))
@@ -602,6 +702,14 @@ fn revision(conn: &Connection) -> Result<String> {
         let n = s.column_count();
         let mut rows = s.query([]).ctx("hashing corpus")?;
         while let Some(r) = rows.next().ctx("hashing corpus")? {
+            done += 1;
+            if done % PROGRESS_EVERY == 0 {
+                progress(FinishProgress {
+                    step: FinishStep::Revision,
+                    done,
+                    total,
+                });
+            }
             for i in 0..n {
                 match r.get_ref(i).ctx("hashing corpus")? {
                     ValueRef::Null => h.update([0u8]),

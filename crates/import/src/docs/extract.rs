@@ -524,7 +524,9 @@ fn skipped(e: &Element) -> bool {
     if e.attr("role").is_some_and(|r| SKIP_ROLES.contains(&r)) {
         return true;
     }
-    if e.classes().any(|c| SKIP_CLASSES.contains(&c) || is_navbar_class(c)) {
+    if e.classes()
+        .any(|c| SKIP_CLASSES.contains(&c) || is_navbar_class(c))
+    {
         return true;
     }
     if name == "aside"
