@@ -235,3 +235,23 @@ fn fifty_thousand_hostile_texts_in_box_mode_are_never_an_error() {
 fn ten_thousand_hostile_texts_in_box_mode_on_the_real_sample() {
     hammer_box(&sample_engine(), 10_000);
 }
+
+/// Found by the box-mode fuzz: all terms match nothing, and the any-term
+/// reading leaves an OR branch with only an excluded phrase once the word
+/// beside it (a lone U+202E, which holds no token) is dropped. The
+/// all-terms answer stands, in both modes, instead of an error.
+#[test]
+fn a_fallback_that_cannot_be_planned_leaves_the_all_terms_answer() {
+    let engine = fixture_engine();
+    for mode in [QueryMode::Strict, QueryMode::Box] {
+        let opts = SearchOptions {
+            mode,
+            per_page: Some(5),
+            ..Default::default()
+        };
+        let r = engine
+            .search("a( \u{202e}  NOT  \" 𝔻\")\u{11180} ", &opts)
+            .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+        assert_eq!(r.total_results_returned, 0, "{mode:?}");
+    }
+}

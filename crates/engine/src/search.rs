@@ -216,8 +216,16 @@ impl Engine {
         }
         let mut counted = self.count(&p)?;
         let mut fallback = None;
-        if counted.iter().all(|c| c.total == 0) && plan::can_fall_back(&q) {
-            let any = plan::plan(&q, &opts, MatchMode::AnyTerm)?;
+        // The any-term reading is a second chance, not the query: where it
+        // cannot be planned (an OR branch left with only an excluded term,
+        // once a word that holds no token is dropped), the all-terms
+        // answer stands.
+        let any_plan = if counted.iter().all(|c| c.total == 0) && plan::can_fall_back(&q) {
+            plan::plan(&q, &opts, MatchMode::AnyTerm).ok()
+        } else {
+            None
+        };
+        if let Some(any) = any_plan {
             let any_counted = self.count(&any)?;
             fallback = Some(json!({
                 "from": "all-terms",
