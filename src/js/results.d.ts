@@ -139,6 +139,8 @@ export interface SearchCriteria {
   options: {
     caseSensitive: boolean;
     highlight: 'html' | 'raw' | 'none';
+    /** How the text was read: the query language, or a search box's forgiving reading. */
+    mode: 'strict' | 'box';
     page: number;
     perPage: number;
   };
