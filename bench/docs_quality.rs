@@ -39,8 +39,8 @@
 //! (`[{class, text, expected: [page paths]}]`) and stops: the comparative
 //! benchmark (`bench/run.mjs`) asks every engine these queries.
 
-use gitsense_import::{self as import, docs::DocsOptions};
 use gitsense_engine::{Engine, Highlight, SearchOptions};
+use gitsense_import::{self as import, docs::DocsOptions};
 use scraper::{ElementRef, Html, Node, Selector};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -190,7 +190,8 @@ fn main() {
 
 /// The command line that reproduces a run.
 fn command(docs: &Path, sample: usize, key: &str) -> String {
-    let mut c = format!("cargo run --release -p gitsense-bench --bin docs_quality -- --sample {sample}");
+    let mut c =
+        format!("cargo run --release -p gitsense-bench --bin docs_quality -- --sample {sample}");
     if docs != Path::new(DEFAULT_DOCS) {
         c.push_str(&format!(" --docs {}", docs.display()));
     }

@@ -24,8 +24,8 @@
 //!   sql.js-httpvfs recommends (`page_size`, `optimize`, `VACUUM`):
 //!   `pages(path UNINDEXED, title, headings, body)`.
 
-use gitsense_import::docs::site_pages;
 use gitsense_engine::Engine;
+use gitsense_import::docs::site_pages;
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

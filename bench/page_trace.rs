@@ -11,10 +11,10 @@
 //! warm-up predicts for each target (`index::doclists`).
 
 use gitsense_engine::index::doclists::doclist_rowids;
-use gitsense_publish::hot::{hot_pages, page_owners, Traced};
 use gitsense_engine::plan::{self, MatchMode};
 use gitsense_engine::query::ast::Target;
 use gitsense_engine::{profiles, query, SearchOptions};
+use gitsense_publish::hot::{hot_pages, page_owners, Traced};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

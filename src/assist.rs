@@ -19,8 +19,8 @@
 //! index is swapped by an update between two steps fails with
 //! `assist.index_changed` rather than mixing two indexes.
 
-use super::session::current;
 use super::host::error_to_js;
+use super::session::current;
 use gitsense_engine::assist::{self, AssistOptions, AssistSession, AssistStep, StageReport};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::search::Engine;
@@ -83,7 +83,8 @@ pub fn assist_start(question: &str, options_json: &str) -> std::result::Result<S
 
 fn start(question: &str, options_json: &str) -> Result<String> {
     // Unknown keys are refused; serde's message lists the known ones.
-    let opts: AssistOptions = gitsense_engine::util::from_json_arg(options_json, "assisted-search options")?;
+    let opts: AssistOptions =
+        gitsense_engine::util::from_json_arg(options_json, "assisted-search options")?;
     let (session, revision) = with_engine(|engine| {
         let s = AssistSession::start(engine, question, &opts)?;
         Ok((s, engine.info().revision.clone()))

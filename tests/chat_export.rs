@@ -4,9 +4,9 @@
 
 mod common;
 
-use gitsense_import::{self as import, chat_export, fenced::fenced_blocks, ImportReport};
 use gitsense_engine::index::BuildStats;
 use gitsense_engine::{Engine, Error, SearchOptions, SearchResults};
+use gitsense_import::{self as import, chat_export, fenced::fenced_blocks, ImportReport};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -490,7 +490,6 @@ fn json_lines_exports_are_read_too() {
 }
 
 // ---- ChatGPT and Claude data exports -------------------------------------
-
 
 /// Writes the first `n` real ShareGPT conversations as a `format` export
 /// with the repository's generator (`xtask/chat_exports.py`).

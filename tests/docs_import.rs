@@ -5,8 +5,8 @@
 
 mod common;
 
-use gitsense_import::{self as import, docs::DocsOptions};
 use gitsense_engine::{Engine, Highlight, SearchOptions, SearchResults};
+use gitsense_import::{self as import, docs::DocsOptions};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -740,11 +740,7 @@ fn deleted_and_unsearchable_rows_are_left_out() {
     }
     let out = temp_dir().join("modified.gsx");
     gitsense_import::build_with(&out, "t".into(), |w| {
-        gitsense_import::gitsense_db::import(
-            &db,
-            w,
-            &gitsense_import::no_progress(),
-        )
+        gitsense_import::gitsense_db::import(&db, w, &gitsense_import::no_progress())
     })
     .unwrap();
     let e = gitsense_engine::Engine::open(&out).unwrap();
@@ -761,11 +757,7 @@ fn builds_are_deterministic() {
     let out = temp_dir().join("again.gsx");
     let db = sample_db();
     let (stats, _) = gitsense_import::build_with(&out, "again".into(), |w| {
-        gitsense_import::gitsense_db::import(
-            &db,
-            w,
-            &gitsense_import::no_progress(),
-        )
+        gitsense_import::gitsense_db::import(&db, w, &gitsense_import::no_progress())
     })
     .unwrap();
     assert_eq!(stats.revision, a);
@@ -802,11 +794,7 @@ fn code_blocks_of_a_gitsense_database_are_carried_over() {
     }
     let out = temp_dir().join("with-code.gsx");
     gitsense_import::build_with(&out, "t".into(), |w| {
-        gitsense_import::gitsense_db::import(
-            &db,
-            w,
-            &gitsense_import::no_progress(),
-        )
+        gitsense_import::gitsense_db::import(&db, w, &gitsense_import::no_progress())
     })
     .unwrap();
     let e = gitsense_engine::Engine::open(&out).unwrap();
@@ -870,11 +858,7 @@ fn invalid_utf8_in_a_gitsense_database_is_repaired_with_a_warning() {
     }
     let out = temp_dir().join("bad-bytes.gsx");
     let (_, report) = gitsense_import::build_with(&out, "t".into(), |w| {
-        gitsense_import::gitsense_db::import(
-            &db,
-            w,
-            &gitsense_import::no_progress(),
-        )
+        gitsense_import::gitsense_db::import(&db, w, &gitsense_import::no_progress())
     })
     .unwrap();
     assert_eq!(

@@ -5,9 +5,9 @@
 
 mod common;
 
-use gitsense_import::{self as import, git, ImportReport};
 use gitsense_engine::index::BuildStats;
 use gitsense_engine::{Engine, Error, SearchOptions, SearchResults};
+use gitsense_import::{self as import, git, ImportReport};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,8 +3,8 @@
 //! messages have no titles or keywords, so counts are unchanged and the
 //! order is FTS5's plain bm25 over the message text.
 
-use gitsense_import as import;
 use gitsense_engine::{Engine, Highlight, SearchOptions};
+use gitsense_import as import;
 use std::path::PathBuf;
 
 fn sample_db() -> Option<(tempfile::TempDir, PathBuf)> {

@@ -7,10 +7,10 @@
 mod common;
 
 use common::{fixture_index, sample_index};
-use gitsense_publish::hot::{hot_pages, page_owners, Traced};
 use gitsense_engine::index::{btree, doclists};
 use gitsense_engine::plan::{self, MatchMode};
 use gitsense_engine::{profiles, query, SearchOptions};
+use gitsense_publish::hot::{hot_pages, page_owners, Traced};
 use std::collections::BTreeSet;
 use std::path::Path;
 

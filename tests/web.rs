@@ -12,8 +12,8 @@
 #![cfg(target_arch = "wasm32")]
 
 use gitsense_engine::index::IndexInfo;
-use gitsense_publish::Manifest;
 use gitsense_engine::util::hex;
+use gitsense_publish::Manifest;
 use gitsense_search::session::{Session, Source};
 use gitsense_search::storage::lazy::Prefetched;
 use gitsense_search::storage::{self, StorageKind, StoragePref};

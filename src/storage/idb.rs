@@ -5,8 +5,8 @@
 
 use super::memory::MemoryStore;
 use super::StoredIndex;
-use gitsense_engine::error::Result;
 use crate::host::{self, js_error, to_js};
+use gitsense_engine::error::Result;
 use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 

@@ -64,6 +64,18 @@ pub enum StorageKind {
     Lazy,
 }
 
+impl StorageKind {
+    /// How messages name the backend.
+    pub fn name(self) -> &'static str {
+        match self {
+            StorageKind::Opfs => "OPFS",
+            StorageKind::IndexedDb => "IndexedDB",
+            StorageKind::Memory => "memory",
+            StorageKind::Lazy => "lazy",
+        }
+    }
+}
+
 /// A complete index in storage.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredIndex {

@@ -5,10 +5,10 @@
 //! output (token estimate, YAML front matter).
 #![allow(dead_code)]
 
-use gitsense_import as import;
 use gitsense_engine::index::{IndexWriter, SourceInfo};
 use gitsense_engine::model::{parse_code_header, parse_version, Chat, CodeBlock, Group, Message};
 use gitsense_engine::{Engine, SearchOptions, SearchResults};
+use gitsense_import as import;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -18,7 +18,11 @@ use std::sync::OnceLock;
 pub fn repo_root() -> PathBuf {
     let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
     while !dir.join("data/gitsense-sample.db.gz").exists() {
-        assert!(dir.pop(), "no data/gitsense-sample.db.gz above {}", env!("CARGO_MANIFEST_DIR"));
+        assert!(
+            dir.pop(),
+            "no data/gitsense-sample.db.gz above {}",
+            env!("CARGO_MANIFEST_DIR")
+        );
     }
     dir
 }

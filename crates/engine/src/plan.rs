@@ -9,9 +9,9 @@
 
 use crate::error::{Error, Result};
 use crate::index::{name_key, EXACT_NAME_BOOST, TRIGRAM_MIN_CHARS};
+use crate::model::canonical_language;
 use crate::profiles::{self, Profile};
 use crate::query::ast::*;
-use crate::model::canonical_language;
 use crate::query::syntax::STOP_WORDS;
 use rusqlite::types::Value as SqlValue;
 use serde::{Deserialize, Serialize};

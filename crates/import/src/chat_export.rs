@@ -37,11 +37,11 @@
 
 use super::fenced::fenced_blocks;
 use super::ImportReport;
+use formats::{Conversation, Format, LeftOut};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::IndexWriter;
 use gitsense_engine::model::{Chat, CodeBlock, Message};
 use gitsense_engine::util::stable_uuid;
-use formats::{Conversation, Format, LeftOut};
 use indicatif::ProgressBar;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};

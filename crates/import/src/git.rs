@@ -31,11 +31,11 @@
 
 use super::overview::{Overview, SHORT_OVERVIEW, TINY_OVERVIEW};
 use super::ImportReport;
+use git2::{BranchType, Commit, ObjectType, Oid, Repository, Tree};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::IndexWriter;
 use gitsense_engine::model::{Chat, Group, Message};
 use gitsense_engine::util::{iso8601_utc, stable_uuid};
-use git2::{BranchType, Commit, ObjectType, Oid, Repository, Tree};
 use indicatif::ProgressBar;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -333,7 +333,11 @@ struct Skipped {
 }
 
 fn list(paths: &[String]) -> String {
-    let shown: Vec<String> = paths.iter().take(5).map(|p| gitsense_engine::util::echo(p)).collect();
+    let shown: Vec<String> = paths
+        .iter()
+        .take(5)
+        .map(|p| gitsense_engine::util::echo(p))
+        .collect();
     let more = if paths.len() > shown.len() {
         ", ..."
     } else {

@@ -12,9 +12,9 @@
 //! The browser fetches them in one request while its module compiles, so
 //! the first query over HTTP Range reads needs few round trips.
 
+use gitsense_engine::error::{DbContext, Error, Result};
 use gitsense_engine::index::doclists;
 use gitsense_engine::index::pagevfs::{PageFiles, PageSource};
-use gitsense_engine::error::{DbContext, Error, Result};
 use gitsense_engine::plan::SearchOptions;
 use gitsense_engine::search::Engine;
 use rsqlite_vfs::{OsCallback, VfsResult};

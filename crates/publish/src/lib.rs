@@ -317,9 +317,9 @@ impl Manifest {
 #[cfg(feature = "write")]
 mod write {
     use super::*;
+    use flate2::{write::GzEncoder, Compression};
     use gitsense_engine::index;
     use gitsense_engine::util::hex;
-    use flate2::{write::GzEncoder, Compression};
     use sha2::{Digest, Sha256};
     use std::io::Write;
     use std::path::Path;

@@ -13,8 +13,8 @@
 use super::tempfiles::{self, TempFile};
 use super::{records, FORMAT_VERSION, PAGE_SIZE, SCHEMA};
 use crate::error::{DbContext, Error, Result};
-use crate::model::{Chat, CodeBlock, Group, Message};
 use crate::model::canonical_language;
+use crate::model::{Chat, CodeBlock, Group, Message};
 use rusqlite::{params, types::ValueRef, Connection};
 use serde_json::Value;
 use sha2::{Digest, Sha256};

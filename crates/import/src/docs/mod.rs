@@ -391,9 +391,10 @@ fn parse_file(f: &SourceFile) -> Result<Parsed> {
 /// [`LISTED_SKIPS`], then a count of the rest).
 fn report_skipped(report: &mut ImportReport, skipped: &[(String, String)]) {
     for (rel, why) in skipped.iter().take(LISTED_SKIPS) {
-        report
-            .warnings
-            .push(format!("skipped {}: {why}", gitsense_engine::util::echo(rel)));
+        report.warnings.push(format!(
+            "skipped {}: {why}",
+            gitsense_engine::util::echo(rel)
+        ));
     }
     if skipped.len() > LISTED_SKIPS {
         report.warnings.push(format!(
