@@ -28,8 +28,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
-import { startServer } from '../www/serve.mjs';
-import { CHROMIUM, CHROMIUM_ARGS } from '../tests/browser/chromium.mjs';
+import { startServer } from '../../www/serve.mjs';
+import { CHROMIUM, CHROMIUM_ARGS } from '../../tests/browser/chromium.mjs';
 
 // The kinds of search a page runs first: words, prefixes, phrases, OR and
 // NOT, filters, chats, code, paging, highlighting, no match, a bad query.
