@@ -258,9 +258,22 @@ fn build_vocab(out: &Path, facts: &Path) -> gitsense_engine::Result<()> {
     .map_err(sqlite_error)?;
     // The new leaves' last terms, as the writer records them.
     gitsense_engine::index::doclists::leaf_ends(&conn, "fts_messages")?;
+    // Changed after its build: sealed again as a build seals an index, so
+    // publish takes it (it refuses files altered after their build).
+    use gitsense_engine::index::checksum;
+    let revision: String = conn
+        .query_row("SELECT value FROM index_meta WHERE key = 'revision'", [], |r| r.get(0))
+        .map_err(sqlite_error)?;
+    conn.execute(
+        "UPDATE index_meta SET value = ?1 WHERE key = ?2",
+        [checksum::placeholder(&revision), checksum::CHECKSUM_KEY.to_string()],
+    )
+    .map_err(sqlite_error)?;
     conn.execute_batch("VACUUM;").map_err(sqlite_error)?;
     let idx_pages = pages_of(&conn, &["fts_messages_idx"])?;
     let leaf_ends_pages = pages_of(&conn, &["fts_leaf_ends"])?;
+    drop(conn);
+    checksum::seal(out, &revision)?;
     write_facts(
         facts,
         json!({ "queries": queries, "idxPages": idx_pages, "leafEndsPages": leaf_ends_pages }),
