@@ -174,6 +174,38 @@ pub fn parse_code_header(content: &str) -> Option<serde_json::Map<String, Value>
     }
 }
 
+/// The one name of a language in an index: what the writer stores for
+/// chats, messages and code blocks, and what `lang:` filters compare with.
+/// Lower-cases and maps common abbreviations and aliases.
+///
+/// ```
+/// use gitsense_engine::model::canonical_language;
+/// assert_eq!(canonical_language("Py3"), "python");
+/// assert_eq!(canonical_language("c++"), "cpp");
+/// assert_eq!(canonical_language("Haskell"), "haskell");
+/// ```
+pub fn canonical_language(lang: &str) -> String {
+    let l = lang.trim().to_ascii_lowercase();
+    let canon = match l.as_str() {
+        "py" | "python3" | "py3" => "python",
+        "js" | "node" | "mjs" | "cjs" => "javascript",
+        "ts" => "typescript",
+        "sh" | "shell" | "zsh" => "bash",
+        "rs" => "rust",
+        "rb" => "ruby",
+        "md" => "markdown",
+        "yml" => "yaml",
+        "c++" | "cc" | "hpp" | "cxx" => "cpp",
+        "cs" | "c#" => "csharp",
+        "golang" => "go",
+        "kt" => "kotlin",
+        "htm" => "html",
+        "text" | "txt" | "plaintext" => "text",
+        other => other,
+    };
+    canon.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,36 +244,4 @@ mod tests {
         assert_eq!(plain.uuid, "fallback");
         assert!(plain.header.is_none());
     }
-}
-
-/// The one name of a language in an index: what the writer stores for
-/// chats, messages and code blocks, and what `lang:` filters compare with.
-/// Lower-cases and maps common abbreviations and aliases.
-///
-/// ```
-/// use gitsense_engine::model::canonical_language;
-/// assert_eq!(canonical_language("Py3"), "python");
-/// assert_eq!(canonical_language("c++"), "cpp");
-/// assert_eq!(canonical_language("Haskell"), "haskell");
-/// ```
-pub fn canonical_language(lang: &str) -> String {
-    let l = lang.trim().to_ascii_lowercase();
-    let canon = match l.as_str() {
-        "py" | "python3" | "py3" => "python",
-        "js" | "node" | "mjs" | "cjs" => "javascript",
-        "ts" => "typescript",
-        "sh" | "shell" | "zsh" => "bash",
-        "rs" => "rust",
-        "rb" => "ruby",
-        "md" => "markdown",
-        "yml" => "yaml",
-        "c++" | "cc" | "hpp" | "cxx" => "cpp",
-        "cs" | "c#" => "csharp",
-        "golang" => "go",
-        "kt" => "kotlin",
-        "htm" => "html",
-        "text" | "txt" | "plaintext" => "text",
-        other => other,
-    };
-    canon.to_string()
 }
