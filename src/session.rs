@@ -249,6 +249,7 @@ const SEARCH_BUDGET_MS: f64 = 150.0;
 fn open_engine(conn: rusqlite::Connection) -> Result<Engine> {
     let mut engine = Engine::from_connection(conn)?;
     engine.set_clock(now_ms);
+    engine.set_budget_clock(crate::storage::lazy::work_clock);
     engine.set_time_budget(Some(SEARCH_BUDGET_MS));
     Ok(engine)
 }

@@ -262,11 +262,18 @@ fn build_vocab(out: &Path, facts: &Path) -> gitsense_engine::Result<()> {
     // publish takes it (it refuses files altered after their build).
     use gitsense_engine::index::checksum;
     let revision: String = conn
-        .query_row("SELECT value FROM index_meta WHERE key = 'revision'", [], |r| r.get(0))
+        .query_row(
+            "SELECT value FROM index_meta WHERE key = 'revision'",
+            [],
+            |r| r.get(0),
+        )
         .map_err(sqlite_error)?;
     conn.execute(
         "UPDATE index_meta SET value = ?1 WHERE key = ?2",
-        [checksum::placeholder(&revision), checksum::CHECKSUM_KEY.to_string()],
+        [
+            checksum::placeholder(&revision),
+            checksum::CHECKSUM_KEY.to_string(),
+        ],
     )
     .map_err(sqlite_error)?;
     conn.execute_batch("VACUUM;").map_err(sqlite_error)?;

@@ -224,6 +224,14 @@ impl Engine {
         self.budget.clock.set(clock);
     }
 
+    /// Replaces the clock the time budget counts with (after
+    /// [`Engine::set_clock`]): the browser's leaves out the waits for
+    /// pages read over the network, so the budget bounds work, not the
+    /// network.
+    pub fn set_budget_clock(&mut self, clock: Clock) {
+        self.budget.clock.set(clock);
+    }
+
     /// Bounds the work of each search to `ms` milliseconds (`None`: no
     /// bound; default [`DEFAULT_TIME_BUDGET_MS`]). A search that runs out
     /// returns what it has, marked `truncated` with a `hint` saying why:
@@ -267,7 +275,7 @@ impl Engine {
         // file's change counter (VFS calls; in the browser, calls out of
         // wasm into OPFS).
         let _read = ReadTransaction::begin(&self.conn);
-        let start = (self.clock)();
+        let start = (self.budget.clock.get())();
         self.budget.interrupted.set(false);
         self.budget.plain_snippets.set(false);
         self.budget

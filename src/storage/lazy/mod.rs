@@ -61,6 +61,19 @@ const FILL_TIMEOUT_MS: u32 = 60_000;
 /// Sequential misses double the read-ahead up to this many pages.
 const MAX_READ_AHEAD_PAGES: u32 = 16;
 
+thread_local! {
+    /// Milliseconds this worker has spent blocked on synchronous range
+    /// requests, in all: [`work_clock`] leaves them out.
+    static NETWORK_WAIT_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+}
+
+/// The time a search's budget counts, in milliseconds: `performance.now`
+/// without the waits for pages read by range. The budget bounds the
+/// engine's work; a slow network is bounded by the requests' timeouts.
+pub fn work_clock() -> f64 {
+    host::now_ms() - NETWORK_WAIT_MS.with(std::cell::Cell::get)
+}
+
 /// What the worker fetched before the module was ready (`prefetch()` in
 /// `js/lazy.js`).
 #[derive(Default)]
@@ -280,6 +293,7 @@ impl LazySource {
         let bytes = Uint8Array::new(&bytes).to_vec();
         let t2 = host::now_ms();
         self.stats.read_wait_ms += t2 - t;
+        NETWORK_WAIT_MS.with(|w| w.set(w.get() + (t2 - t)));
         self.stats.read_requests += 1;
         self.stats.read_bytes += bytes.len() as u64;
         self.keep(first, &bytes);
