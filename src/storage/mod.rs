@@ -188,7 +188,10 @@ impl Storage {
     async fn fallback_from_full(full: &Error) -> Result<(Backend, String)> {
         let why = format!("OPFS has no room ({}: {})", full.code, full.message);
         Ok(match idb::IdbStore::open().await {
-            Ok(s) => (Backend::IndexedDb(s), format!("{why}, so the index goes to IndexedDB")),
+            Ok(s) => (
+                Backend::IndexedDb(s),
+                format!("{why}, so the index goes to IndexedDB"),
+            ),
             Err(_) => (
                 Backend::Memory(memory::MemoryStore::new()?),
                 format!("{why}, so the index lives in memory for this visit only"),

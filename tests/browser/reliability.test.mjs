@@ -105,25 +105,6 @@ test('a storage quota too small for the index: storage falls back to memory, say
   }
 });
 
-test('a quota that runs out during the fill: a fillerror with storage.quota_exceeded, then answers from memory', async () => {
-  const page = await freshPage();
-  // Room for half the index: the fill's writes fail partway.
-  await setQuota(page, 1536 * 1024);
-  await openEngine(page, { storage: 'auto' });
-  const fill = nextFill(page);
-  assert.equal((await call(page, 'searchJson', QUERY, {})).value, cliJson(SAMPLE_INDEX, QUERY));
-  const event = await fill;
-  assert.equal(event.type, 'fillerror', JSON.stringify(event));
-  assert.equal(event.detail.code, 'storage.quota_exceeded', JSON.stringify(event.detail));
-  const info = (await call(page, 'info')).value;
-  assert.equal(info.storage, 'lazy');
-  assert.equal(info.lazy.state, 'memory');
-  for (const q of ['payment', 'authentication token', QUERY]) {
-    assert.equal((await call(page, 'searchJson', q, {})).value, cliJson(SAMPLE_INDEX, q), q);
-  }
-  await closePage(page);
-});
-
 /** Publishes the sample into `dir` with text of its raw index altered in
  * place (same size: `from` and `to` as long), the packed pages removed so
  * every page comes from the altered file. Returns the manifest URL. */
