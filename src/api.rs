@@ -6,7 +6,7 @@
 //! announced as a `gitsense-panic` event on the worker's global scope, so
 //! the worker can report a clean error instead of dying silently.
 
-use super::host::{error_to_js, to_js};
+use super::host::{error_to_js, js_error, to_js};
 use super::session::{current, install, take, Session};
 use super::storage::lazy::{probe_result, Prefetched};
 use super::storage::StoragePref;
@@ -70,6 +70,9 @@ fn prefetched(v: &JsValue) -> Prefetched {
     Prefetched {
         manifest: get("manifest").as_string(),
         hot: get("hot").dyn_into::<Uint8Array>().ok().map(|b| b.to_vec()),
+        hot_error: Some(get("hotError"))
+            .filter(|e| e.is_object())
+            .map(|e| js_error(&e, "download.corrupt", "reading the hot pages")),
         probe,
         // The page found the index stored and only fetched the manifest.
         probed: !get("stored").is_truthy(),

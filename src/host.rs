@@ -15,12 +15,13 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = resolveUrl)]
     pub fn resolve_url(rel: &str, base: &str) -> Result<String, JsValue>;
     #[wasm_bindgen(catch, js_name = fetchText)]
-    pub async fn fetch_text(url: &str) -> Result<JsValue, JsValue>;
+    pub async fn fetch_text(url: &str, timeout_ms: Option<u32>) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = downloadIndex)]
     pub async fn download_index(
         url: &str,
         expect: JsValue,
         on_progress: Option<Function>,
+        stall_ms: Option<u32>,
     ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = sha256Hex)]
     pub async fn sha256_hex(bytes: &Uint8Array) -> Result<JsValue, JsValue>;
@@ -114,6 +115,10 @@ extern "C" {
     pub async fn fill_remove(prefix: &str, keep: &str);
     #[wasm_bindgen(js_name = markStored)]
     pub async fn mark_stored(scope: &str);
+    #[wasm_bindgen(js_name = markRefused)]
+    pub async fn mark_refused(base: &str);
+    #[wasm_bindgen(js_name = isRefused)]
+    pub async fn is_refused(base: &str) -> JsValue;
 }
 
 #[wasm_bindgen]

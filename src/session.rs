@@ -230,6 +230,9 @@ pub struct Session {
     filling: Cell<bool>,
     /// `info().lazy` of a lazy session once its copy was switched in.
     lazy_done: RefCell<Option<LazyInfo>>,
+    /// Set when the index read by range proved wrong and no verified
+    /// download replaced it: searches fail with this error.
+    refused: RefCell<Option<Error>>,
     opened_at: f64,
 }
 
@@ -237,9 +240,17 @@ fn closed() -> Error {
     Error::new("engine.closed", "the search engine has been closed")
 }
 
+/// How long one search may work in the browser, in milliseconds: the
+/// worker answers one message at a time, so a query matching half the
+/// index (`a*`) must not hold up the next one (see
+/// `Engine::set_time_budget`).
+const SEARCH_BUDGET_MS: f64 = 150.0;
+
 fn open_engine(conn: rusqlite::Connection) -> Result<Engine> {
     let mut engine = Engine::from_connection(conn)?;
     engine.set_clock(now_ms);
+    engine.set_budget_clock(crate::storage::lazy::work_clock);
+    engine.set_time_budget(Some(SEARCH_BUDGET_MS));
     Ok(engine)
 }
 
@@ -249,8 +260,10 @@ struct Download {
     bytes: Uint8Array,
 }
 
-async fn fetch_manifest(url: &str) -> Result<Manifest> {
-    let text = host::fetch_text(url)
+/// The manifest at `url`; `timeout_ms` bounds the request
+/// (`network.timeout`).
+async fn fetch_manifest(url: &str, timeout_ms: Option<u32>) -> Result<Manifest> {
+    let text = host::fetch_text(url, timeout_ms)
         .await
         .map_err(|e| js_error(&e, "network.failed", "fetching the manifest"))?;
     Manifest::parse(&text.as_string().unwrap_or_default())
@@ -312,6 +325,7 @@ impl Session {
             updating: Cell::new(false),
             filling: Cell::new(false),
             lazy_done: RefCell::new(None),
+            refused: RefCell::new(None),
             opened_at: t0,
         };
         if first_lazy {
@@ -367,7 +381,7 @@ impl Session {
         let t = now_ms();
         let manifest = match prefetched.manifest.as_deref() {
             Some(text) => Manifest::parse(text)?,
-            None => fetch_manifest(manifest_url).await?,
+            None => fetch_manifest(manifest_url, request_timeout_ms).await?,
         };
         session.timings.borrow_mut().manifest_ms = Some(now_ms() - t);
         report(on_progress, "manifest", 1.0, 1.0);
@@ -382,10 +396,21 @@ impl Session {
                 let storage = session.storage().await?;
                 (storage.scope().to_string(), storage.is_opfs())
             };
-            match session
-                .open_lazy(&manifest, prefetched, &scope, persist)
-                .await
-            {
+            let opened = if LazyIndex::is_refused(&scope, &manifest.sha256).await {
+                if let Some((handles, _)) = &prefetched.fill {
+                    host::fill_close(handles);
+                }
+                Err(Error::new(
+                    "download.checksum_mismatch",
+                    "an earlier visit found that the pages read by range do not hash to the \
+                     manifest's SHA-256",
+                ))
+            } else {
+                session
+                    .open_lazy(&manifest, prefetched, &scope, persist)
+                    .await
+            };
+            match opened {
                 Ok(cur) => {
                     *session.current.borrow_mut() = Some(cur);
                     session.source = Source::Lazy;
@@ -466,6 +491,44 @@ impl Session {
             self.stop_lazy_fill(&format!("the storage pool is not in OPFS ({reason})"));
         }
         *self.storage_reason.borrow_mut() = reason;
+        let storage = Rc::new(storage);
+        *self.storage.borrow_mut() = StorageSlot::Ready(storage.clone());
+        Ok(storage)
+    }
+
+    /// A first open whose verified index does not fit where it was to be
+    /// stored (`storage.quota_exceeded`, or the backend failing to write)
+    /// moves on to the next backend: OPFS → IndexedDB → memory, the reason
+    /// kept in `info().storageReason`. Memory is the last; an update (an
+    /// index already open in its backend) never moves, and fails instead.
+    async fn fall_back(&self, from: Rc<Storage>, e: Error) -> Result<Rc<Storage>> {
+        let next = match from.kind() {
+            StorageKind::Opfs => StoragePref::IndexedDb,
+            StorageKind::IndexedDb => StoragePref::Memory,
+            StorageKind::Memory | StorageKind::Lazy => return Err(e),
+        };
+        let opening = self.current.borrow().is_none();
+        if !opening || !matches!(e.code.as_str(), "storage.quota_exceeded" | "storage.failed") {
+            return Err(e);
+        }
+        let (storage, _) = match Storage::select(next, &self.manifest_url).await {
+            Ok(s) => s,
+            // IndexedDB not there either: memory.
+            Err(_) => Storage::select(StoragePref::Memory, &self.manifest_url).await?,
+        };
+        let reason = format!(
+            "{}; storing in {} failed ({}: {}), so the index is kept in {}",
+            self.storage_reason.borrow(),
+            from.kind().name(),
+            e.code,
+            e.message,
+            match storage.kind() {
+                StorageKind::IndexedDb => "IndexedDB",
+                _ => "memory for this visit only",
+            }
+        );
+        *self.storage_reason.borrow_mut() = reason;
+        from.release();
         let storage = Rc::new(storage);
         *self.storage.borrow_mut() = StorageSlot::Ready(storage.clone());
         Ok(storage)
@@ -554,7 +617,14 @@ impl Session {
         if !still_current() || !lazy.filling() {
             return Ok(());
         }
-        let stored = lazy.store_verified(&storage).await?;
+        let stored = match lazy.store_verified(&storage).await {
+            Ok(stored) => stored,
+            Err(e) if e.code == "download.checksum_mismatch" => {
+                self.replace_refused(&lazy, on_progress).await;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         let opened = storage
             .open(&stored)
             .await
@@ -604,6 +674,49 @@ impl Session {
         Ok(())
     }
 
+    /// The index read by range proved wrong (the lazy source refuses every
+    /// read from now on): drops its engine, whose SQLite page cache holds
+    /// pages read, and downloads the whole index instead, verified like any
+    /// download. Until that succeeds (or when it fails) searches fail with
+    /// `download.checksum_mismatch`.
+    async fn replace_refused(&self, lazy: &LazyIndex, on_progress: Option<&Function>) {
+        let e = Error::new(
+            "download.checksum_mismatch",
+            "the index read by range does not hash to the manifest's SHA-256, so nothing \
+             read from it is shown",
+        );
+        *self.refused.borrow_mut() = Some(e);
+        let replaced = match self.download(lazy.manifest.clone(), on_progress).await {
+            Ok(d) => self.install(d, on_progress).await,
+            Err(e) => Err(e),
+        };
+        let still_current = self
+            .with_current(|c| c.lazy().map(|l| l.name == lazy.name))
+            .ok()
+            .flatten()
+            == Some(true);
+        let why = match replaced {
+            Ok(new) if still_current => {
+                let old = self.current.borrow_mut().replace(new);
+                if let (Some(old), Ok(storage)) = (old, self.storage().await) {
+                    let _ = old.retire(&storage).await;
+                }
+                *self.refused.borrow_mut() = None;
+                "so the whole index was downloaded and verified instead".to_string()
+            }
+            Ok(_) => return,
+            Err(e) => format!(
+                "and the whole index could not be had either ({}: {})",
+                e.code, e.message
+            ),
+        };
+        let reason = format!(
+            "{}; the pages read by range did not hash to the manifest's SHA-256, {why}",
+            self.storage_reason.borrow()
+        );
+        *self.storage_reason.borrow_mut() = reason;
+    }
+
     /// Downloads and verifies the index a manifest names.
     async fn download(
         &self,
@@ -625,10 +738,11 @@ impl Session {
             compression: &manifest.compression,
         });
         let t = now_ms();
-        let bytes: Uint8Array = host::download_index(&url, expect, on_progress.cloned())
-            .await
-            .map_err(|e| js_error(&e, "network.failed", "downloading the index"))?
-            .unchecked_into();
+        let bytes: Uint8Array =
+            host::download_index(&url, expect, on_progress.cloned(), self.request_timeout_ms)
+                .await
+                .map_err(|e| js_error(&e, "network.failed", "downloading the index"))?
+                .unchecked_into();
         self.timings.borrow_mut().download_ms = Some(now_ms() - t);
         self.downloaded_bytes
             .set(self.downloaded_bytes.get() + manifest.compressed_size);
@@ -664,10 +778,15 @@ impl Session {
     /// the index is the format and revision the manifest announced. On any
     /// failure the new file is removed again.
     async fn install(&self, d: Download, on_progress: Option<&Function>) -> Result<Current> {
-        let storage = self.storage().await?;
+        let mut storage = self.storage().await?;
         let t = now_ms();
         report(on_progress, "store", 0.0, d.manifest.size as f64);
-        let stored = storage.store(&d.manifest.sha256, &d.bytes).await?;
+        let stored = loop {
+            match storage.store(&d.manifest.sha256, &d.bytes).await {
+                Ok(stored) => break stored,
+                Err(e) => storage = self.fall_back(storage, e).await?,
+            }
+        };
         self.timings.borrow_mut().store_ms = Some(now_ms() - t);
         if storage.is_opfs() {
             host::mark_stored(storage.scope()).await;
@@ -757,11 +876,13 @@ impl Session {
         let t = now_ms();
         let fetched = match fresh {
             Some(text) => Manifest::parse(text),
-            None => fetch_manifest(&self.manifest_url).await,
+            None => fetch_manifest(&self.manifest_url, self.request_timeout_ms).await,
         };
         let manifest = match fetched {
             Ok(m) => m,
-            Err(e) if e.code == "network.failed" => return Ok(offline(e.message)),
+            Err(e) if e.code == "network.failed" || e.code == "network.timeout" => {
+                return Ok(offline(e.message))
+            }
             Err(e) => return Err(e),
         };
         self.timings.borrow_mut().manifest_ms = Some(now_ms() - t);
@@ -811,6 +932,9 @@ impl Session {
 
     /// Runs a query; `options_json` holds [`crate::SearchOptions`].
     pub fn search(&self, query: &str, options_json: &str) -> Result<String> {
+        if let Some(e) = self.refused.borrow().as_ref() {
+            return Err(e.clone());
+        }
         let t = now_ms();
         // A failed page read surfaces as its own error (network.*,
         // lazy.*), not as SQLite's "disk I/O error".

@@ -34,10 +34,11 @@ export interface OpenOptions {
   /** The older spelling of `offline`: false is 'never'; ignored when
    * `offline` is given. */
   lazyFill?: boolean;
-  /** Lazy mode: milliseconds one HTTP Range request may take before it is
-   * abandoned and retried (twice, then the query or the fill fails with
-   * `network.failed`, "no answer within N ms"). Default: 15000 for a page a
-   * query is waiting on, 60000 for prefetches and the fill. 1 to 600000. */
+  /** Milliseconds a request may go unanswered: one HTTP Range request
+   * (then retried twice), the manifest, and the full download's wait for
+   * its next bytes; past it, `network.timeout` ("no answer within N ms").
+   * Default: 15000 for the manifest and a page a query is waiting on, 60000
+   * for prefetches, the fill and the full download. 1 to 600000. */
   requestTimeoutMs?: number;
   /** Lazy mode: the query the page will run first, when it knows it at
    * load (a search page's `?q=`, what was typed while it loaded). A first
@@ -109,6 +110,10 @@ export interface LazyInfo {
   /** Why pages come from the raw index although a packed file is
    * published (it is missing, or not what its lengths say). */
   packedOff?: string;
+  /** Why the hot pages are not used: their file failed, e.g.
+   * `download.too_large: ...` for one that inflates past what the manifest
+   * declares. */
+  hotOff?: string;
   /** Synchronous range requests made while queries ran, and their bytes. */
   readRequests: number;
   readBytes: number;

@@ -85,7 +85,10 @@ function prefetchIndex(url, storage, requestTimeoutMs, onManifest) {
   if (storage !== 'auto' && storage !== 'lazy') return Promise.resolve(null);
   // The manifest at once, while lazy.js loads and the stored-index check
   // runs (a repeat visit fetches it anyway, to look for a newer index).
-  const manifest = fetch(url, { cache: 'no-cache', credentials: 'same-origin' }).catch(() => null);
+  // Bounded like every request (a stalled manifest leaves the worker to
+  // fetch it itself, and fail with network.timeout).
+  const timeout = typeof AbortSignal !== 'undefined' && AbortSignal.timeout ? { signal: AbortSignal.timeout(requestTimeoutMs ?? 10000) } : {};
+  const manifest = fetch(url, { cache: 'no-cache', credentials: 'same-origin', ...timeout }).catch(() => null);
   // Whether this page's origin ever opened this index: if not (no mark in
   // localStorage), nothing can be stored yet, and the hot pages are asked
   // for at once rather than after the stored-index check (OPFS's first
@@ -107,7 +110,6 @@ function prefetchIndex(url, storage, requestTimeoutMs, onManifest) {
   // manifest's), instead of one round trip after the manifest.
   // (Not without a gzip decompressor: the hot pages are not used then.)
   const firstVisit = visited || typeof DecompressionStream === 'undefined' ? null : firstVisitUrl(url);
-  const timeout = typeof AbortSignal !== 'undefined' && AbortSignal.timeout ? { signal: AbortSignal.timeout(requestTimeoutMs ?? 10000) } : {};
   const hotEarly = firstVisit ? fetch(firstVisit, { cache: 'no-cache', credentials: 'same-origin', ...timeout }).catch(() => null) : null;
   return import('./lazy.js')
     .then(async ({ prefetch, isMarkedStored, scopeOf }) => {

@@ -76,7 +76,10 @@ export function rangeSync(url, start, end, size, timeoutMs) {
       if (typeof navigator !== 'undefined' && navigator.onLine === false) {
         throw fail('network.offline', `the browser is offline and bytes ${start}-${end} of the index have not been fetched yet`);
       }
-      last = fail('network.failed', `reading bytes ${start}-${end} of ${url} failed: ${e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : e.message}`);
+      last =
+        e.name === 'TimeoutError'
+          ? fail('network.timeout', `reading bytes ${start}-${end} of ${url} failed: no answer within ${timeoutMs} ms`)
+          : fail('network.failed', `reading bytes ${start}-${end} of ${url} failed: ${e.message}`);
       continue;
     }
     if (xhr.status >= 500) {
@@ -115,7 +118,7 @@ async function rangeRequest(url, header, what, timeoutMs, check) {
         // (its cache lock); pages are kept in OPFS anyway.
         res = await fetch(url, { headers: { Range: header }, signal: abort.signal, credentials: 'same-origin', cache: 'no-store' });
       } catch (e) {
-        last = fail('network.failed', `reading ${what} failed: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
+        last = abort.signal.aborted ? fail('network.timeout', `reading ${what} failed: no answer within ${timeoutMs} ms`) : fail('network.failed', `reading ${what} failed: ${e.message}`);
         continue;
       }
       if (res.status >= 500) {
@@ -132,7 +135,7 @@ async function rangeRequest(url, header, what, timeoutMs, check) {
       try {
         return { res, body: new Uint8Array(await res.arrayBuffer()) };
       } catch (e) {
-        last = fail('network.failed', `reading ${what} was interrupted: ${abort.signal.aborted ? `no answer within ${timeoutMs} ms` : e.message}`);
+        last = abort.signal.aborted ? fail('network.timeout', `reading ${what} was interrupted: no answer within ${timeoutMs} ms`) : fail('network.failed', `reading ${what} was interrupted: ${e.message}`);
       }
     } finally {
       clearTimeout(timer);
@@ -582,9 +585,52 @@ export function inflateRuns(answers, lengths, counts, pageSize) {
   });
 }
 
-async function gunzip(res) {
-  const stream = res.body.pipeThrough(new DecompressionStream('gzip'));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+/**
+ * The most bytes the hot file of manifest `m` can inflate to: its pages
+ * (hotFormat 2: each with a 4-byte length and at most twice the page
+ * size, far above what the codec makes) and the packed file's page
+ * lengths (2 bytes a page). A gzip bomb in its place stops there.
+ */
+export function hotLimit(m) {
+  const pages = Array.isArray(m.hotPages) ? Math.min(m.hotPages.length, m.pageCount || 0) : 0;
+  const perPage = m.hotFormat === 2 ? 4 + 2 * m.pageSize : m.pageSize;
+  return pages * perPage + 2 * (m.pageCount || 0) + 64;
+}
+
+/**
+ * A decompressed stream's chunks, at most `limit` bytes in all: past that
+ * the stream is cancelled and download.too_large thrown, so what the
+ * manifest declares bounds the memory and time a bad file costs. `each`
+ * gets every chunk and may return true to stop early (the stream is then
+ * cancelled too). Resolves the bytes kept.
+ */
+export async function readAtMost(stream, limit, what, each) {
+  const reader = stream.getReader();
+  const chunks = [];
+  let have = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      have += value.length;
+      if (have > limit) throw fail('download.too_large', `${what} inflates to more than the ${limit} bytes the manifest allows`);
+      chunks.push(value);
+      if (each && each(value, have)) break;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const out = new Uint8Array(have);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+function gunzip(res, limit, what) {
+  return readAtMost(res.body.pipeThrough(new DecompressionStream('gzip')), limit, what);
 }
 
 /**
@@ -725,52 +771,35 @@ export function firstVisitHot(bytes, manifestText) {
  * KB before its end, not the whole file before the named hot file is asked
  * for). Resolves the hot file's bytes or null; never rejects.
  */
-export async function readFirstVisitHot(res, manifestText) {
-  let reader;
+export async function readFirstVisitHot(res, manifestText, limit = Infinity) {
+  let stream;
   try {
-    reader = res.body.pipeThrough(new DecompressionStream('gzip')).getReader();
+    stream = res.body.pipeThrough(new DecompressionStream('gzip'));
   } catch {
     return null;
   }
-  const chunks = [];
-  let have = 0;
-  // The manifest's length once the manifest is in and is this one.
+  // The manifest's length once the manifest is in and is this one; false
+  // once it is known not to be.
   let checked = null;
-  const joined = () => {
-    const out = new Uint8Array(have);
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.length;
-    }
-    return out;
-  };
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      have += value.length;
-      if (checked !== null || have < 12) continue;
-      const head = joined();
-      chunks.length = 0;
-      chunks.push(head);
-      // The magic, then the manifest once it is in: the rest only if they
-      // are this manifest's.
-      const len = firstVisitLength(head);
-      if (len === null) break;
-      if (have < 12 + len) continue;
-      if (firstVisitHot(head.subarray(0, 12 + len), manifestText) === null) break;
-      checked = len;
-    }
-  } catch {
-    return null;
-  }
-  if (checked === null) {
-    await reader.cancel().catch(() => {});
-    return null;
-  }
-  return joined().slice(12 + checked);
+  let head = new Uint8Array(0);
+  const bytes = await readAtMost(stream, 12 + manifestText.length * 3 + limit, 'manifest.hot.gz', (value) => {
+    if (checked !== null) return false;
+    const joined = new Uint8Array(head.length + value.length);
+    joined.set(head);
+    joined.set(value, head.length);
+    head = joined;
+    if (head.length < 12) return false;
+    // The magic, then the manifest once it is in: the rest only if they
+    // are this manifest's.
+    const len = firstVisitLength(head);
+    if (len === null) return (checked = false), true;
+    if (head.length < 12 + len) return false;
+    if (firstVisitHot(head.subarray(0, 12 + len), manifestText) === null) return (checked = false), true;
+    checked = len;
+    return false;
+  }).catch(() => null);
+  if (!bytes || !checked) return null;
+  return bytes.slice(12 + checked);
 }
 
 /** The hot file's bytes as format 1 lays them out (see decodeHot), or null
@@ -820,7 +849,7 @@ function timeoutSignal(ms) {
 
 async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest, early) {
   try {
-    const res = await (manifestResponse || fetch(manifestUrl, { cache: 'no-cache', credentials: 'same-origin' }));
+    const res = await (manifestResponse || fetch(manifestUrl, { cache: 'no-cache', credentials: 'same-origin', ...timeoutSignal(timeoutMs) }));
     if (!res || !res.ok) return null;
     const text = await res.text();
     const m = JSON.parse(text);
@@ -828,23 +857,31 @@ async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest
     const raw = new URL(m.rawFile, res.url || manifestUrl).href;
     const probe = probeRanges(raw, m.size, timeoutMs ?? 10000);
     let hot = Promise.resolve(null);
+    // Why the hot pages are not used, when a file failed (too large:
+    // download.too_large); the session reports it in info().lazy.hotOff.
+    let hotError = null;
     if (typeof m.hotFile === 'string' && typeof DecompressionStream !== 'undefined') {
+      const limit = hotLimit(m);
       const named = () =>
         fetch(new URL(m.hotFile, res.url || manifestUrl).href, { credentials: 'same-origin', ...timeoutSignal(timeoutMs) })
-          .then(async (r) => (r.ok ? hotPagesOf(await gunzip(r), m) : null))
-          .catch(() => null);
+          .then(async (r) => (r.ok ? hotPagesOf(await gunzip(r, limit, m.hotFile), m) : null))
+          .catch((e) => {
+            hotError = e && e.code ? { code: e.code, message: e.message } : hotError;
+            return null;
+          });
       // The first visit's file, asked for alongside the manifest: its hot
       // pages if it holds this very manifest, else the manifest's hot file.
       hot = early.response
         ? Promise.resolve(early.response)
-            .then((r) => (r && r.ok ? readFirstVisitHot(r, text) : discard(r)))
+            .then((r) => (r && r.ok ? readFirstVisitHot(r, text, limit) : discard(r)))
             .catch(() => null)
             .then((bytes) => (bytes ? hotPagesOf(bytes, m) : named()))
         : named();
       early.response = null;
       if (onManifest) onManifest(text);
     }
-    return { manifest: text, hot: await hot, ...(await probe) };
+    const hotBytes = await hot;
+    return { manifest: text, hot: hotBytes, hotError, ...(await probe) };
   } catch {
     return null;
   }
@@ -864,8 +901,24 @@ async function fillDir(create) {
   return root.getDirectoryHandle(FILL_DIR, { create });
 }
 
+// Chromium's sync access handles have answered a failed write with a
+// negative error code read as an unsigned 32-bit count (4294967288: -8,
+// base::File's FILE_ERROR_NO_SPACE, when the quota is exhausted). A count
+// beyond what was asked is such a code, never a length.
+const FILE_ERROR_NO_SPACE = -8;
+
+/** The error of a sync access handle's read or write that moved `n` of `want` bytes. */
+function ioCountError(op, n, want) {
+  if (n > want) {
+    const code = n >= 2 ** 31 && n < 2 ** 32 ? n - 2 ** 32 : NaN;
+    if (code === FILE_ERROR_NO_SPACE) return Object.assign(new Error(`the ${op} failed for lack of space (error ${code})`), { name: 'QuotaExceededError' });
+    return new Error(`the ${op} failed (error ${Number.isNaN(code) ? n : code})`);
+  }
+  return new Error(`short ${op}: ${n} of ${want} bytes`);
+}
+
 function storageFail(what, e) {
-  if (e && e.name === 'QuotaExceededError') return fail('storage.quota_exceeded', `${what}: the browser's storage quota is exhausted`);
+  if (e && e.name === 'QuotaExceededError') return fail('storage.quota_exceeded', `${what}: the browser's storage quota is exhausted (${e.message})`);
   if (e && (e.name === 'NoModificationAllowedError' || e.name === 'InvalidStateError')) {
     return fail('storage.busy', `${what}: another tab or worker holds the file`);
   }
@@ -914,7 +967,7 @@ export async function fillOpen(base, pageCount, pageSize) {
 export function fillWrite(handles, offset, bytes) {
   try {
     const n = handles.part.write(bytes, { at: offset });
-    if (n !== bytes.length) throw new Error(`short write: ${n} of ${bytes.length} bytes`);
+    if (n !== bytes.length) throw ioCountError('write', n, bytes.length);
   } catch (e) {
     throw storageFail('storing fetched pages', e);
   }
@@ -943,7 +996,7 @@ export function fillCommit(handles, firsts, counts) {
 export function fillRead(handles, offset, buf) {
   try {
     const n = handles.part.read(buf, { at: offset });
-    if (n !== buf.length) throw new Error(`short read: ${n} of ${buf.length} bytes`);
+    if (n !== buf.length) throw ioCountError('read', n, buf.length);
   } catch (e) {
     throw storageFail('reading stored pages', e);
   }
@@ -1069,6 +1122,31 @@ export async function markStored(scope) {
 }
 
 /** Whether `markStored(scope)` was called (and storage not cleared since). */
+/**
+ * Marks the index whose fill files are `base` as proven wrong: its pages
+ * read by range did not hash to the manifest's SHA-256. Later visits do
+ * not read it lazily (src/session.rs); GitSenseSearch.clear() removes the
+ * mark with the rest.
+ */
+export async function markRefused(base) {
+  try {
+    const dir = await fillDir(true);
+    await dir.getFileHandle(`refused-${base}`, { create: true });
+  } catch {
+    // Without OPFS nothing of it was kept either.
+  }
+}
+
+export async function isRefused(base) {
+  try {
+    const dir = await fillDir(false);
+    await dir.getFileHandle(`refused-${base}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function isMarkedStored(scope) {
   try {
     const dir = await fillDir(false);

@@ -2,9 +2,15 @@
 // the manifest request and the streamed index download.
 //
 // Errors are thrown as Error objects with a dotted `code`
-// (network.failed, network.http_status, download.truncated,
-// download.too_large, download.corrupt, download.unsupported) that Rust turns into the engine's
-// structured errors.
+// (network.failed, network.timeout, network.http_status,
+// download.truncated, download.too_large, download.corrupt,
+// download.unsupported) that Rust turns into the engine's structured
+// errors.
+//
+// Every request is bounded in time: the manifest as a whole, the index
+// download by the longest wait for its next bytes (a large index on a slow
+// link may take minutes, a stalled one fails). A stalled request is
+// aborted and fails with network.timeout.
 
 function fail(code, message) {
   const e = new Error(message);
@@ -22,25 +28,64 @@ export function resolveUrl(rel, base) {
   return new URL(rel, new URL(base, self.location.href)).href;
 }
 
-async function get(url) {
+/** The manifest's whole request, unless the page set requestTimeoutMs. */
+export const MANIFEST_TIMEOUT_MS = 15000;
+/** The index download's longest wait for more bytes, unless the page set requestTimeoutMs. */
+export const DOWNLOAD_STALL_MS = 60000;
+
+/**
+ * An abort controller that fires after `ms` without a call to its
+ * `touch()`; `timedOut()` tells a timeout from other failures.
+ */
+function deadline(ms) {
+  const abort = new AbortController();
+  let expired = false;
+  let timer = null;
+  const touch = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      expired = true;
+      abort.abort();
+    }, ms);
+  };
+  touch();
+  return { signal: abort.signal, touch, timedOut: () => expired, done: () => clearTimeout(timer) };
+}
+
+function timeoutError(url, ms, what) {
+  return fail('network.timeout', `${what} ${url}: no answer within ${ms} ms`);
+}
+
+async function get(url, limit) {
   let res;
   try {
     // no-cache: revalidate, so a changed manifest is seen at once.
-    res = await fetch(url, { cache: 'no-cache', credentials: 'same-origin' });
+    res = await fetch(url, { cache: 'no-cache', credentials: 'same-origin', signal: limit.signal });
   } catch (e) {
+    if (limit.timedOut()) throw timeoutError(url, limit.ms, 'fetching');
     throw fail('network.failed', `cannot fetch ${url}: ${e.message}`);
   }
-  if (!res.ok) throw fail('network.http_status', `${url} answered HTTP ${res.status} ${res.statusText}`);
+  if (!res.ok) {
+    res.body?.cancel().catch(() => {});
+    throw fail('network.http_status', `${url} answered HTTP ${res.status} ${res.statusText}`);
+  }
   return res;
 }
 
-/** The manifest text. */
-export async function fetchText(url) {
-  const res = await get(url);
+/** The manifest text, within `timeoutMs` (default MANIFEST_TIMEOUT_MS) in all. */
+export async function fetchText(url, timeoutMs) {
+  const ms = timeoutMs || MANIFEST_TIMEOUT_MS;
+  const limit = { ...deadline(ms), ms };
   try {
-    return await res.text();
-  } catch (e) {
-    throw fail('network.failed', `reading ${url} failed: ${e.message}`);
+    const res = await get(url, limit);
+    try {
+      return await res.text();
+    } catch (e) {
+      if (limit.timedOut()) throw timeoutError(url, ms, 'reading');
+      throw fail('network.failed', `reading ${url} failed: ${e.message}`);
+    }
+  } finally {
+    limit.done();
   }
 }
 
@@ -49,14 +94,26 @@ export async function fetchText(url) {
  * bytes, decompressing gzip on the fly with DecompressionStream.
  *
  * expect: { size, compressedSize, compression: 'gzip' | 'none' }
+ * stallMs: the longest wait for the response or its next bytes
+ * (network.timeout); default DOWNLOAD_STALL_MS.
  * onProgress({ phase: 'download', loaded, total }) is called at most every
  * 50 ms and once at the end; loaded/total count bytes on the wire.
  *
  * A server that already sent the file with `Content-Encoding: gzip` hands
  * fetch() the decoded bytes; the gzip magic number tells the two apart.
  */
-export async function downloadIndex(url, expect, onProgress) {
-  const res = await get(url);
+export async function downloadIndex(url, expect, onProgress, stallMs) {
+  const ms = stallMs || DOWNLOAD_STALL_MS;
+  const limit = { ...deadline(ms), ms };
+  try {
+    return await downloadWithin(url, expect, onProgress, limit);
+  } finally {
+    limit.done();
+  }
+}
+
+async function downloadWithin(url, expect, onProgress, limit) {
+  const res = await get(url, limit);
   if (!res.body) throw fail('network.failed', `${url} has no response body`);
   const out = new Uint8Array(expect.size);
   let written = 0;
@@ -65,8 +122,11 @@ export async function downloadIndex(url, expect, onProgress) {
   const raw = res.body.getReader();
   const readRaw = async () => {
     try {
-      return await raw.read();
+      const r = await raw.read();
+      limit.touch();
+      return r;
     } catch (e) {
+      if (limit.timedOut()) throw fail('network.timeout', `the download of ${url} stalled after ${received} bytes: no data within ${limit.ms} ms`);
       throw fail('network.failed', `the download of ${url} was interrupted after ${received} bytes: ${e.message}`);
     }
   };

@@ -184,11 +184,15 @@ export interface SearchResults {
     codeBlocks: CodeBlockResult[];
   };
   totalResultsReturned: number;
-  /** Why a search found nothing where one would expect something. */
+  /** Why a search found nothing where one would expect something, or what
+   * the time budget cut short (with `truncated`). */
   hint?: string;
   /** Pass as `cursor` for the next page; absent on the last page. */
   nextCursor?: string;
-  /** True when `maxTokens` shortened snippets or dropped results. */
+  /** True when `maxTokens` shortened snippets or dropped results, or the
+   * search ran out of its time budget (a target's ranking stopped: no
+   * results for it; or snippets past it: the start of the text); `hint`
+   * then says which. */
   truncated?: boolean;
   /** Per-stage timings, with `trace: true`. */
   trace?: {

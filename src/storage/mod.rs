@@ -64,6 +64,18 @@ pub enum StorageKind {
     Lazy,
 }
 
+impl StorageKind {
+    /// How messages name the backend.
+    pub fn name(self) -> &'static str {
+        match self {
+            StorageKind::Opfs => "OPFS",
+            StorageKind::IndexedDb => "IndexedDB",
+            StorageKind::Memory => "memory",
+            StorageKind::Lazy => "lazy",
+        }
+    }
+}
+
 /// A complete index in storage.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredIndex {
@@ -132,10 +144,16 @@ impl Storage {
     /// chosen.
     pub async fn select(pref: StoragePref, manifest_url: &str) -> Result<(Storage, String)> {
         let (backend, reason) = match pref {
-            StoragePref::Opfs => (
-                Backend::Opfs(opfs::OpfsStore::install().await?),
-                "OPFS requested".to_string(),
-            ),
+            // No room for even the pool's slots: IndexedDB, else memory,
+            // as when a store finds no room (`Session`'s fallback).
+            StoragePref::Opfs => match opfs::OpfsStore::install().await {
+                Ok(s) => (Backend::Opfs(s), "OPFS requested".to_string()),
+                Err(e) if e.code == "storage.quota_exceeded" => {
+                    let (backend, reason) = Self::fallback_from_full(&e).await?;
+                    (backend, format!("OPFS requested; {reason}"))
+                }
+                Err(e) => return Err(e),
+            },
             StoragePref::IndexedDb => (
                 Backend::IndexedDb(idb::IdbStore::open().await?),
                 "IndexedDB requested".to_string(),
@@ -164,6 +182,21 @@ impl Storage {
             scope: scope_of(manifest_url),
         };
         Ok((storage, reason))
+    }
+
+    /// IndexedDB, else memory, after OPFS had no room (`full`).
+    async fn fallback_from_full(full: &Error) -> Result<(Backend, String)> {
+        let why = format!("OPFS has no room ({}: {})", full.code, full.message);
+        Ok(match idb::IdbStore::open().await {
+            Ok(s) => (
+                Backend::IndexedDb(s),
+                format!("{why}, so the index goes to IndexedDB"),
+            ),
+            Err(_) => (
+                Backend::Memory(memory::MemoryStore::new()?),
+                format!("{why}, so the index lives in memory for this visit only"),
+            ),
+        })
     }
 
     async fn fallback() -> Result<(Backend, String)> {

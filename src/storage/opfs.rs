@@ -45,7 +45,33 @@ fn is_busy(e: &OpfsSAHError) -> bool {
     }
 }
 
+/// Chromium's sync access handles have answered a failed write with a
+/// negative error code read as an unsigned 32-bit count (4294967288: -8,
+/// `base::File`'s `FILE_ERROR_NO_SPACE`, when the quota is exhausted): a
+/// count beyond what was asked is that code, never a length.
+fn io_error_code(expected: usize, actual: f64) -> Option<i64> {
+    (actual > expected as f64 && (2f64.powi(31)..2f64.powi(32)).contains(&actual))
+        .then(|| actual as i64 - (1i64 << 32))
+}
+
+const FILE_ERROR_NO_SPACE: i64 = -8;
+
 pub(crate) fn opfs_err(what: &str, e: OpfsSAHError) -> Error {
+    if let OpfsSAHError::ShortIo {
+        operation,
+        expected,
+        actual,
+    } = &e
+    {
+        return match io_error_code(*expected, *actual) {
+            Some(FILE_ERROR_NO_SPACE) => Error::new(
+                "storage.quota_exceeded",
+                format!("{what}: {operation} failed for lack of space (error -8): the browser's storage quota is exhausted"),
+            ),
+            Some(code) => Error::new("storage.failed", format!("{what}: {operation} failed (error {code})")),
+            None => Error::new("storage.failed", format!("{what}: {e}")),
+        };
+    }
     let code = match &e {
         OpfsSAHError::NotSupported => "storage.unavailable",
         OpfsSAHError::NoCapacity => "storage.failed",

@@ -222,6 +222,10 @@ struct SearchArgs {
     /// Token budget for the output (chars/4 estimate).
     #[arg(long)]
     max_tokens: Option<u64>,
+    /// Milliseconds the search may work (0: no bound); past it the results
+    /// are marked truncated, with a hint.
+    #[arg(long, default_value_t = gitsense_engine::search::DEFAULT_TIME_BUDGET_MS as u64)]
+    time_budget_ms: u64,
     /// Continue from a previous page's nextCursor.
     #[arg(long, conflicts_with = "page")]
     cursor: Option<String>,
@@ -432,7 +436,8 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             } else {
                 a.format.parse().map_err(|e| (e, None))?
             };
-            let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
+            let mut engine = Engine::open(&a.index).map_err(|e| (e, None))?;
+            engine.set_time_budget((a.time_budget_ms > 0).then_some(a.time_budget_ms as f64));
             let highlight = match (a.highlight.as_str(), fmt) {
                 ("raw", _) => Highlight::Raw,
                 ("none", _) => Highlight::None,

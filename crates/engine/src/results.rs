@@ -30,7 +30,8 @@ pub struct SearchResults {
     #[serde(rename = "totalResultsReturned")]
     pub total_results_returned: u64,
     /// Why a search found nothing where a user would expect something
-    /// (e.g. code-block terms shorter than the trigram minimum).
+    /// (e.g. code-block terms shorter than the trigram minimum), or what
+    /// the time budget cut short.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub hint: Option<String>,
     /// Opaque cursor for the next page; absent on the last page.
@@ -40,7 +41,8 @@ pub struct SearchResults {
         default
     )]
     pub next_cursor: Option<String>,
-    /// True when a token budget shortened snippets or dropped results.
+    /// True when a token budget shortened snippets or dropped results, or
+    /// the time budget stopped a ranking or left snippets out.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub truncated: Option<bool>,
     /// Per-stage timings, when asked for.

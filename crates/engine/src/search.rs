@@ -15,6 +15,7 @@ use crate::results::*;
 use crate::util::escape_html;
 use rusqlite::{config::DbConfig, params, params_from_iter, Connection, OptionalExtension};
 use serde_json::{json, Map, Value};
+use std::cell::Cell;
 
 const MARK_OPEN: &str = "\u{E000}";
 const MARK_CLOSE: &str = "\u{E001}";
@@ -93,6 +94,49 @@ impl Drop for ReadTransaction<'_> {
     }
 }
 
+/// How long one search may work by default, in milliseconds (see
+/// [`Engine::set_time_budget`]).
+pub const DEFAULT_TIME_BUDGET_MS: f64 = 1000.0;
+
+/// One search's time budget, read by SQLite's progress handler (every
+/// [`PROGRESS_OPS`] virtual-machine steps) and before each snippet.
+/// Boxed, so its address stays put for the handler's pointer.
+struct Budget {
+    clock: Cell<Clock>,
+    /// When the running search's budget ends (`INFINITY` between
+    /// searches).
+    until: Cell<f64>,
+    /// When the progress handler stops a statement: `until` while the
+    /// ranking runs, `INFINITY` otherwise (rows and snippets of a page
+    /// are never cut off halfway; snippets look at `until` themselves).
+    deadline: Cell<f64>,
+    /// Set once the handler interrupted a statement.
+    interrupted: Cell<bool>,
+    /// Set once a snippet was left out for the budget.
+    plain_snippets: Cell<bool>,
+}
+
+impl Budget {
+    fn spent(&self) -> bool {
+        (self.clock.get())() > self.until.get()
+    }
+}
+
+/// Virtual-machine steps between two looks at the clock.
+const PROGRESS_OPS: std::os::raw::c_int = 4000;
+
+extern "C" fn over_budget(budget: *mut std::os::raw::c_void) -> std::os::raw::c_int {
+    // SAFETY: registered by `Engine::from_connection` with the address of
+    // the engine's boxed `Budget`, which outlives the connection (the
+    // handler is removed in `Drop for Engine` before either goes).
+    let budget = unsafe { &*(budget as *const Budget) };
+    let over = (budget.clock.get())() > budget.deadline.get();
+    if over {
+        budget.interrupted.set(true);
+    }
+    std::os::raw::c_int::from(over)
+}
+
 /// An open index, ready to answer queries.
 pub struct Engine {
     conn: Connection,
@@ -100,6 +144,23 @@ pub struct Engine {
     clock: Clock,
     /// Rows the ranking functions scored (counts of rank-sorted targets).
     tally: index::rank::Tally,
+    budget: Box<Budget>,
+    /// Milliseconds one search may work; `None`: no bound.
+    time_budget_ms: Option<f64>,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // SAFETY: the connection's handle is valid while `self.conn` lives.
+        unsafe {
+            rusqlite::ffi::sqlite3_progress_handler(
+                self.conn.handle(),
+                0,
+                None,
+                std::ptr::null_mut(),
+            );
+        }
+    }
 }
 
 /// A target's number of results and, when counting ranked them too,
@@ -137,17 +198,65 @@ impl Engine {
             .ctx("configuring the connection")?;
         // Many small statements run per search; keep them prepared.
         conn.set_prepared_statement_cache_capacity(64);
+        let budget = Box::new(Budget {
+            clock: Cell::new(system_clock),
+            until: Cell::new(f64::INFINITY),
+            deadline: Cell::new(f64::INFINITY),
+            interrupted: Cell::new(false),
+            plain_snippets: Cell::new(false),
+        });
+        // SAFETY: the pointer is to the boxed budget the engine owns, and
+        // the handler is removed before the engine drops it.
+        unsafe {
+            rusqlite::ffi::sqlite3_progress_handler(
+                conn.handle(),
+                PROGRESS_OPS,
+                Some(over_budget),
+                &*budget as *const Budget as *mut std::os::raw::c_void,
+            );
+        }
         Ok(Engine {
             conn,
             info,
             clock: system_clock,
             tally,
+            budget,
+            time_budget_ms: Some(DEFAULT_TIME_BUDGET_MS),
         })
     }
 
-    /// Replaces the clock used for `trace` timings.
+    /// Replaces the clock used for `trace` timings and the time budget.
     pub fn set_clock(&mut self, clock: Clock) {
         self.clock = clock;
+        self.budget.clock.set(clock);
+    }
+
+    /// Replaces the clock the time budget counts with (after
+    /// [`Engine::set_clock`]): the browser's leaves out the waits for
+    /// pages read over the network, so the budget bounds work, not the
+    /// network.
+    pub fn set_budget_clock(&mut self, clock: Clock) {
+        self.budget.clock.set(clock);
+    }
+
+    /// Bounds the work of each search to `ms` milliseconds (`None`: no
+    /// bound; default [`DEFAULT_TIME_BUDGET_MS`]). A search that runs out
+    /// returns what it has, marked `truncated` with a `hint` saying why:
+    /// a target whose ranking was stopped has no results (its count is
+    /// 0), and results whose snippet would have come after the deadline
+    /// get the start of their text instead (a prefix such as `a*` makes
+    /// SQLite's FTS5 merge the doclists of every word it matches, for the
+    /// ranking and again for each snippet).
+    ///
+    /// ```
+    /// # let engine_dir = std::env::temp_dir();
+    /// use gitsense_engine::search::Engine;
+    /// fn bound(engine: &mut Engine) {
+    ///     engine.set_time_budget(Some(150.0));
+    /// }
+    /// ```
+    pub fn set_time_budget(&mut self, ms: Option<f64>) {
+        self.time_budget_ms = ms;
     }
 
     /// The engine's clock in milliseconds (what `trace` timings use); callers
@@ -190,7 +299,16 @@ impl Engine {
         // file's change counter (VFS calls; in the browser, calls out of
         // wasm into OPFS).
         let _read = ReadTransaction::begin(&self.conn);
-        self.search_in_transaction(text, opts)
+        let start = (self.budget.clock.get())();
+        self.budget.interrupted.set(false);
+        self.budget.plain_snippets.set(false);
+        self.budget
+            .until
+            .set(start + self.time_budget_ms.unwrap_or(f64::INFINITY));
+        let out = self.search_in_transaction(text, opts);
+        self.budget.until.set(f64::INFINITY);
+        self.budget.deadline.set(f64::INFINITY);
+        out
     }
 
     fn search_in_transaction(&self, text: &str, opts: &SearchOptions) -> Result<SearchResults> {
@@ -219,8 +337,11 @@ impl Engine {
         // The any-term reading is a second chance, not the query: where it
         // cannot be planned (an OR branch left with only an excluded term,
         // once a word that holds no token is dropped), the all-terms
-        // answer stands.
-        let any_plan = if counted.iter().all(|c| c.total == 0) && plan::can_fall_back(&q) {
+        // answer stands; nor is it tried once the time budget ran out.
+        let any_plan = if counted.iter().all(|c| c.total == 0)
+            && !self.budget.interrupted.get()
+            && plan::can_fall_back(&q)
+        {
             plan::plan(&q, &opts, MatchMode::AnyTerm).ok()
         } else {
             None
@@ -244,7 +365,16 @@ impl Engine {
             let ids = match c.page {
                 Some(ids) => ids,
                 None if offset >= c.total => continue,
-                None => self.ranked_page(sql, p.per_page, offset)?.0,
+                None => {
+                    self.budget.deadline.set(self.budget.until.get());
+                    let ranked = self.ranked_page(sql, p.per_page, offset);
+                    self.budget.deadline.set(f64::INFINITY);
+                    match ranked {
+                        Ok((ids, _)) => ids,
+                        Err(_) if self.budget.interrupted.get() => Vec::new(),
+                        Err(e) => return Err(e),
+                    }
+                }
             };
             for (id, rank) in ids {
                 match tp.target {
@@ -293,6 +423,7 @@ impl Engine {
             truncated: None,
             trace: None,
         };
+        self.mark_budget_cuts(&mut out);
         if opts.trace {
             let t_end = (self.clock)();
             out.trace = Some(json!({
@@ -314,6 +445,30 @@ impl Engine {
             crate::budget::apply(&mut out, budget)?;
         }
         Ok(out)
+    }
+
+    /// Marks results the time budget cut short (`truncated`, and a `hint`
+    /// after any the plan gave).
+    fn mark_budget_cuts(&self, out: &mut SearchResults) {
+        let ms = self.time_budget_ms.unwrap_or(f64::INFINITY);
+        let why = if self.budget.interrupted.get() {
+            format!(
+                "the query matched too much to rank within the {ms} ms budget, so some targets show no \
+                 results; use longer prefixes (not `a*`) or more words"
+            )
+        } else if self.budget.plain_snippets.get() {
+            format!(
+                "the {ms} ms budget ran out before every snippet was made, so some show the start of \
+                 their text; longer prefixes (not `a*`) or more words make snippets cheaper"
+            )
+        } else {
+            return;
+        };
+        out.truncated = Some(true);
+        out.hint = Some(match out.hint.take() {
+            Some(h) => format!("{h}; {why}"),
+            None => why,
+        });
     }
 
     /// Runs a query with options given as JSON and returns the results
@@ -363,13 +518,22 @@ impl Engine {
         let offset = (p.page - 1) * p.per_page;
         let mut out = Vec::new();
         for tp in &p.target_plans {
-            let (total, page) = match &tp.sql {
-                None => (0, None),
-                Some(sql) if sql.counted_by_rank => {
-                    let (ids, scored) = self.ranked_page(sql, p.per_page, offset)?;
-                    (scored, Some(ids))
-                }
-                Some(sql) => (self.count_rows(sql)?, None),
+            // The ranking (and counting) is what the progress handler
+            // stops once the budget is spent.
+            self.budget.deadline.set(self.budget.until.get());
+            let counted = match &tp.sql {
+                None => Ok((0, None)),
+                Some(sql) if sql.counted_by_rank => self
+                    .ranked_page(sql, p.per_page, offset)
+                    .map(|(ids, scored)| (scored, Some(ids))),
+                Some(sql) => self.count_rows(sql).map(|n| (n, None)),
+            };
+            self.budget.deadline.set(f64::INFINITY);
+            let (total, page) = match counted {
+                Ok(c) => c,
+                // Stopped for the budget: this target has no results.
+                Err(_) if self.budget.interrupted.get() => (0, Some(Vec::new())),
+                Err(e) => return Err(e),
             };
             out.push(Counted {
                 target: tp.target,
@@ -378,6 +542,24 @@ impl Engine {
             });
         }
         Ok(out)
+    }
+
+    /// An FTS5 snippet, or `None` when the time budget is spent (the
+    /// caller then shows the start of the text: a snippet of a prefix
+    /// query costs a merge of every matching word's doclist).
+    fn snippet_in_budget(
+        &self,
+        table: &str,
+        column: i64,
+        tokens: i64,
+        fts: &str,
+        id: i64,
+    ) -> Result<Option<Option<String>>> {
+        if self.budget.spent() {
+            self.budget.plain_snippets.set(true);
+            return Ok(None);
+        }
+        self.snippet(table, column, tokens, fts, id).map(Some)
     }
 
     fn count_rows(&self, sql: &TargetSql) -> Result<u64> {
@@ -481,9 +663,12 @@ impl Engine {
         insert_absent(&mut meta, "chats_meta_git_repo", repo.map(Value::String));
         insert_absent(&mut meta, "chats_meta_language", lang.map(Value::String));
         let name_snippet = match &sql.fts {
-            Some(f) if opts.highlight != Highlight::None => self
-                .snippet("fts_chats", 0, 64, f, id)?
-                .map(|s| finish_snippet(&s, opts.highlight)),
+            Some(f) if opts.highlight != Highlight::None => {
+                match self.snippet_in_budget("fts_chats", 0, 64, f, id)? {
+                    Some(s) => s.map(|s| finish_snippet(&s, opts.highlight)),
+                    None => name.as_deref().map(|n| listing_snippet(n, opts.highlight)),
+                }
+            }
             _ => None,
         };
         let chats_name_html = html_of(name.as_deref(), opts);
@@ -570,9 +755,12 @@ impl Engine {
             insert_absent(&mut meta, "messages_meta_title", Some(Value::String(title)));
         }
         let snippet = match &sql.fts {
-            Some(f) => self
-                .snippet("fts_messages", 1, SNIPPET_TOKENS_TEXT, f, id)?
-                .map(|s| finish_snippet(&s, opts.highlight)),
+            Some(f) => {
+                match self.snippet_in_budget("fts_messages", 1, SNIPPET_TOKENS_TEXT, f, id)? {
+                    Some(s) => s.map(|s| finish_snippet(&s, opts.highlight)),
+                    None => Some(listing_snippet(&body, opts.highlight)),
+                }
+            }
             None => Some(listing_snippet(&body, opts.highlight)),
         };
         let chat_path_html = html_of(path.as_deref(), opts);
@@ -668,9 +856,12 @@ impl Engine {
             repo.map(Value::String),
         );
         let snippet = match &sql.fts {
-            Some(f) => self
-                .snippet("fts_code_blocks", 0, SNIPPET_TOKENS_CODE, f, id)?
-                .map(|s| finish_snippet(&s, opts.highlight)),
+            Some(f) => {
+                match self.snippet_in_budget("fts_code_blocks", 0, SNIPPET_TOKENS_CODE, f, id)? {
+                    Some(s) => s.map(|s| finish_snippet(&s, opts.highlight)),
+                    None => Some(listing_snippet(&content, opts.highlight)),
+                }
+            }
             None => Some(listing_snippet(&content, opts.highlight)),
         };
         let code_blocks_component_html = html_of(component.as_deref(), opts);

@@ -61,6 +61,19 @@ const FILL_TIMEOUT_MS: u32 = 60_000;
 /// Sequential misses double the read-ahead up to this many pages.
 const MAX_READ_AHEAD_PAGES: u32 = 16;
 
+thread_local! {
+    /// Milliseconds this worker has spent blocked on synchronous range
+    /// requests, in all: [`work_clock`] leaves them out.
+    static NETWORK_WAIT_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+}
+
+/// The time a search's budget counts, in milliseconds: `performance.now`
+/// without the waits for pages read by range. The budget bounds the
+/// engine's work; a slow network is bounded by the requests' timeouts.
+pub fn work_clock() -> f64 {
+    host::now_ms() - NETWORK_WAIT_MS.with(std::cell::Cell::get)
+}
+
 /// What the worker fetched before the module was ready (`prefetch()` in
 /// `js/lazy.js`).
 #[derive(Default)]
@@ -69,6 +82,9 @@ pub struct Prefetched {
     pub manifest: Option<String>,
     /// The hot pages' bytes, in the manifest's `hotPages` order.
     pub hot: Option<Vec<u8>>,
+    /// Why the hot pages could not be had (a file inflating past what the
+    /// manifest declares: `download.too_large`).
+    pub hot_error: Option<Error>,
     /// The range probe's failure, `None` when the server serves ranges.
     pub probe: Option<Error>,
     /// Whether a probe was made at all.
@@ -174,6 +190,11 @@ pub struct LazySource {
     stats: LazyStats,
     /// Why pages are not (or no longer) stored in OPFS.
     fill_stopped: Option<String>,
+    /// The storage error that stopped the fill, until the fill reports it.
+    fill_error: Option<Error>,
+    /// Set once the pages read did not hash to the manifest's SHA-256:
+    /// every read fails with it, nothing read is served again.
+    refused: Option<Error>,
     /// Pages written to the fill file but not yet in its map.
     unmarked: Vec<(u32, u32)>,
     /// Read-ahead state: where the last fetch ended and how long it was.
@@ -185,6 +206,8 @@ pub struct LazySource {
     packed: Option<Packed>,
     /// Why pages are read from the raw index, when there is a packed file.
     packed_off: Option<String>,
+    /// Why the hot pages are not used (`code: message`).
+    hot_off: Option<String>,
 }
 
 impl LazySource {
@@ -211,10 +234,7 @@ impl LazySource {
                     self.unmarked.push((first, pages));
                     return;
                 }
-                Err(e) => {
-                    let e = js_error(&e, "storage.failed", "storing fetched pages");
-                    self.stop_fill(format!("pages are no longer stored in OPFS: {}", e.message));
-                }
+                Err(e) => self.fill_failed(js_error(&e, "storage.failed", "storing fetched pages")),
             }
         }
         for (i, chunk) in bytes.chunks(self.page_size as usize).enumerate() {
@@ -234,9 +254,18 @@ impl LazySource {
         };
         let (firsts, counts): (Vec<u32>, Vec<u32>) = self.unmarked.drain(..).unzip();
         if let Err(e) = host::fill_commit(fill, firsts, counts) {
-            let e = js_error(&e, "storage.failed", "recording stored pages");
-            self.stop_fill(format!("pages are no longer stored in OPFS: {}", e.message));
+            self.fill_failed(js_error(&e, "storage.failed", "recording stored pages"));
         }
+    }
+
+    /// The fill file failed (a full disk, the quota): pages go to the
+    /// memory cache from now on, and the fill reports `e` (`fillerror`).
+    fn fill_failed(&mut self, e: Error) {
+        self.stop_fill(format!(
+            "pages are no longer stored in OPFS ({}: {})",
+            e.code, e.message
+        ));
+        self.fill_error = Some(e);
     }
 
     fn stop_fill(&mut self, reason: String) {
@@ -264,6 +293,7 @@ impl LazySource {
         let bytes = Uint8Array::new(&bytes).to_vec();
         let t2 = host::now_ms();
         self.stats.read_wait_ms += t2 - t;
+        NETWORK_WAIT_MS.with(|w| w.set(w.get() + (t2 - t)));
         self.stats.read_requests += 1;
         self.stats.read_bytes += bytes.len() as u64;
         self.keep(first, &bytes);
@@ -307,6 +337,9 @@ impl PageSource for LazySource {
     }
 
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> Result<()> {
+        if let Some(e) = &self.refused {
+            return Err(e.clone());
+        }
         let first = (offset / self.page_size) as u32;
         let last = ((offset + buf.len() as u64 - 1) / self.page_size) as u32;
         self.stats.page_reads += u64::from(last - first + 1);
@@ -411,6 +444,10 @@ pub struct LazyInfo {
     /// published.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packed_off: Option<String>,
+    /// Why the hot pages are not used (their file failed: its code and
+    /// message), when they are not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_off: Option<String>,
     #[serde(flatten)]
     pub stats: LazyStats,
 }
@@ -468,6 +505,11 @@ pub fn fill_prefix(scope: &str) -> String {
     format!("{scope}-")
 }
 
+/// The fill files' base name of the index with `sha256` in `scope`.
+pub fn fill_base(scope: &str, sha256: &str) -> String {
+    format!("{}{}", fill_prefix(scope), &sha256[..16.min(sha256.len())])
+}
+
 impl LazyIndex {
     /// Opens the raw index `manifest` names. `persist`: copy pages into
     /// OPFS fill files (resuming an earlier fill of the same index).
@@ -503,8 +545,7 @@ impl LazyIndex {
                 }
             }
         };
-        let sha16 = &manifest.sha256[..16];
-        let base = format!("{}{sha16}", fill_prefix(scope));
+        let base = fill_base(scope, &manifest.sha256);
         let page_count = manifest.page_count as u32;
         let mut source = LazySource {
             url,
@@ -522,12 +563,18 @@ impl LazyIndex {
                 ..LazyStats::default()
             },
             fill_stopped: None,
+            fill_error: None,
+            refused: None,
             unmarked: Vec::new(),
             last_end: u32::MAX - 2,
             last_len: 0,
             local_only: false,
             packed: None,
             packed_off: None,
+            hot_off: prefetched
+                .hot_error
+                .as_ref()
+                .map(|e| format!("{}: {}", e.code, e.message)),
         };
         // Fill files the worker opened while the module loaded, if they
         // are this index's (else closed unused).
@@ -871,9 +918,14 @@ impl LazyIndex {
     /// `FILL_CHUNK_BYTES` of it); should that fail, from the raw index.
     pub async fn fill_step(&self) -> Result<bool> {
         let (url, size, page_size, timeout, run, packed) = {
-            let s = lock(&self.source);
+            let mut s = lock(&self.source);
             if s.fill.is_none() {
-                return Ok(false);
+                // Stopped by a storage failure: the fill fails with it
+                // (queries go on from memory).
+                return match s.fill_error.take() {
+                    Some(e) => Err(e),
+                    None => Ok(false),
+                };
             }
             let max = (FILL_CHUNK_BYTES / s.page_size).max(1) as u32;
             let run = match &s.packed {
@@ -987,23 +1039,45 @@ impl LazyIndex {
         }
         let sha = gitsense_engine::util::hex(&hasher.finalize());
         if sha != self.manifest.sha256 {
-            lock(&self.source).stop_fill(format!(
-                "the copy had SHA-256 {sha}, not the manifest's {}; it was discarded",
-                self.manifest.sha256
-            ));
-            host::fill_remove(&self.base, "").await;
-            return Err(Error::new(
+            let e = Error::new(
                 "download.checksum_mismatch",
                 format!(
-                    "the index read by range has SHA-256 {sha} but the manifest announces {}; it was not stored",
+                    "the index read by range has SHA-256 {sha} but the manifest announces {}; \
+                     nothing read by range is used any more",
                     self.manifest.sha256
                 ),
-            ));
+            );
+            self.refuse(e.clone()).await;
+            return Err(e);
         }
         import.finish()
     }
 
     /// `info().lazy`.
+    /// The pages read are proven wrong (`e`): reads fail with `e` from
+    /// now on, the memory cache and the fill files are dropped, and the
+    /// index is marked so that later visits do not read it by range
+    /// (`refused-<base>` in the fill directory, see [`LazyIndex::is_refused`]).
+    pub async fn refuse(&self, e: Error) {
+        {
+            let mut s = lock(&self.source);
+            s.stop_fill(format!("{}: {}", e.code, e.message));
+            s.cache = PageCache::new(1);
+            s.refused = Some(e);
+        }
+        self.spare.borrow_mut().take();
+        host::fill_remove(&self.base, "").await;
+        host::mark_refused(&self.base).await;
+    }
+
+    /// Whether an earlier visit proved the pages of `sha256` read by range
+    /// wrong ([`LazyIndex::refuse`]).
+    pub async fn is_refused(scope: &str, sha256: &str) -> bool {
+        host::is_refused(&fill_base(scope, sha256))
+            .await
+            .is_truthy()
+    }
+
     pub fn info(&self, complete: bool) -> LazyInfo {
         let s = lock(&self.source);
         let state = if complete {
@@ -1022,6 +1096,7 @@ impl LazyIndex {
             pages_stored: s.stored,
             pages_cached: s.cache.len() as u32,
             packed_off: s.packed_off.clone(),
+            hot_off: s.hot_off.clone(),
             stats: s.stats.clone(),
         }
     }

@@ -1,0 +1,204 @@
+// The browser module under hostile conditions: a storage quota too small
+// for the index, a published file altered after publish, hot files that
+// inflate without end, requests that never answer. Each test is one fault
+// the engine must survive with a coded error and correct answers.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX } from './harness.mjs';
+
+let site;
+before(async () => {
+  site = await setup();
+});
+after(async () => {
+  await site.close();
+});
+
+function serverDefaults() {
+  Object.assign(site.server.options, { latencyMs: 0, bandwidth: 0, range: true, multiRange: true, block: [], stall: [], delay: [] });
+}
+
+/** A page on an empty origin storage, the quota back to the browser's own. */
+async function freshPage() {
+  serverDefaults();
+  for (const p of site.context.pages()) await closePage(p);
+  const page = await site.blank();
+  await setQuota(page, null);
+  const result = await page.evaluate(async () => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    for (let i = 0; ; i++) {
+      try {
+        await GitSenseSearch.clear();
+        localStorage.clear();
+        return 'ok';
+      } catch (e) {
+        if (e.code !== 'storage.busy' || i === 30) return e.toJSON();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  });
+  assert.equal(result, 'ok');
+  site.server.reset();
+  return page;
+}
+
+/** Sets the origin's storage quota through the DevTools protocol (null:
+ * the browser's own); the override lasts while its session is attached. */
+let quotaSession = null;
+async function setQuota(page, bytes) {
+  if (quotaSession) await quotaSession.detach().catch(() => {});
+  quotaSession = null;
+  if (bytes === null) return;
+  quotaSession = await site.context.newCDPSession(page);
+  await quotaSession.send('Storage.overrideQuotaForOrigin', { origin: new URL(site.url).origin, quotaSize: bytes });
+}
+
+function cliJson(index, query) {
+  return cli('search', index, query, '--format', 'json').replace(/\n$/, '');
+}
+
+/** The error GitSenseSearch.open(options) fails with in the page (null if it opens). */
+function openError(page, options) {
+  return page.evaluate(async (options) => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    try {
+      window.engine = await GitSenseSearch.open(options);
+      return null;
+    } catch (e) {
+      return e.toJSON();
+    }
+  }, options);
+}
+
+/** Resolves with the engine's next 'fill' or 'fillerror' event. */
+function nextFill(page) {
+  return page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        window.engine.addEventListener('fill', (e) => resolve({ type: 'fill', detail: e.detail }), { once: true });
+        window.engine.addEventListener('fillerror', (e) => resolve({ type: 'fillerror', detail: e.detail.toJSON() }), { once: true });
+      }),
+  );
+}
+
+const QUERY = 'stripe checkout webhook refund invoice';
+
+test('a storage quota too small for the index: storage falls back to memory, says why, and answers', async () => {
+  for (const storage of ['opfs', 'indexeddb', 'auto']) {
+    const page = await freshPage();
+    await setQuota(page, 100 * 1024);
+    const error = await openError(page, { manifestUrl: '/data/manifest.json', storage });
+    assert.equal(error, null, `${storage}: ${JSON.stringify(error)}`);
+    const info = await call(page, 'info');
+    if (storage !== 'auto') {
+      assert.equal(info.value.storage, 'memory', `${storage}: ${info.value.storageReason}`);
+      assert.match(info.value.storageReason, /storage\.quota_exceeded/);
+    }
+    const { value, error: failed } = await call(page, 'searchJson', QUERY, {});
+    assert.equal(failed, undefined, `${storage}: ${JSON.stringify(failed)}`);
+    assert.equal(value, cliJson(SAMPLE_INDEX, QUERY), storage);
+    await closePage(page);
+  }
+});
+
+/** Publishes the sample into `dir` with text of its raw index altered in
+ * place (same size: `from` and `to` as long), the packed pages removed so
+ * every page comes from the altered file. Returns the manifest URL. */
+function publishAltered(dir, from, to) {
+  assert.equal(from.length, to.length);
+  const m = publish(site, SAMPLE_INDEX, dir);
+  const raw = path.join(site.root, dir, m.rawFile);
+  const bytes = fs.readFileSync(raw);
+  let n = 0;
+  for (let at = bytes.indexOf(from); at >= 0; at = bytes.indexOf(from, at + 1), n++) bytes.write(to, at);
+  assert.ok(n > 0, `${from} is in the raw index`);
+  fs.writeFileSync(raw, bytes);
+  fs.rmSync(path.join(site.root, dir, m.packedFile));
+  return `/${dir}/manifest.json`;
+}
+
+test('pages read by range that fail the checksum are never shown again, not after a reload either', async () => {
+  const manifestUrl = publishAltered('altered', 'Stripe', 'STRIPE');
+  const page = await freshPage();
+  await openEngine(page, { manifestUrl });
+  const fill = nextFill(page);
+  // Read lazily: the altered text is all there is to show, until the
+  // copy is checked.
+  await call(page, 'searchJson', QUERY, {});
+  const event = await fill;
+  assert.equal(event.type, 'fillerror');
+  assert.equal(event.detail.code, 'download.checksum_mismatch');
+  // From now on: the whole index, downloaded and verified.
+  const expected = cliJson(SAMPLE_INDEX, QUERY);
+  assert.match(expected, /Stripe/);
+  const { value, error } = await call(page, 'searchJson', QUERY, {});
+  assert.equal(error, undefined, JSON.stringify(error));
+  assert.equal(value, expected);
+  const info = (await call(page, 'info')).value;
+  assert.match(info.storageReason, /did not hash to the manifest's SHA-256/);
+  // A reload does not read the altered file again.
+  await closePage(page);
+  const again = await site.blank();
+  site.server.reset();
+  await openEngine(again, { manifestUrl });
+  assert.equal((await call(again, 'searchJson', QUERY, {})).value, expected);
+  const reopened = (await call(again, 'info')).value;
+  assert.notEqual(reopened.source, 'lazy');
+  assert.equal(site.server.stats().byPath[`/altered/${JSON.parse(fs.readFileSync(path.join(site.root, 'altered/manifest.json'))).rawFile}`] ?? 0, 0, 'no range read of the altered file');
+  await closePage(again);
+});
+
+test('a hot file that inflates past what the manifest declares is dropped at that size: download.too_large in info().lazy.hotOff', async () => {
+  const m = publish(site, SAMPLE_INDEX, 'bomb');
+  // 256 MiB of zeros in a quarter of a MiB of gzip, under both hot names.
+  const bomb = zlib.gzipSync(Buffer.alloc(256 << 20), { level: 9 });
+  fs.writeFileSync(path.join(site.root, 'bomb', m.hotFile), bomb);
+  fs.writeFileSync(path.join(site.root, 'bomb/manifest.hot.gz'), bomb);
+  const page = await freshPage();
+  const info = await openEngine(page, { manifestUrl: '/bomb/manifest.json', lazyFill: false });
+  assert.equal(info.storage, 'lazy');
+  assert.match(info.lazy.hotOff || '', /^download\.too_large/, JSON.stringify(info.lazy));
+  assert.equal(info.lazy.hotPages, 0);
+  assert.equal((await call(page, 'searchJson', QUERY, {})).value, cliJson(SAMPLE_INDEX, QUERY));
+  await closePage(page);
+});
+
+test('requests that never answer fail with network.timeout after requestTimeoutMs: the manifest, the full download, an update', async () => {
+  const m = publish(site, SAMPLE_INDEX, 'stall');
+  const manifestUrl = '/stall/manifest.json';
+  const options = { manifestUrl, storage: 'memory', requestTimeoutMs: 1000 };
+  for (const [what, stall] of [
+    ['manifest', /\/stall\/manifest\.json$/],
+    ['download', /\/stall\/.*\.gsx\.gz$/],
+  ]) {
+    const page = await freshPage();
+    site.server.options.stall = [stall];
+    const t0 = Date.now();
+    const error = await openError(page, options);
+    const waited = Date.now() - t0;
+    assert.equal(error && error.code, 'network.timeout', `${what}: ${JSON.stringify(error)}`);
+    assert.match(error.message, /no (answer|data) within 1000 ms/);
+    assert.ok(waited < 15_000, `${what}: gave up after ${waited} ms`);
+    await closePage(page);
+  }
+  // An update: the manifest stalls (the stored index answers: 'offline'),
+  // then a new index's download stalls (rejected with network.timeout).
+  const page = await freshPage();
+  assert.equal(await openError(page, options), null);
+  site.server.options.stall = [/\/stall\/manifest\.json$/];
+  const checked = await call(page, 'update');
+  assert.equal(checked.value && checked.value.status, 'offline', JSON.stringify(checked));
+  assert.match(checked.value.reason, /no answer within 1000 ms/);
+  publish(site, HOSTILE_INDEX, 'stall');
+  assert.notEqual(JSON.parse(fs.readFileSync(path.join(site.root, 'stall/manifest.json'))).sha256, m.sha256);
+  site.server.options.stall = [/\/stall\/.*\.gsx\.gz$/];
+  const updated = await call(page, 'update');
+  assert.equal(updated.error && updated.error.code, 'network.timeout', JSON.stringify(updated));
+  site.server.options.stall = [];
+  assert.equal((await call(page, 'searchJson', QUERY, {})).value, cliJson(SAMPLE_INDEX, QUERY), 'the old index still answers');
+  await closePage(page);
+});
