@@ -250,6 +250,7 @@ async fn a_lazy_open_with_a_range_probe_failure_reads_the_whole_index_instead() 
         multi_range: false,
         fill: None,
         hot: None,
+        hot_error: None,
         early: None,
     };
     let s = Session::open(&manifest_url(SITE), StoragePref::Lazy, None, None, async {
