@@ -40,7 +40,7 @@ const engines = builds.split(',').map((spec, i) => {
   fs.cpSync(pkg, path.join(site, `v${i}`, 'pkg'), { recursive: true });
   if (storage) {
     e.config.storage = storage;
-    e.pageScript = e.pageScript.replace('GitSenseSearch.open({ manifestUrl: CONFIG.manifestUrl })', 'GitSenseSearch.open({ manifestUrl: CONFIG.manifestUrl, storage: CONFIG.storage })');
+    e.pageScript = e.pageScript.replace('GitSenseSearch.open({ manifestUrl: CONFIG.manifestUrl, ', 'GitSenseSearch.open({ manifestUrl: CONFIG.manifestUrl, storage: CONFIG.storage, ');
   }
   return { ...e, name: `v${i}`, label: spec };
 });
