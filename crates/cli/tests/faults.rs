@@ -25,6 +25,15 @@ fn build_export(export: &Path, out: &Path) -> Output {
     cli(&["build", "--chat-export", s(export), "--out", s(out), "-q"])
 }
 
+/// `build --docs SITE --out OUT -q`, given a minute (the hostile-site
+/// tests: a hang there is the failure).
+fn build_docs(site: &Path, out: &Path) -> Output {
+    run_within(
+        bin().args(["build", "--docs", s(site), "--out", s(out), "-q"]),
+        Duration::from_secs(60),
+    )
+}
+
 /// Runs `cmd` to the end, failing the test (and killing it) when it takes
 /// longer than `limit`: a hang is a fault too. Its output is drained
 /// while it runs, so a chatty command cannot stall on a full pipe.
@@ -273,10 +282,7 @@ fn deeply_nested_pages_are_skipped_by_name_and_the_site_still_builds() {
     let big = std::fs::File::create(site.join("big.html")).unwrap();
     big.set_len(33 << 20).unwrap();
     let out = d.join("docs.gsx");
-    let o = run_within(
-        bin().args(["build", "--docs", s(&site), "--out", s(&out), "-q"]),
-        Duration::from_secs(60),
-    );
+    let o = build_docs(&site, &out);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     for page in [
@@ -320,10 +326,7 @@ fn the_docs_walk_reads_only_regular_files_inside_the_site() {
     symlink(d.join("missing.html"), site.join("dangling.html")).unwrap();
     mkfifo(&site.join("fifo.html"));
     let out = d.join("docs.gsx");
-    let o = run_within(
-        bin().args(["build", "--docs", s(&site), "--out", s(&out), "-q"]),
-        Duration::from_secs(60),
-    );
+    let o = build_docs(&site, &out);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     for (page, why) in [
