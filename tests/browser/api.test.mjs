@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX, ROOT } from './harness.mjs';
+import { setup, publish, cli, call, openEngine, closePage, clearStorage, SAMPLE_INDEX, HOSTILE_INDEX, ROOT } from './harness.mjs';
 
 let site;
 before(async () => {
@@ -22,19 +22,7 @@ async function freshPage() {
   for (const p of site.context.pages()) await closePage(p);
   const page = await site.blank();
   // A closed page's worker may hold the OPFS pool for a moment longer.
-  const result = await page.evaluate(async () => {
-    const { GitSenseSearch } = await import('/pkg/index.js');
-    for (let i = 0; ; i++) {
-      try {
-        await GitSenseSearch.clear();
-        return 'ok';
-      } catch (e) {
-        if (e.code !== 'storage.busy' || i === 20) return e.toJSON();
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  });
-  assert.equal(result, 'ok');
+  assert.equal(await clearStorage(page, 20), 'ok');
   return page;
 }
 

@@ -88,6 +88,26 @@ export async function closePage(page) {
   await page.close();
 }
 
+/**
+ * Empties the page's origin storage with GitSenseSearch.clear(), retried
+ * while a closed page's worker still holds the OPFS pool (storage.busy);
+ * resolves with 'ok' or the last error's JSON.
+ */
+export function clearStorage(page, attempts = 30) {
+  return page.evaluate(async (attempts) => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    for (let i = 0; ; i++) {
+      try {
+        await GitSenseSearch.clear();
+        return 'ok';
+      } catch (e) {
+        if (e.code !== 'storage.busy' || i === attempts) return e.toJSON();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }, attempts);
+}
+
 /** Waits until the demo page has opened its index (or failed to). */
 export async function demoReady(page) {
   await page.waitForFunction(() => document.body.dataset.state, null, { timeout: 60_000 });

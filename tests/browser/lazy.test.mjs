@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import crypto from 'node:crypto';
-import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
+import { setup, publish, cli, call, openEngine, closePage, clearStorage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
 import { decodeHot, firstVisitHot, readFirstVisitHot, inflateRaw, inflateRuns, FILL_DIRECTORY } from '../../src/js/lazy.js';
 import { STOP_WORDS, queryWords, firstQueryPages } from '../../src/js/predict.js';
 
@@ -49,19 +49,7 @@ async function freshPage() {
   // A failed test may have left its page (and its hold on OPFS) open.
   for (const p of site.context.pages()) await closePage(p);
   const page = await site.blank();
-  const result = await page.evaluate(async () => {
-    const { GitSenseSearch } = await import('/pkg/index.js');
-    for (let i = 0; ; i++) {
-      try {
-        await GitSenseSearch.clear();
-        return 'ok';
-      } catch (e) {
-        if (e.code !== 'storage.busy' || i === 30) return e.toJSON();
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  });
-  assert.equal(result, 'ok');
+  assert.equal(await clearStorage(page), 'ok');
   site.server.reset();
   return page;
 }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { setup, publish, cli, call, openEngine, closePage, SAMPLE_INDEX, HOSTILE_INDEX } from './harness.mjs';
+import { setup, publish, cli, call, openEngine, closePage, clearStorage, SAMPLE_INDEX, HOSTILE_INDEX } from './harness.mjs';
 
 let site;
 before(async () => {
@@ -28,20 +28,8 @@ async function freshPage() {
   for (const p of site.context.pages()) await closePage(p);
   const page = await site.blank();
   await setQuota(page, null);
-  const result = await page.evaluate(async () => {
-    const { GitSenseSearch } = await import('/pkg/index.js');
-    for (let i = 0; ; i++) {
-      try {
-        await GitSenseSearch.clear();
-        localStorage.clear();
-        return 'ok';
-      } catch (e) {
-        if (e.code !== 'storage.busy' || i === 30) return e.toJSON();
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  });
-  assert.equal(result, 'ok');
+  assert.equal(await clearStorage(page), 'ok');
+  await page.evaluate(() => localStorage.clear());
   site.server.reset();
   return page;
 }
