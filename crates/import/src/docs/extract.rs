@@ -83,6 +83,8 @@ pub const ENTRY_MAX_OTHER_WORDS: usize = 6;
 pub const LISTING_MIN_ENTRIES: usize = 20;
 /// Least share of a listing page's text lines that are entries.
 pub const LISTING_MIN_ENTRY_SHARE: f64 = 0.75;
+/// Longest word that is a letter dividing an index rather than text.
+pub const DIVIDER_MAX_CHARS: usize = 2;
 /// Fewest numbered line anchors a source listing has.
 pub const SOURCE_MIN_LINE_ANCHORS: usize = 20;
 
@@ -200,12 +202,27 @@ const SKIP_TAGS: &[&str] = &[
 ];
 
 /// Classes of navigation and decoration inside main content: permalink
-/// markers (Sphinx, MkDocs `headerlink`, Docusaurus `hash-link`), tables of
-/// contents (Sphinx `toctree-wrapper`, Docusaurus `table-of-contents`),
-/// line numbers.
+/// markers (Sphinx, MkDocs `headerlink`, Docusaurus `hash-link`, VitePress
+/// `header-anchor`, Doxygen `permalink`, makeinfo `copiable-anchor`),
+/// tables of contents (Sphinx
+/// `toctree-wrapper`, Docusaurus `table-of-contents`, makeinfo
+/// `Contents_element` / `region-contents`), node navigation (makeinfo
+/// `nav-panel`), line numbers, rustdoc's version and source links
+/// (`out-of-band`, `srclink`) and its collapse toggles (`hideme`),
+/// Doxygen's breadcrumbs in a title (`ingroups`).
 const SKIP_CLASSES: &[&str] = &[
     "headerlink",
     "hash-link",
+    "header-anchor",
+    "permalink",
+    "copiable-anchor",
+    "Contents_element",
+    "region-contents",
+    "nav-panel",
+    "ingroups",
+    "out-of-band",
+    "srclink",
+    "hideme",
     "toctree-wrapper",
     "table-of-contents",
     "theme-doc-toc-mobile",
@@ -500,13 +517,21 @@ fn main_content(root: ElementRef<'_>) -> ElementRef<'_> {
     }
 }
 
-/// A navigation bar's class in any naming scheme (`navbar`, `t-navbar`,
-/// `site_navbar`, ...): a bar of links to other pages, not content, that
-/// would otherwise make a short page look like a listing.
+/// Words that name page furniture when a class is made of them.
+const FURNITURE_CLASS_WORDS: &[&str] =
+    &["navbar", "navigation", "navheader", "navfooter", "footer"];
+
+/// A navigation bar's or footer's class in any naming scheme (`navbar`,
+/// `t-navbar`, `site_navbar`, gtk-doc's `navigation` table, DocBook XSL's
+/// `navheader` / `navfooter`, `md-footer`, gtk-doc's `footer`, ...): links
+/// to other pages and colophons, not content, that would otherwise make a
+/// short page look like a listing.
 fn is_navbar_class(class: &str) -> bool {
-    class
-        .split(['-', '_'])
-        .any(|part| part.eq_ignore_ascii_case("navbar"))
+    class.split(['-', '_']).any(|part| {
+        FURNITURE_CLASS_WORDS
+            .iter()
+            .any(|w| part.eq_ignore_ascii_case(w))
+    })
 }
 
 /// Whether an element (and its subtree) stays out of the index.
@@ -538,6 +563,70 @@ fn skipped(e: &Element) -> bool {
     false
 }
 
+/// Link relations of page-to-page navigation (`<a rel="next">`).
+const NAVIGATION_RELS: &[&str] = &[
+    "next", "prev", "previous", "up", "top", "start", "first", "last", "contents", "index",
+];
+
+/// Most words outside links a navigation bar has (`Next:`, `Up:`).
+const NAVIGATION_MAX_OTHER_WORDS: usize = 12;
+
+/// Whether a block holds only page-to-page navigation: links that all
+/// carry a navigation relation (Texinfo's `Next: … Previous: … Up: …`
+/// panel, a pager) and a few words around them.
+fn is_relation_navigation(e: ElementRef<'_>) -> bool {
+    if !matches!(
+        e.value().name(),
+        "div" | "p" | "table" | "tr" | "td" | "ul" | "ol" | "li"
+    ) {
+        return false;
+    }
+    let mut links = 0;
+    for a in e
+        .descendent_elements()
+        .filter(|d| d.value().name() == "a" && d.value().attr("href").is_some())
+    {
+        let navigates = a
+            .value()
+            .attr("rel")
+            .is_some_and(|r| r.split_whitespace().any(|r| NAVIGATION_RELS.contains(&r)));
+        if !navigates {
+            return false;
+        }
+        links += 1;
+    }
+    if links == 0 {
+        return false;
+    }
+    let link_words: usize = e
+        .descendent_elements()
+        .filter(|d| d.value().name() == "a")
+        .map(|a| inline_text(a).split_whitespace().count())
+        .sum();
+    let words = inline_text(e).split_whitespace().count();
+    words.saturating_sub(link_words) <= NAVIGATION_MAX_OTHER_WORDS
+}
+
+/// Classes of elements that are a page's title without being an `<hN>`
+/// (Doxygen's `div.headertitle`).
+const TITLE_CLASSES: &[&str] = &["headertitle"];
+
+/// The heading level of an element: `<h1>`-`<h6>`, an ARIA heading
+/// (`role="heading" aria-level="2"`), or a title element
+/// ([`TITLE_CLASSES`], level 1).
+fn heading_level(e: &Element) -> Option<u8> {
+    if let Some(level) = is_heading(e.name()) {
+        return Some(level);
+    }
+    if e.attr("role") == Some("heading") {
+        let level = e
+            .attr("aria-level")
+            .and_then(|l| l.trim().parse::<u8>().ok());
+        return Some(level.unwrap_or(2).clamp(1, 6));
+    }
+    e.classes().any(|c| TITLE_CLASSES.contains(&c)).then_some(1)
+}
+
 fn is_heading(name: &str) -> Option<u8> {
     match name {
         "h1" => Some(1),
@@ -550,9 +639,24 @@ fn is_heading(name: &str) -> Option<u8> {
     }
 }
 
-/// Collapses runs of whitespace into single spaces and trims.
+/// Characters that take no room: generators put them in permalink
+/// markers (VitePress, Docusaurus `&ZeroWidthSpace;`) and as line-break
+/// hints; they are not words.
+fn is_zero_width(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}'
+    )
+}
+
+/// Collapses runs of whitespace into single spaces, drops zero-width
+/// characters, and trims.
 pub fn normalize_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    s.split_whitespace()
+        .map(|w| w.replace(is_zero_width, ""))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Visible text of an element, honouring the skip rules.
@@ -580,7 +684,7 @@ fn inline_text(e: ElementRef<'_>) -> String {
 
 fn has_heading_inside(e: ElementRef<'_>) -> bool {
     e.descendent_elements()
-        .any(|d| is_heading(d.value().name()).is_some())
+        .any(|d| heading_level(d.value()).is_some())
 }
 
 /// The name a `<dt>` defines: the qualified name when the id spells it
@@ -765,6 +869,12 @@ struct Walker {
     line_links: usize,
     line_other_words: usize,
     line_words: usize,
+    /// Characters of the line's words.
+    line_chars: usize,
+    /// Whether the last line counted was an entry.
+    last_line_entry: bool,
+    /// Inside a `<dd>` glossing an entry: its lines are part of the entry.
+    in_gloss: bool,
 }
 
 impl Walker {
@@ -793,6 +903,9 @@ impl Walker {
             line_links: 0,
             line_other_words: 0,
             line_words: 0,
+            line_chars: 0,
+            last_line_entry: false,
+            in_gloss: false,
         }
     }
 
@@ -809,7 +922,7 @@ impl Walker {
     }
 
     fn push_text(&mut self, s: &str) {
-        if s.trim().is_empty() {
+        if s.chars().all(|c| c.is_whitespace() || is_zero_width(c)) {
             if !s.is_empty() {
                 self.space = true;
             }
@@ -821,6 +934,7 @@ impl Walker {
         let words = normalize_ws(s);
         let n = words.split_whitespace().count();
         self.line_words += n;
+        self.line_chars += words.chars().filter(|c| !c.is_whitespace()).count();
         if !self.in_link {
             self.line_other_words += n;
         }
@@ -834,17 +948,26 @@ impl Walker {
     }
 
     /// Ends the text line being written, counting it as an entry when
-    /// it is a link with little else ([`Listing`]).
+    /// it is a link with little else ([`Listing`]). Not counted: a letter
+    /// dividing an index (`A`, `B`, ...: one word of at most
+    /// [`DIVIDER_MAX_CHARS`] characters without a link), and the lines of
+    /// a `<dd>` glossing an entry (Javadoc's `index-all`: the linked
+    /// member, then its first sentence), which belong to that entry.
     fn end_line(&mut self) {
-        if self.line_words > 0 {
+        let divider =
+            self.line_words == 1 && self.line_chars <= DIVIDER_MAX_CHARS && self.line_links == 0;
+        if self.line_words > 0 && !divider && !self.in_gloss {
             self.listing.text_lines += 1;
-            if self.line_links > 0 && self.line_other_words <= ENTRY_MAX_OTHER_WORDS {
+            self.last_line_entry =
+                self.line_links > 0 && self.line_other_words <= ENTRY_MAX_OTHER_WORDS;
+            if self.last_line_entry {
                 self.listing.entry_lines += 1;
             }
         }
         self.line_links = 0;
         self.line_other_words = 0;
         self.line_words = 0;
+        self.line_chars = 0;
     }
 
     fn block_break(&mut self) {
@@ -917,12 +1040,19 @@ impl Walker {
         if skipped(el) || (name == "header" && !has_heading_inside(e)) {
             return;
         }
-        if let Some(level) = is_heading(name) {
+        if let Some(level) = heading_level(el) {
             self.heading(e, el, level);
             return;
         }
-        if let Some(id) = el.id() {
+        // `<a name>` is the id of older generators (texi2html, gtk-doc).
+        let id = el
+            .id()
+            .or_else(|| (name == "a").then(|| el.attr("name")).flatten());
+        if let Some(id) = id {
             self.pending_ids.push(id.to_string());
+        }
+        if is_relation_navigation(e) {
+            return;
         }
         match name {
             "a" if !self.in_link && el.attr("href").is_some_and(is_site_link) => {
@@ -933,6 +1063,8 @@ impl Walker {
                 self.in_link = false;
             }
             "pre" => self.pre(e),
+            "div" if el.classes().any(|c| LINE_CODE_CLASSES.contains(&c)) => self.pre(e),
+            _ if code_label(e).is_some() => self.code_container(e),
             "dl" => self.definition_list(e),
             "br" => self.line_break(),
             "li" => {
@@ -959,7 +1091,9 @@ impl Walker {
                 self.walk(e);
                 self.push_text(" ");
             }
-            "img" => {
+            // An image inside a link is an icon (a logo, a "next" arrow):
+            // its alt text names the link's target, not the page's content.
+            "img" if !self.in_link => {
                 if let Some(alt) = el.attr("alt") {
                     self.push_text(&format!(" {alt} "));
                 }
@@ -986,17 +1120,34 @@ impl Walker {
         while self.headings.last().is_some_and(|(l, _)| *l >= level) {
             self.headings.pop();
         }
-        // Anchors inside the heading (`<h2><a id=..>`) also name it.
-        let inner_id = e
-            .descendent_elements()
-            .find_map(|d| d.value().id().or_else(|| d.value().attr("name")))
-            .map(str::to_string);
+        // An anchor inside the heading (`<h2><a id=..>`) names it before
+        // any enclosing element does. DocBook XSL writes it as XHTML
+        // `<a id=".."/>`, which an HTML parser leaves open: empty copies of
+        // that `<a>` (same id) then wrap what follows, up to the next
+        // heading's own anchor, which is the one holding its text.
+        // Ids of skipped furniture (rustdoc's `<button id="copy-path">`)
+        // name nothing.
+        fn inner_ids<'a>(e: ElementRef<'a>, out: &mut Vec<(&'a str, bool)>) {
+            for d in e.child_elements().filter(|d| !skipped(d.value())) {
+                if let Some(id) = d.value().id().or_else(|| d.value().attr("name")) {
+                    out.push((id, !inline_text(d).is_empty()));
+                }
+                inner_ids(d, out);
+            }
+        }
+        let mut ids = Vec::new();
+        inner_ids(e, &mut ids);
+        let inner_id = ids
+            .iter()
+            .find(|(_, has_text)| *has_text)
+            .or(ids.first())
+            .map(|(id, _)| id.to_string());
         let anchor = el
             .id()
             .map(str::to_string)
+            .or(inner_id)
             .or_else(|| self.owning_ancestor_id(e))
-            .or_else(|| self.pending_ids.first().cloned())
-            .or(inner_id);
+            .or_else(|| self.pending_ids.first().cloned());
         self.stack.truncate(0);
         self.open_unit(UnitKind::Section, title.clone(), anchor, level);
         self.headings.push((level, title));
@@ -1022,7 +1173,7 @@ impl Walker {
                         if skipped(el) {
                             continue;
                         }
-                        if is_heading(el.name()).is_some() {
+                        if heading_level(el).is_some() {
                             return Some(false);
                         }
                         if let Some(found) = opens(ce, h) {
@@ -1050,6 +1201,33 @@ impl Walker {
         None
     }
 
+    /// A code container (`div.language-sh`) holding a `<pre>` and a label
+    /// naming its language (VitePress `<span class="lang">sh</span>`): the
+    /// label is not text of the page.
+    fn code_container(&mut self, e: ElementRef<'_>) {
+        let label = code_label(e).unwrap_or_default();
+        self.block_break();
+        for child in e.children() {
+            match child.value() {
+                Node::Text(t) => self.push_text(t),
+                Node::Element(el) => {
+                    let Some(ce) = ElementRef::wrap(child) else {
+                        continue;
+                    };
+                    let is_label = !ce.descendent_elements().any(|d| d.value().name() == "pre")
+                        && inline_text(ce).eq_ignore_ascii_case(&label);
+                    if !is_label {
+                        self.element(ce, el);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.block_break();
+    }
+
+    /// A code block: a `<pre>`, or a block of one element per line
+    /// ([`LINE_CODE_CLASSES`]).
     fn pre(&mut self, e: ElementRef<'_>) {
         fn raw(e: ElementRef<'_>, out: &mut String) {
             for child in e.children() {
@@ -1069,7 +1247,16 @@ impl Walker {
             }
         }
         let mut content = String::new();
-        raw(e, &mut content);
+        if e.value().name() == "pre" {
+            raw(e, &mut content);
+        } else {
+            // One child element per line; the source's whitespace between
+            // them is not code.
+            for line in e.child_elements().filter(|c| !skipped(c.value())) {
+                raw(line, &mut content);
+                content.push('\n');
+            }
+        }
         let content = content.trim_matches('\n').trim_end().to_string();
         if content.trim().is_empty() {
             return;
@@ -1100,6 +1287,8 @@ impl Walker {
         // Whether the unit on top was opened by this list's last <dt id>.
         let mut open = false;
         let mut last_was_dt = false;
+        // Whether the last `<dt>` was an entry line (a link, little else).
+        let mut last_was_entry = false;
         self.block_break();
         for child in e.children() {
             let Some(ce) = ElementRef::wrap(child) else {
@@ -1137,10 +1326,27 @@ impl Walker {
                         last_was_dt = true;
                         continue;
                     }
+                    self.last_line_entry = false;
                     self.element(ce, el);
+                    last_was_entry = self.last_line_entry;
+                    last_was_dt = false;
+                    continue;
+                }
+                ("dt", None) => {
+                    self.last_line_entry = false;
+                    self.element(ce, el);
+                    last_was_entry = self.last_line_entry;
+                    last_was_dt = false;
+                    continue;
+                }
+                ("dd", _) if last_was_entry => {
+                    let outer = std::mem::replace(&mut self.in_gloss, true);
+                    self.element(ce, el);
+                    self.in_gloss = outer;
                 }
                 _ => self.element(ce, el),
             }
+            last_was_entry = false;
             last_was_dt = false;
         }
         self.stack.truncate(depth.max(1));
@@ -1161,13 +1367,88 @@ impl Walker {
     }
 }
 
+/// Classes of blocks that hold code one element per line, without a
+/// `<pre>` (Doxygen's `div.fragment` of `div.line`).
+const LINE_CODE_CLASSES: &[&str] = &["fragment"];
+
+/// Language names a generator writes as a bare class of `<pre>` or
+/// `<code>` (rustdoc `<pre class="rust">`).
+const LANGUAGE_CLASSES: &[&str] = &[
+    "rust",
+    "python",
+    "c",
+    "cpp",
+    "java",
+    "javascript",
+    "typescript",
+    "bash",
+    "sh",
+    "shell",
+    "console",
+    "json",
+    "yaml",
+    "toml",
+    "xml",
+    "html",
+    "css",
+    "sql",
+    "go",
+    "ruby",
+    "perl",
+    "php",
+    "kotlin",
+    "swift",
+    "haskell",
+    "lua",
+    "scala",
+    "makefile",
+    "diff",
+    "ini",
+];
+
+/// The language suffix of an element that wraps a `<pre>` as a code
+/// container (`div.language-sh`), when it has one.
+fn code_label(e: ElementRef<'_>) -> Option<String> {
+    let el = e.value();
+    if el.name() == "pre" || el.name() == "code" {
+        return None;
+    }
+    let lang = el.classes().find_map(|c| {
+        ["language-", "highlight-"]
+            .iter()
+            .find_map(|p| c.strip_prefix(p))
+            .filter(|l| !l.is_empty())
+    })?;
+    e.child_elements()
+        .any(|c| c.value().name() == "pre")
+        .then(|| lang.to_string())
+}
+
 /// The language of a `<pre>`, from its classes or those of the enclosing
 /// elements up to three levels (Sphinx `highlight-python3`, `language-rust`,
-/// `lang-js`, Pandoc `sourceCode python`, `data-lang`).
+/// `lang-js`, Pandoc `sourceCode python`, `data-lang`), else a bare
+/// language name among the classes of the `<pre>` or its `<code>`
+/// (rustdoc `rust`).
 pub fn code_language(pre: ElementRef<'_>) -> Option<String> {
+    code_language_prefixed(pre).or_else(|| {
+        let own = pre
+            .descendent_elements()
+            .filter(|c| c.value().name() == "code")
+            .take(1)
+            .chain([pre]);
+        own.flat_map(|c| c.value().classes())
+            .find(|c| LANGUAGE_CLASSES.contains(c))
+            .and_then(normalize_language)
+    })
+}
+
+fn code_language_prefixed(pre: ElementRef<'_>) -> Option<String> {
+    // The `<code>` may sit in a nested `<pre>` (mdBook's playground
+    // `<pre><pre class="playground"><code class="language-rust">`).
     let mut candidates: Vec<ElementRef<'_>> = pre
-        .child_elements()
+        .descendent_elements()
         .filter(|c| c.value().name() == "code")
+        .take(1)
         .collect();
     candidates.push(pre);
     let mut up = pre.parent().and_then(ElementRef::wrap);

@@ -1,0 +1,583 @@
+//! Each documentation generator's extraction, on real pages that
+//! generator built: the main content (navigation, sidebars, footers left
+//! out), the title, sections and their anchors, the names items define,
+//! and code blocks with their language.
+//!
+//! The pages come from Debian's documentation packages, unpacked under
+//! `target/sites/` by `python3 bench/sites.py --fetch-only` (as
+//! `./build.sh test` does), and from `python3.11-doc`, installed by
+//! `./build.sh test`. The VitePress pages are committed in
+//! `tests/generators/vitepress/` (no package ships a site of that
+//! generator). A missing package skips its test with a message, or fails
+//! it under `GITSENSE_REQUIRE_CORPORA=1`.
+
+use gitsense_engine::{Engine, Highlight, SearchOptions};
+use gitsense_import::docs::{self, parse_page, DocsOptions, Page, Unit, UnitKind};
+use gitsense_import::{self as import};
+use std::path::{Path, PathBuf};
+
+/// `path` when it exists, else `None` (the test skips) unless
+/// `GITSENSE_REQUIRE_CORPORA` is set.
+fn corpus(path: PathBuf, how: &str) -> Option<PathBuf> {
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("GITSENSE_REQUIRE_CORPORA").is_none(),
+        "{} is missing: {how}",
+        path.display()
+    );
+    eprintln!("SKIPPED: {} is missing ({how})", path.display());
+    None
+}
+
+/// A file of an unpacked Debian package under `target/sites/PKG/`.
+fn package_file(pkg: &str, rel: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/sites")
+        .join(pkg)
+        .join(rel);
+    corpus(
+        p,
+        &format!("python3 bench/sites.py --fetch-only unpacks {pkg}; ./build.sh test runs it"),
+    )
+}
+
+fn parse(path: &Path) -> Page {
+    let html = std::fs::read_to_string(path).unwrap();
+    parse_page(&html).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
+}
+
+/// The unit a page's anchor starts.
+fn unit<'a>(p: &'a Page, anchor: &str) -> &'a Unit {
+    p.units
+        .iter()
+        .find(|u| u.anchor.as_deref() == Some(anchor))
+        .unwrap_or_else(|| {
+            let anchors: Vec<_> = p.units.iter().filter_map(|u| u.anchor.as_deref()).collect();
+            panic!("no unit anchored at {anchor}; anchors: {anchors:?}")
+        })
+}
+
+/// The first unit with this title.
+fn titled<'a>(p: &'a Page, title: &str) -> &'a Unit {
+    p.units
+        .iter()
+        .find(|u| u.title == title)
+        .unwrap_or_else(|| {
+            let titles: Vec<_> = p.units.iter().map(|u| u.title.as_str()).collect();
+            panic!("no unit titled {title:?}; titles: {titles:?}")
+        })
+}
+
+/// Everything the page indexes as text.
+fn all_text(p: &Page) -> String {
+    p.units
+        .iter()
+        .map(|u| u.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn assert_absent(p: &Page, furniture: &[&str]) {
+    let text = all_text(p);
+    for f in furniture {
+        assert!(!text.contains(f), "page furniture {f:?} was indexed");
+    }
+}
+
+/// The languages of the page's code blocks that hold `needle`.
+fn code_languages(p: &Page, needle: &str) -> Vec<Option<String>> {
+    p.units
+        .iter()
+        .flat_map(|u| &u.code)
+        .filter(|c| c.content.contains(needle))
+        .map(|c| c.language.clone())
+        .collect()
+}
+
+#[test]
+fn sphinx_api_pages_yield_sections_definitions_and_python_code() {
+    let Some(path) = corpus(
+        PathBuf::from("/usr/share/doc/python3.11/html/library/json.html"),
+        "./build.sh test installs python3.11-doc",
+    ) else {
+        return;
+    };
+    let p = parse(&path);
+    assert_eq!(p.title, "json — JSON encoder and decoder");
+    let usage = unit(&p, "basic-usage");
+    assert_eq!((usage.kind, usage.level), (UnitKind::Section, 2));
+    assert_eq!(usage.title, "Basic Usage");
+    let dumps = unit(&p, "json.dumps");
+    assert_eq!(
+        (dumps.kind, dumps.title.as_str()),
+        (UnitKind::Definition, "json.dumps")
+    );
+    assert_eq!(
+        dumps.headings,
+        ["json — JSON encoder and decoder", "Basic Usage"]
+    );
+    let decode = unit(&p, "json.JSONDecoder.decode");
+    assert_eq!(decode.title, "json.JSONDecoder.decode");
+    assert!(decode.aliases.contains(&"decode".to_string()));
+    assert!(decode
+        .text
+        .contains("Return the Python representation of s"));
+    assert!(code_languages(&p, ">>> import json")
+        .iter()
+        .all(|l| l.as_deref() == Some("python")));
+    assert_absent(
+        &p,
+        &[
+            "Previous topic",
+            "Next topic",
+            "This Page",
+            "Report a Bug",
+            "Show Source",
+            "Last updated on",
+        ],
+    );
+}
+
+#[test]
+fn mkdocs_pages_and_mkdocstrings_definitions() {
+    let root = "mkdocs-doc/usr/share/doc/mkdocs/html";
+    let Some(config) = package_file(
+        "mkdocs-doc",
+        "usr/share/doc/mkdocs/html/user-guide/configuration.html",
+    ) else {
+        return;
+    };
+    let p = parse(&config);
+    assert_eq!(p.title, "Configuration");
+    let site_name = unit(&p, "site_name");
+    assert_eq!(
+        (site_name.title.as_str(), site_name.level),
+        ("site_name", 3)
+    );
+    assert_eq!(site_name.headings, ["Configuration", "Project information"]);
+    assert_eq!(
+        code_languages(&p, "site_name: Marshmallow Generator"),
+        [Some("yaml".to_string())]
+    );
+    // The bootstrap theme's navbar, its "on this page" sidebar and its
+    // keyboard-shortcut and search dialogs.
+    assert_absent(
+        &p,
+        &[
+            "Keyboard Shortcuts",
+            "Open this help",
+            "Enter your search terms",
+            "Localizing Your Theme",
+            "Edit on GitHub",
+            "Previous",
+        ],
+    );
+
+    // mkdocstrings: an API object's heading carries its qualified name as
+    // its id, the signature as its text.
+    let plugins = parse(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target/sites")
+            .join(root)
+            .join("dev-guide/plugins.html"),
+    );
+    let error = unit(&plugins, "mkdocs.exceptions.PluginError");
+    assert_eq!(error.title, "mkdocs.exceptions.PluginError");
+    assert!(error.text.contains("Bases: BuildError"));
+    let priority = unit(&plugins, "mkdocs.plugins.event_priority");
+    assert!(priority
+        .title
+        .starts_with("mkdocs.plugins.event_priority(priority: float)"));
+    assert!(priority
+        .code
+        .iter()
+        .all(|c| c.language.as_deref() == Some("python")));
+    assert!(!priority.code.is_empty());
+}
+
+#[test]
+fn mdbook_chapters_keep_headings_and_playground_code() {
+    let Some(path) = package_file(
+        "rust-doc",
+        "usr/share/doc/rust-doc/html/book/ch08-03-hash-maps.html",
+    ) else {
+        return;
+    };
+    let p = parse(&path);
+    let top = unit(&p, "storing-keys-with-associated-values-in-hash-maps");
+    assert_eq!(
+        top.title,
+        "Storing Keys with Associated Values in Hash Maps"
+    );
+    let overwriting = unit(&p, "overwriting-a-value");
+    assert_eq!(
+        overwriting.headings,
+        [top.title.as_str(), "Updating a Hash Map"]
+    );
+    assert_eq!(overwriting.level, 4);
+    // `<pre><pre class="playground"><code class="language-rust">`.
+    let rust = code_languages(&p, "let mut scores = HashMap::new();");
+    assert!(
+        !rust.is_empty() && rust.iter().all(|l| l.as_deref() == Some("rust")),
+        "{rust:?}"
+    );
+    assert_eq!(code_languages(&p, "Yellow: 50"), [Some("text".to_string())]);
+    assert_absent(
+        &p,
+        &[
+            "Print this book",
+            "Toggle Table of Contents",
+            "Previous chapter",
+        ],
+    );
+    assert!(!p
+        .units
+        .iter()
+        .any(|u| u.title == "The Rust Programming Language"));
+}
+
+#[test]
+fn rustdoc_items_are_anchored_sections_with_rust_code() {
+    let Some(path) = package_file(
+        "rust-doc",
+        "usr/share/doc/rust-doc/html/std/collections/struct.HashMap.html",
+    ) else {
+        return;
+    };
+    let p = parse(&path);
+    assert_eq!(p.title, "Struct std::collections::HashMap");
+    let insert = unit(&p, "method.insert");
+    assert!(
+        insert
+            .title
+            .starts_with("pub fn insert(&mut self, k: K, v: V)"),
+        "{}",
+        insert.title
+    );
+    assert!(insert.headings.iter().any(|h| h == "Implementations"));
+    assert!(insert
+        .text
+        .contains("Inserts a key-value pair into the map."));
+    let examples = titled(&p, "Examples");
+    assert!(examples
+        .code
+        .iter()
+        .all(|c| c.language.as_deref() == Some("rust")));
+    // The item declaration (`<pre class="rust struct">`).
+    assert_eq!(
+        code_languages(&p, "pub struct HashMap<K, V, S"),
+        [Some("rust".to_string())]
+    );
+    assert_absent(
+        &p,
+        &[
+            "Click or press",
+            "Change settings",
+            "Copy item path",
+            "Expand description",
+            "logo",
+            "1.0.0 ·",
+        ],
+    );
+}
+
+#[test]
+fn javadoc_members_are_sections_named_by_their_signature_anchor() {
+    let Some(path) = package_file(
+        "libcommons-lang3-java-doc",
+        "usr/share/doc/libcommons-lang3-java/api/org/apache/commons/lang3/StringUtils.html",
+    ) else {
+        return;
+    };
+    let p = parse(&path);
+    assert_eq!(p.title, "Class StringUtils");
+    assert_eq!(unit(&p, "method-summary").title, "Method Summary");
+    let abbreviate = unit(&p, "abbreviate(java.lang.String,int)");
+    assert_eq!(
+        (abbreviate.title.as_str(), abbreviate.level),
+        ("abbreviate", 3)
+    );
+    assert_eq!(abbreviate.headings, ["Class StringUtils", "Method Details"]);
+    assert!(abbreviate
+        .text
+        .contains("public static String abbreviate(String str, int maxWidth)"));
+    assert!(abbreviate
+        .code
+        .iter()
+        .any(|c| c.content.contains("StringUtils.abbreviate(null, *)")));
+    assert_eq!(unit(&p, "SPACE").title, "SPACE");
+    assert_absent(
+        &p,
+        &["Skip navigation links", "SEARCH:", "All rights reserved"],
+    );
+}
+
+#[test]
+fn doxygen_members_titles_and_fragments() {
+    let root = "usr/share/doc/libeigen3-dev/html";
+    let Some(path) = package_file(
+        "libeigen3-doc",
+        &format!("{root}/classEigen_1_1ArrayBase.html"),
+    ) else {
+        return;
+    };
+    let p = parse(&path);
+    // `div.headertitle`, without the breadcrumbs it holds.
+    assert_eq!(
+        p.title,
+        "Eigen::ArrayBase< Derived > Class Template Reference"
+    );
+    assert_eq!(unit(&p, "details").title, "Detailed Description");
+    // A member: anchored at its hashed id, its permalink marker left out.
+    let matrix = unit(&p, "a3c80cf9396d233898b3faa3a67559a58");
+    assert_eq!(matrix.title, "matrix()");
+    assert!(matrix.text.contains("Eigen::ArrayBase< Derived >::matrix"));
+    assert!(!all_text(&p).contains('◆'));
+    assert_absent(&p, &["Dense matrix and array manipulation » Reference"]);
+
+    // `div.fragment` of `div.line`: a code block, one line per element.
+    let tutorial = parse(&path.with_file_name("group__TutorialArrayClass.html"));
+    let code: Vec<&str> = tutorial
+        .units
+        .iter()
+        .flat_map(|u| &u.code)
+        .map(|c| c.content.as_str())
+        .filter(|c| c.contains("ArrayXXf  m(2,2);"))
+        .collect();
+    assert!(!code.is_empty());
+    assert!(
+        code[0].starts_with("#include <Eigen/Dense>\n#include <iostream>\n"),
+        "{:?}",
+        code[0]
+    );
+    let text = all_text(&tutorial);
+    assert!(text.contains("```\n#include <Eigen/Dense>"));
+}
+
+#[test]
+fn docbook_chapters_anchor_each_section_at_its_own_id() {
+    let Some(path) = package_file(
+        "debian-reference-en",
+        "usr/share/debian-reference/ch01.en.html",
+    ) else {
+        return;
+    };
+    let p = parse(&path);
+    assert_eq!(p.title, "Chapter 1. GNU/Linux tutorials");
+    // DocBook XSL writes `<h3><a id="x"/>Title</h3>`: the parser leaves
+    // each `<a>` open, and its copies wrap what follows.
+    for (anchor, title) in [
+        ("_console_basics", "1.1. Console basics"),
+        ("_the_shell_prompt", "1.1.1. The shell prompt"),
+        (
+            "_gui_system_administration_tools",
+            "1.1.5. GUI system administration tools",
+        ),
+        ("_virtual_consoles", "1.1.6. Virtual consoles"),
+    ] {
+        assert_eq!(unit(&p, anchor).title, title);
+    }
+    assert_eq!(
+        unit(&p, "_the_shell_prompt").headings,
+        ["Chapter 1. GNU/Linux tutorials", "1.1. Console basics"]
+    );
+    assert!(unit(&p, "_virtual_consoles")
+        .code
+        .iter()
+        .any(|c| c.content == "# chvt 3"));
+    // `div.navheader` / `div.navfooter`.
+    assert_absent(&p, &["Prev Next", "Preface Home"]);
+}
+
+#[test]
+fn gtk_doc_refentries_anchor_functions_and_drop_their_navigation() {
+    let root = "usr/share/gtk-doc/html";
+    let Some(path) = package_file(
+        "libglib2.0-doc",
+        &format!("{root}/glib/glib-Hash-Tables.html"),
+    ) else {
+        return;
+    };
+    let p = parse(&path);
+    // A DocBook refentry: its refnamediv title, then refsect1/refsect2.
+    assert_eq!(titled(&p, "Hash Tables").level, 2);
+    assert_eq!(
+        p.anchors.get("glib-Hash-Tables"),
+        p.anchors.get("glib-Hash-Tables.top_of_page")
+    );
+    let new = unit(&p, "g-hash-table-new");
+    assert_eq!(new.title, "g_hash_table_new ()");
+    assert!(new.code.iter().any(
+        |c| c.content.contains("g_hash_table_new (GHashFunc hash_func")
+            || c.content.contains("g_hash_table_new (GHashFunc")
+    ));
+    assert_eq!(
+        unit(&p, "g-hash-table-new.parameters").headings,
+        ["Functions", "g_hash_table_new ()"]
+    );
+    assert_absent(
+        &p,
+        &[
+            "Top | Description",
+            "Home Up Prev Next",
+            "Generated by GTK-Doc",
+        ],
+    );
+
+    // A variablelist (varlistentry terms and their descriptions) stays in
+    // its section's text, term next to description.
+    let codegen = parse(
+        &path
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("gio/gdbus-codegen.html"),
+    );
+    let options = titled(&codegen, "Options");
+    assert!(
+        options
+            .text
+            .contains("--interface-prefix org.project.Prefix."),
+        "{}",
+        options.text
+    );
+}
+
+#[test]
+fn texinfo_makeinfo_nodes_definitions_and_no_node_navigation() {
+    let Some(path) = package_file("bash-doc", "usr/share/doc/bash/bashref.html") else {
+        return;
+    };
+    let p = parse(&path);
+    assert_eq!(p.title, "Bash Reference Manual");
+    // Sections are anchored at their node's id, which links point to.
+    let syntax = unit(&p, "Shell-Syntax");
+    assert_eq!(syntax.title, "3.1 Shell Syntax");
+    assert_eq!(syntax.headings, ["Bash Features", "3 Basic Shell Features"]);
+    // `@item` entries of `@table` with an index entry: definitions.
+    let cd = unit(&p, "index-cd");
+    assert_eq!((cd.kind, cd.title.as_str()), (UnitKind::Definition, "cd"));
+    assert!(cd
+        .code
+        .iter()
+        .any(|c| c.content.starts_with("cd [-L|[-P [-e]] [-@] [directory]")));
+    let posix = unit(&p, "index-POSIX");
+    assert_eq!(
+        (posix.kind, posix.title.as_str()),
+        (UnitKind::Definition, "POSIX")
+    );
+    let text = all_text(&p);
+    assert!(!text.contains('¶'));
+    // The `Next: … Previous: … Up: …` panel of every node and the table
+    // of contents.
+    assert_absent(
+        &p,
+        &["Next: Introduction", "Previous: (dir)", "[Contents][Index]"],
+    );
+    assert!(!p.units.iter().any(|u| u.title == "Table of Contents"));
+}
+
+#[test]
+fn texinfo_texi2html_sections_take_their_named_anchors() {
+    let Some(path) = package_file("gettext-doc", "usr/share/doc/gettext/gettext_10.html") else {
+        return;
+    };
+    let p = parse(&path);
+    assert_eq!(p.title, "10. Producing Binary MO Files");
+    // `<a name="msgfmt-Invocation"></a><h2>`: the node name, first.
+    let invocation = unit(&p, "msgfmt-Invocation");
+    assert_eq!(invocation.title, "10.1 Invoking the msgfmt Program");
+    assert_eq!(p.anchors["SEC173"], p.anchors["msgfmt-Invocation"]);
+    assert!(invocation
+        .code
+        .iter()
+        .any(|c| c.content.starts_with("msgfmt [option] filename.po")));
+}
+
+#[test]
+fn plain_html_headings_take_the_named_anchors_inside_them() {
+    let Some(path) = package_file("gettext-doc", "usr/share/doc/gettext/FAQ.html") else {
+        return;
+    };
+    let p = parse(&path);
+    assert_eq!(p.title, "Frequently Asked Questions for GNU gettext");
+    let list = unit(&p, "general_mailinglist");
+    assert_eq!(
+        (list.title.as_str(), list.level),
+        ("Where is the mailing list?", 4)
+    );
+    assert_eq!(list.headings, ["Answers", "General"]);
+    assert!(list.text.contains("bug-gettext@gnu.org"));
+}
+
+fn vitepress_site() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/generators/vitepress/site")
+}
+
+#[test]
+fn vitepress_pages_drop_labels_zero_width_marks_and_furniture() {
+    let p = parse(&vitepress_site().join("guide/getting-started.html"));
+    assert_eq!(p.title, "Getting Started");
+    let install = unit(&p, "installation");
+    assert_eq!((install.title.as_str(), install.level), ("Installation", 2));
+    assert_eq!(
+        unit(&p, "projections").headings,
+        ["Getting Started", "First chart"]
+    );
+    assert_eq!(
+        code_languages(&p, "npm install --save-dev quasar-charts"),
+        [Some("bash".to_string())]
+    );
+    assert_eq!(
+        code_languages(&p, "import { render } from 'quasar-charts'"),
+        [Some("javascript".to_string())]
+    );
+    let text = all_text(&p);
+    assert!(!text.contains('\u{200B}'));
+    // The language labels of code blocks (`<span class="lang">sh</span>`).
+    assert!(!text.lines().any(|l| l == "sh" || l == "js"), "{text}");
+    assert!(install.text.contains("Run quasar doctor after installing"));
+    assert_absent(
+        &p,
+        &[
+            "Skip to content",
+            "On this page",
+            "Next page",
+            "Released under the MIT License",
+            "Quasar Docs",
+        ],
+    );
+}
+
+#[test]
+fn a_vitepress_site_is_found_by_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("site.gsx");
+    import::build_with(&path, "docs:vitepress".into(), |w| {
+        docs::import(
+            &vitepress_site(),
+            &DocsOptions::default(),
+            w,
+            &import::no_progress(),
+        )
+    })
+    .unwrap();
+    let e = Engine::open(&path).unwrap();
+    let r = e
+        .search(
+            "magnitudeLimit in:messages",
+            &SearchOptions {
+                highlight: Highlight::None,
+                ..SearchOptions::default()
+            },
+        )
+        .unwrap();
+    let first = r.results.messages.first().expect("a result");
+    assert_eq!(
+        first.meta.get("messages_meta_url").and_then(|v| v.as_str()),
+        Some("guide/configuration.html#magnitudelimit")
+    );
+}
