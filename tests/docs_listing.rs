@@ -4,8 +4,10 @@
 //!
 //! The pages are those of Debian's documentation packages that
 //! `bench/sites.py --fetch-only` unpacks under `target/sites/` (as
-//! `./build.sh test` does): Doxygen (Eigen), gtk-doc (GLib) and MediaWiki
-//! (cppreference).
+//! `./build.sh test` does): Doxygen (Eigen), gtk-doc (GLib), MediaWiki
+//! (cppreference), Javadoc (Commons Lang), rustdoc (the standard library),
+//! Texinfo (gettext's texi2html manual); and Sphinx's (the Python docs,
+//! from `python3.11-doc`).
 
 use gitsense_engine::{Engine, Highlight, SearchOptions};
 use gitsense_import::docs::{self, parse_page, DocsOptions, Skip};
@@ -49,6 +51,38 @@ fn cppreference() -> Option<PathBuf> {
     )
 }
 
+fn commons_lang() -> Option<PathBuf> {
+    site(
+        "libcommons-lang3-java-doc",
+        "usr/share/doc/libcommons-lang3-java/api",
+    )
+}
+
+fn rust_std() -> Option<PathBuf> {
+    site("rust-doc", "usr/share/doc/rust-doc/html/std")
+}
+
+fn gettext() -> Option<PathBuf> {
+    site("gettext-doc", "usr/share/doc/gettext")
+}
+
+fn python() -> Option<PathBuf> {
+    let p = PathBuf::from("/usr/share/doc/python3.11/html");
+    if p.is_dir() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("GITSENSE_REQUIRE_CORPORA").is_none(),
+        "{} is missing: ./build.sh test installs python3.11-doc",
+        p.display()
+    );
+    eprintln!(
+        "SKIPPED: {} is missing (./build.sh test installs python3.11-doc)",
+        p.display()
+    );
+    None
+}
+
 fn skip_of(root: &Path, rel: &str) -> Option<Skip> {
     let html = std::fs::read_to_string(root.join(rel)).unwrap();
     parse_page(&html).unwrap().skip
@@ -79,6 +113,97 @@ fn index_member_and_symbol_lists_of_three_generators_are_listings() {
             Some(Skip::Listing)
         );
     }
+}
+
+#[test]
+fn back_of_book_and_all_items_indexes_of_four_more_generators_are_listings() {
+    if let Some(root) = python() {
+        // Sphinx's genindex and module index: read as index tables.
+        for rel in ["genindex-A.html", "genindex-all.html", "py-modindex.html"] {
+            assert_eq!(skip_of(&root, rel), Some(Skip::SiteIndex), "{rel}");
+        }
+    }
+    if let Some(root) = commons_lang() {
+        // Each entry is a linked member and, in a <dd>, its first sentence.
+        assert_eq!(skip_of(&root, "index-all.html"), Some(Skip::Listing));
+    }
+    if let Some(root) = rust_std() {
+        assert_eq!(skip_of(&root, "all.html"), Some(Skip::Listing));
+    }
+    if let Some(root) = gettext() {
+        // texi2html index nodes: entries under letter dividers.
+        for rel in ["gettext_21.html", "gettext_22.html"] {
+            assert_eq!(skip_of(&root, rel), Some(Skip::Listing), "{rel}");
+        }
+    }
+}
+
+#[test]
+fn the_reference_pages_those_indexes_point_to_stay_pages() {
+    if let Some(root) = python() {
+        assert_eq!(skip_of(&root, "library/json.html"), None);
+    }
+    if let Some(root) = commons_lang() {
+        for rel in [
+            "org/apache/commons/lang3/StringUtils.html",
+            "org/apache/commons/lang3/package-summary.html",
+        ] {
+            assert_eq!(skip_of(&root, rel), None, "{rel}");
+        }
+    }
+    if let Some(root) = rust_std() {
+        for rel in [
+            "collections/struct.HashMap.html",
+            "collections/index.html",
+            "vec/struct.Vec.html",
+        ] {
+            assert_eq!(skip_of(&root, rel), None, "{rel}");
+        }
+    }
+    if let Some(root) = gettext() {
+        for rel in ["gettext_10.html", "gettext_1.html", "FAQ.html"] {
+            assert_eq!(skip_of(&root, rel), None, "{rel}");
+        }
+    }
+}
+
+#[test]
+fn a_javadoc_index_names_the_members_it_lists_and_is_never_a_result() {
+    let Some(root) = commons_lang() else { return };
+    let files = [
+        "index-all.html",
+        "org/apache/commons/lang3/StringUtils.html",
+        "org/apache/commons/lang3/CharUtils.html",
+    ];
+    let page = parse_page(&std::fs::read_to_string(root.join("index-all.html")).unwrap()).unwrap();
+    assert!(page
+        .index_entries
+        .iter()
+        .any(|e| e.term.starts_with("abbreviateMiddle")
+            && e.hrefs[0].ends_with(
+                "StringUtils.html#abbreviateMiddle(java.lang.String,java.lang.String,int)"
+            )));
+    let Imported {
+        engine: e,
+        warnings,
+        ..
+    } = import_pages(&root, &files, &DocsOptions::default());
+    assert!(
+        warnings.iter().any(|w| w.starts_with("attached ")),
+        "{warnings:?}"
+    );
+    for q in ["abbreviateMiddle", "isAsciiAlphanumeric", "StringUtils"] {
+        let found = pages(&e, q);
+        assert!(!found.is_empty(), "{q}");
+        assert!(
+            found.iter().all(|p| p != "index-all.html"),
+            "{q}: {found:?}"
+        );
+    }
+    assert_eq!(
+        pages(&e, "abbreviateMiddle").first().map(String::as_str),
+        Some("org/apache/commons/lang3/StringUtils.html")
+    );
 }
 
 #[test]
