@@ -6,9 +6,9 @@
 //! The pages come from Debian's documentation packages, unpacked under
 //! `target/sites/` by `python3 bench/sites.py --fetch-only` (as
 //! `./build.sh test` does), and from `python3.11-doc`, installed by
-//! `./build.sh test`. The VitePress pages are committed in
-//! `tests/generators/vitepress/` (no package ships a site of that
-//! generator). A missing package skips its test with a message, or fails
+//! `./build.sh test`. The VitePress and Docusaurus pages were built by
+//! those generators (from npm) and are committed in `tests/generators/`
+//! (no package ships a site built by either). A missing package skips its test with a message, or fails
 //! it under `GITSENSE_REQUIRE_CORPORA=1`.
 
 use gitsense_engine::{Engine, Highlight, SearchOptions};
@@ -513,33 +513,46 @@ fn plain_html_headings_take_the_named_anchors_inside_them() {
     assert!(list.text.contains("bug-gettext@gnu.org"));
 }
 
-fn vitepress_site() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/generators/vitepress/site")
+/// A site built by an npm generator, committed under `tests/generators/`.
+fn generated_site(generator: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/generators")
+        .join(generator)
+        .join("site")
+}
+
+/// What the VitePress and Docusaurus sites, built from the same Markdown,
+/// must both yield for their "Getting Started" page.
+fn assert_getting_started(p: &Page) {
+    assert_eq!(p.title, "Getting Started");
+    let install = unit(p, "installation");
+    assert_eq!((install.title.as_str(), install.level), ("Installation", 2));
+    assert_eq!(
+        unit(p, "projections").headings,
+        ["Getting Started", "First chart"]
+    );
+    assert_eq!(
+        code_languages(p, "npm install --save-dev quasar-charts"),
+        [Some("bash".to_string())]
+    );
+    assert_eq!(
+        code_languages(p, "import { render } from 'quasar-charts'"),
+        [Some("javascript".to_string())]
+    );
+    assert!(install.text.contains("Run quasar doctor after installing"));
+    let text = all_text(p);
+    assert!(!text.contains('\u{200B}'));
+    // Code blocks' language labels and copy buttons.
+    assert!(!text.lines().any(|l| l == "sh" || l == "js"), "{text}");
+    // The sidebar's and pager's link to the other page.
+    assert!(!text.contains("Configuration"), "{text}");
 }
 
 #[test]
 fn vitepress_pages_drop_labels_zero_width_marks_and_furniture() {
-    let p = parse(&vitepress_site().join("guide/getting-started.html"));
-    assert_eq!(p.title, "Getting Started");
-    let install = unit(&p, "installation");
-    assert_eq!((install.title.as_str(), install.level), ("Installation", 2));
-    assert_eq!(
-        unit(&p, "projections").headings,
-        ["Getting Started", "First chart"]
-    );
-    assert_eq!(
-        code_languages(&p, "npm install --save-dev quasar-charts"),
-        [Some("bash".to_string())]
-    );
-    assert_eq!(
-        code_languages(&p, "import { render } from 'quasar-charts'"),
-        [Some("javascript".to_string())]
-    );
-    let text = all_text(&p);
-    assert!(!text.contains('\u{200B}'));
-    // The language labels of code blocks (`<span class="lang">sh</span>`).
-    assert!(!text.lines().any(|l| l == "sh" || l == "js"), "{text}");
-    assert!(install.text.contains("Run quasar doctor after installing"));
+    let p = parse(&generated_site("vitepress").join("guide/getting-started.html"));
+    assert_getting_started(&p);
+    assert_eq!(unit(&p, "getting-started").level, 1);
     assert_absent(
         &p,
         &[
@@ -553,31 +566,57 @@ fn vitepress_pages_drop_labels_zero_width_marks_and_furniture() {
 }
 
 #[test]
-fn a_vitepress_site_is_found_by_section() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("site.gsx");
-    import::build_with(&path, "docs:vitepress".into(), |w| {
-        docs::import(
-            &vitepress_site(),
-            &DocsOptions::default(),
-            w,
-            &import::no_progress(),
-        )
-    })
-    .unwrap();
-    let e = Engine::open(&path).unwrap();
-    let r = e
-        .search(
-            "magnitudeLimit in:messages",
-            &SearchOptions {
-                highlight: Highlight::None,
-                ..SearchOptions::default()
-            },
-        )
-        .unwrap();
-    let first = r.results.messages.first().expect("a result");
-    assert_eq!(
-        first.meta.get("messages_meta_url").and_then(|v| v.as_str()),
-        Some("guide/configuration.html#magnitudelimit")
+fn docusaurus_pages_keep_the_article_and_drop_the_theme_around_it() {
+    let p = parse(&generated_site("docusaurus").join("guide/getting-started/index.html"));
+    assert_getting_started(&p);
+    assert_absent(
+        &p,
+        &[
+            "Skip to main content",
+            "On this page",
+            "Next",
+            "Copyright footerword",
+            "Quasar Docs",
+            "Guide",
+        ],
     );
+}
+
+#[test]
+fn vitepress_and_docusaurus_sites_are_found_by_section() {
+    for (generator, url) in [
+        ("vitepress", "guide/configuration.html#magnitudelimit"),
+        (
+            "docusaurus",
+            "guide/configuration/index.html#magnitudelimit",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("site.gsx");
+        import::build_with(&path, format!("docs:{generator}"), |w| {
+            docs::import(
+                &generated_site(generator),
+                &DocsOptions::default(),
+                w,
+                &import::no_progress(),
+            )
+        })
+        .unwrap();
+        let e = Engine::open(&path).unwrap();
+        let r = e
+            .search(
+                "magnitudeLimit in:messages",
+                &SearchOptions {
+                    highlight: Highlight::None,
+                    ..SearchOptions::default()
+                },
+            )
+            .unwrap();
+        let first = r.results.messages.first().expect("a result");
+        assert_eq!(
+            first.meta.get("messages_meta_url").and_then(|v| v.as_str()),
+            Some(url),
+            "{generator}"
+        );
+    }
 }
