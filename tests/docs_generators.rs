@@ -324,10 +324,11 @@ fn doxygen_members_titles_and_fragments() {
         return;
     };
     let p = parse(&path);
-    // `div.headertitle`, without the breadcrumbs it holds.
+    // No `<h1>`: the `<title>` (`div.headertitle` stays text, see
+    // extract::heading_level).
     assert_eq!(
         p.title,
-        "Eigen::ArrayBase< Derived > Class Template Reference"
+        "Eigen: Eigen::ArrayBase< Derived > Class Template Reference"
     );
     assert_eq!(unit(&p, "details").title, "Detailed Description");
     // A member: anchored at its hashed id, its permalink marker left out.

@@ -607,24 +607,22 @@ fn is_relation_navigation(e: ElementRef<'_>) -> bool {
     words.saturating_sub(link_words) <= NAVIGATION_MAX_OTHER_WORDS
 }
 
-/// Classes of elements that are a page's title without being an `<hN>`
-/// (Doxygen's `div.headertitle`).
-const TITLE_CLASSES: &[&str] = &["headertitle"];
-
-/// The heading level of an element: `<h1>`-`<h6>`, an ARIA heading
-/// (`role="heading" aria-level="2"`), or a title element
-/// ([`TITLE_CLASSES`], level 1).
+/// The heading level of an element: `<h1>`-`<h6>`, or an ARIA heading
+/// (`role="heading" aria-level="2"`).
+///
+/// Doxygen's `div.headertitle` is not taken as a heading: its member-list
+/// pages (`*-members.html`, most too short to be listings) would then be
+/// titled with their class's name and outrank the class's own page.
 fn heading_level(e: &Element) -> Option<u8> {
     if let Some(level) = is_heading(e.name()) {
         return Some(level);
     }
-    if e.attr("role") == Some("heading") {
-        let level = e
-            .attr("aria-level")
-            .and_then(|l| l.trim().parse::<u8>().ok());
-        return Some(level.unwrap_or(2).clamp(1, 6));
-    }
-    e.classes().any(|c| TITLE_CLASSES.contains(&c)).then_some(1)
+    (e.attr("role") == Some("heading")).then(|| {
+        e.attr("aria-level")
+            .and_then(|l| l.trim().parse::<u8>().ok())
+            .unwrap_or(2)
+            .clamp(1, 6)
+    })
 }
 
 fn is_heading(name: &str) -> Option<u8> {
