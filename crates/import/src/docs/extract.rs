@@ -568,12 +568,13 @@ const NAVIGATION_RELS: &[&str] = &[
     "next", "prev", "previous", "up", "top", "start", "first", "last", "contents", "index",
 ];
 
-/// Most words outside links a navigation bar has (`Next:`, `Up:`).
+/// Most words outside links a navigation bar has (`Next:`, `Up:`), and
+/// at most one a link.
 const NAVIGATION_MAX_OTHER_WORDS: usize = 12;
 
 /// Whether a block holds only page-to-page navigation: links that all
 /// carry a navigation relation (Texinfo's `Next: … Previous: … Up: …`
-/// panel, a pager) and a few words around them.
+/// panel, a pager) and no more words around them than links.
 fn is_relation_navigation(e: ElementRef<'_>) -> bool {
     if !matches!(
         e.value().name(),
@@ -598,13 +599,19 @@ fn is_relation_navigation(e: ElementRef<'_>) -> bool {
     if links == 0 {
         return false;
     }
+    // Words with a letter outside the links: a bar labels each link with
+    // one (`Next:`, `Up:`); prose around a `rel="next"` link has more.
+    let lettered = |t: &str| {
+        t.split_whitespace()
+            .filter(|w| w.chars().any(char::is_alphabetic))
+            .count()
+    };
     let link_words: usize = e
         .descendent_elements()
         .filter(|d| d.value().name() == "a")
-        .map(|a| inline_text(a).split_whitespace().count())
+        .map(|a| lettered(&inline_text(a)))
         .sum();
-    let words = inline_text(e).split_whitespace().count();
-    words.saturating_sub(link_words) <= NAVIGATION_MAX_OTHER_WORDS
+    lettered(&inline_text(e)).saturating_sub(link_words) <= links.min(NAVIGATION_MAX_OTHER_WORDS)
 }
 
 /// The heading level of an element: `<h1>`-`<h6>`, or an ARIA heading
@@ -1554,6 +1561,58 @@ mod tests {
             .map(|c| c.language.as_deref())
             .collect();
         assert_eq!(langs, [Some("python"), Some("rust"), Some("haskell"), None]);
+    }
+
+    #[test]
+    fn a_heading_takes_its_own_anchor_before_copies_of_an_unclosed_one() {
+        // XHTML `<a id/>` read as HTML: the first `<a>` stays open and
+        // its copies wrap the next heading.
+        let p = parse_page(
+            r#"<main><div class="section"><h2><a id="first"/>First</h2><p>One.</p>
+            <div class="section"><h3><a id="second"/>Second</h3><p>Two.</p></div></div></main>"#,
+        )
+        .unwrap();
+        let anchors: Vec<Option<&str>> = p.units.iter().map(|u| u.anchor.as_deref()).collect();
+        assert_eq!(anchors, [None, Some("first"), Some("second")]);
+    }
+
+    #[test]
+    fn navigation_by_link_relation_and_code_labels_are_not_text() {
+        let p = parse_page(
+            r##"<body><div class="header"><p>Next: <a href="b.html" rel="next">Bee</a>, Up: <a href="index.html" rel="up">Top</a></p></div>
+            <h1 id="a">Aye</h1><p>See <a href="b.html" rel="next">the next node</a> for more about hives and honey.</p>
+            <div class="language-sh"><button class="copy"></button><span class="lang">sh</span><pre><code>ls</code></pre></div>
+            <div class="fragment"><div class="line">int a;</div>
+            <div class="line">int b;</div></div></body>"##,
+        )
+        .unwrap();
+        let text: String = p.units.iter().map(|u| u.text.as_str()).collect();
+        assert!(!text.contains("Next:") && !text.contains("Bee"), "{text}");
+        assert!(text.contains("See the next node for more"), "{text}");
+        assert!(!text.lines().any(|l| l == "sh"), "{text}");
+        let code: Vec<(Option<&str>, &str)> = p.units[1]
+            .code
+            .iter()
+            .map(|c| (c.language.as_deref(), c.content.as_str()))
+            .collect();
+        assert_eq!(code, [(Some("bash"), "ls"), (None, "int a;\nint b;")]);
+    }
+
+    #[test]
+    fn index_letters_and_glosses_of_entries_do_not_count_as_text_lines() {
+        let entries: String = (0..24)
+            .map(|i| {
+                format!(
+                    r#"<dt><a href="p{i}.html#m">member{i}()</a> - Method in class Thing</dt>
+                    <dd><div class="block">Does the {i}th thing with every argument it is given.</div></dd>"#
+                )
+            })
+            .collect();
+        let html = format!("<main><h1>Index</h1><h2>A</h2><p>B</p><dl>{entries}</dl></main>");
+        let p = parse_page(&html).unwrap();
+        assert_eq!(p.listing.entry_lines, 24);
+        assert_eq!(p.listing.text_lines, 24);
+        assert_eq!(p.skip, Some(Skip::Listing));
     }
 
     #[test]
