@@ -6,10 +6,11 @@
 //! The pages come from Debian's documentation packages, unpacked under
 //! `target/sites/` by `python3 bench/sites.py --fetch-only` (as
 //! `./build.sh test` does), and from `python3.11-doc`, installed by
-//! `./build.sh test`. The VitePress and Docusaurus pages were built by
-//! those generators (from npm) and are committed in `tests/generators/`
-//! (no package ships a site built by either). A missing package skips its test with a message, or fails
-//! it under `GITSENSE_REQUIRE_CORPORA=1`.
+//! `./build.sh test`. The VitePress, Docusaurus and MkDocs Material pages
+//! were built by those generators (from npm and PyPI) and are committed in
+//! `tests/generators/` (no package ships a site built by them). A missing
+//! package skips its test with a message, or fails it under
+//! `GITSENSE_REQUIRE_CORPORA=1`.
 
 use gitsense_engine::{Engine, Highlight, SearchOptions};
 use gitsense_import::docs::{self, parse_page, DocsOptions, Page, Unit, UnitKind};
@@ -522,8 +523,8 @@ fn generated_site(generator: &str) -> PathBuf {
         .join("site")
 }
 
-/// What the VitePress and Docusaurus sites, built from the same Markdown,
-/// must both yield for their "Getting Started" page.
+/// What the VitePress, Docusaurus and MkDocs Material sites, built from
+/// the same Markdown, must all yield for their "Getting Started" page.
 fn assert_getting_started(p: &Page) {
     assert_eq!(p.title, "Getting Started");
     let install = unit(p, "installation");
@@ -584,13 +585,32 @@ fn docusaurus_pages_keep_the_article_and_drop_the_theme_around_it() {
 }
 
 #[test]
-fn vitepress_and_docusaurus_sites_are_found_by_section() {
+fn mkdocs_material_pages_keep_the_article_and_drop_the_theme_around_it() {
+    let p = parse(&generated_site("mkdocs-material").join("guide/getting-started.html"));
+    assert_getting_started(&p);
+    assert_eq!(unit(&p, "getting-started").level, 1);
+    assert_absent(
+        &p,
+        &[
+            "Skip to content",
+            "Table of contents",
+            "Copyright footerword",
+            "Made with",
+            "Quasar Docs",
+            "Next",
+        ],
+    );
+}
+
+#[test]
+fn sites_built_by_vitepress_docusaurus_and_material_are_found_by_section() {
     for (generator, url) in [
         ("vitepress", "guide/configuration.html#magnitudelimit"),
         (
             "docusaurus",
             "guide/configuration/index.html#magnitudelimit",
         ),
+        ("mkdocs-material", "guide/configuration.html#magnitudelimit"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("site.gsx");
