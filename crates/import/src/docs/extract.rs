@@ -572,6 +572,9 @@ const NAVIGATION_RELS: &[&str] = &[
 /// at most one a link.
 const NAVIGATION_MAX_OTHER_WORDS: usize = 12;
 
+/// Most elements a navigation bar holds.
+const NAVIGATION_MAX_ELEMENTS: usize = 64;
+
 /// Whether a block holds only page-to-page navigation: links that all
 /// carry a navigation relation (Texinfo's `Next: … Previous: … Up: …`
 /// panel, a pager) and no more words around them than links.
@@ -583,10 +586,14 @@ fn is_relation_navigation(e: ElementRef<'_>) -> bool {
         return false;
     }
     let mut links = 0;
-    for a in e
-        .descendent_elements()
-        .filter(|d| d.value().name() == "a" && d.value().attr("href").is_some())
-    {
+    for (seen, a) in e.descendent_elements().enumerate() {
+        // A bar is small; the bound keeps this check cheap on every block.
+        if seen >= NAVIGATION_MAX_ELEMENTS {
+            return false;
+        }
+        if a.value().name() != "a" || a.value().attr("href").is_none() {
+            continue;
+        }
         let navigates = a
             .value()
             .attr("rel")
