@@ -664,11 +664,23 @@ fn is_zero_width(c: char) -> bool {
 /// Collapses runs of whitespace into single spaces, drops zero-width
 /// characters, and trims.
 pub fn normalize_ws(s: &str) -> String {
-    s.split_whitespace()
-        .map(|w| w.replace(is_zero_width, ""))
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(s.len());
+    for w in s.split_whitespace() {
+        let start = out.len();
+        if start > 0 {
+            out.push(' ');
+        }
+        let word = out.len();
+        if w.contains(is_zero_width) {
+            out.extend(w.chars().filter(|c| !is_zero_width(*c)));
+        } else {
+            out.push_str(w);
+        }
+        if out.len() == word {
+            out.truncate(start);
+        }
+    }
+    out
 }
 
 /// Visible text of an element, honouring the skip rules.
