@@ -146,6 +146,9 @@ function marked(html) {
 }
 
 const isOverview = (m) => /overview/i.test(m.messages_type || '');
+// A section's snippet that starts at its heading: the heading is the
+// item's title already.
+const dropHeading = (html) => html.replace(/^\s*#{1,6}[ \t][^\n]*\n+(?=\S)/, '');
 const lastCrumb = (path) => (path ? path.split(' -> ').pop() : '');
 
 /**
@@ -178,7 +181,7 @@ export function toRows(res, link) {
     if (isOverview(m)) continue;
     const url = m.messages_meta_url;
     const title = url ? m.messages_meta_title || lastCrumb(m.chat_path) : m.messages_meta_file_path || lastCrumb(m.chat_path);
-    add(m, url, { title, snippet: stripMarkdown(m.messages_content_snippet || ''), result: m });
+    add(m, url, { title, snippet: stripMarkdown(dropHeading(m.messages_content_snippet || '')), result: m });
   }
   for (const c of R.codeBlocks) {
     add(c, c.code_blocks_meta_url, {
@@ -286,6 +289,7 @@ export class GitSenseSearchElement extends HTMLElement {
   /** Closes the dialog; focus goes back to the button. */
   close() {
     if (this.#els.dialog.open) this.#els.dialog.close();
+    this.#els.openBtn.focus();
   }
 
   #render() {
