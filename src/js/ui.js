@@ -181,7 +181,10 @@ export function toRows(res, link) {
     if (isOverview(m)) continue;
     const url = m.messages_meta_url;
     const title = url ? m.messages_meta_title || lastCrumb(m.chat_path) : m.messages_meta_file_path || lastCrumb(m.chat_path);
-    add(m, url, { title, snippet: stripMarkdown(dropHeading(m.messages_content_snippet || '')), result: m });
+    const snippet = m.messages_content_snippet || '';
+    // A chat's file (a git blob) is code: shown as it is.
+    if (!url && m.messages_type === 'git-blob') add(m, null, { title, code: snippet, result: m });
+    else add(m, url, { title, snippet: stripMarkdown(dropHeading(snippet)), result: m });
   }
   for (const c of R.codeBlocks) {
     add(c, c.code_blocks_meta_url, {

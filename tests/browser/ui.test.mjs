@@ -327,6 +327,7 @@ test('the demo page: Ctrl+K opens the UI on its engine, chat results keep their 
   const v = await view(p);
   assert.ok(v.rows.length > 3);
   assert.ok(v.rows.every((r) => r.href === null && r.crumbs.includes(' › ')), JSON.stringify(v.rows.slice(0, 2)));
+  await p.screenshot({ path: screenshotPath('ui-demo-chats.png') });
   await p.keyboard.press('ArrowDown');
   await p.keyboard.press('Enter');
   await p.waitForSelector('#results .result');
