@@ -154,8 +154,8 @@ build_wasm() {
   log "building the wasm module"
   cargo build --lib --target "$WASM_TARGET" -p gitsense-search --profile wasm --quiet
   cargo build --release --quiet -p xtask
-  # (ui.js is not part of the module: build_ui.)
-  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/js xtask Cargo.toml LICENSE target/sample/sample.gsx ! -name ui.js -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
+  # (ui.js and ui.d.ts are not part of the module: build_ui.)
+  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/js xtask Cargo.toml LICENSE target/sample/sample.gsx ! -name 'ui.*' -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
     return 0 # pkg/ is up to date
   fi
   local tmp=target/pkg.tmp
@@ -191,9 +191,11 @@ build_wasm() {
   mv "$tmp" pkg
 }
 
-# The drop-in UI (<gitsense-search>, src/js/ui.js) into pkg/, minified. It
-# only imports the module's index.js, so editing it never rebuilds the wasm.
+# The drop-in UI (<gitsense-search>, src/js/ui.js) into pkg/, minified, with
+# its typings. It only imports the module's index.js, so editing it never
+# rebuilds the wasm.
 build_ui() {
+  cp src/js/ui.d.ts pkg/ui.d.ts
   if [ -f pkg/ui.js ] && [ pkg/ui.js -nt src/js/ui.js ] && [ pkg/ui.js -nt xtask/js/minify.mjs ]; then
     return 0
   fi

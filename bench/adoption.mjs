@@ -97,7 +97,7 @@ const ENGINES = {
       }, q);
       await p.waitForFunction((q) => {
         const r = document.querySelector('gitsense-search').shadowRoot;
-        return r.querySelector('input').value === q && / results$|^No results/.test(r.querySelector('.status').textContent);
+        return r.querySelector('input').value === q && r.querySelector('.rows').getAttribute('aria-busy') === 'false' && / results$|^No results/.test(r.querySelector('.status').textContent);
       }, q, { timeout: 120_000 });
       return p.evaluate(() => document.querySelector('gitsense-search').shadowRoot.querySelectorAll('.rows > .row').length);
     },

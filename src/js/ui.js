@@ -147,8 +147,11 @@ function marked(html) {
 
 const isOverview = (m) => /overview/i.test(m.messages_type || '');
 // A section's snippet that starts at its heading: the heading is the
-// item's title already.
-const dropHeading = (html) => html.replace(/^\s*#{1,6}[ \t][^\n]*\n+(?=\S)/, '');
+// item's title already, unless it holds the only matches.
+const dropHeading = (html) => {
+  const rest = html.replace(/^\s*#{1,6}[ \t][^\n]*\n+(?=\S)/, '');
+  return rest.includes('<mark>') ? rest : html;
+};
 const lastCrumb = (path) => (path ? path.split(' -> ').pop() : '');
 
 /**
@@ -218,6 +221,7 @@ export class GitSenseSearchElement extends HTMLElement {
   #hasCode = false;
   #seq = 0;
   #rows = [];
+  #shown = '';
   #whenEngine = null;
   #timer = 0;
   #onKey = (e) => {
@@ -297,6 +301,7 @@ export class GitSenseSearchElement extends HTMLElement {
 
   #render() {
     const s = this.#strings;
+    this.#shown = ''; // the new list is empty
     const mac = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
     const openBtn = h('button', { type: 'button', class: 'open', part: 'button', 'aria-haspopup': 'dialog', 'aria-keyshortcuts': 'Control+K Meta+K' },
       icon(), h('span', null, s.button), h('kbd', { 'aria-hidden': 'true' }, mac ? '⌘K' : 'Ctrl K'));
@@ -322,6 +327,7 @@ export class GitSenseSearchElement extends HTMLElement {
     });
     input.addEventListener('input', () => {
       clearTimeout(this.#timer);
+      this.#busy(true);
       this.#timer = setTimeout(() => this.#search(), 60);
     });
     dialog.addEventListener('keydown', (e) => this.#key(e));
@@ -402,19 +408,25 @@ export class GitSenseSearchElement extends HTMLElement {
     const text = this.#els.input.value;
     if (!this.#engine) return; // #ready() searches once open
     if (!text.trim()) {
+      this.#shown = '';
       this.#els.rows.replaceChildren();
       this.#status('');
-      return;
+      return this.#busy(false);
     }
     // Filters go first: box mode reads the last word as a prefix.
     const query = this.#facet ? `${this.#facet} ${text}` : text;
+    // Reopening with the same text keeps the rows (and a focus on one).
+    if (query === this.#shown) return this.#busy(false);
+    this.#busy(true);
     const mode = this.getAttribute('mode') === 'strict' ? 'strict' : 'box';
     let res;
     try {
       res = await this.#engine.search(query, { mode, perPage: PER_PAGE, snippetTokens: SNIPPET_TOKENS, includeContent: false });
     } catch (e) {
-      if (seq === this.#seq) this.#status(fill(this.#strings.error, { message: e.message || String(e) }));
-      return;
+      this.#shown = '';
+      if (seq !== this.#seq) return;
+      this.#status(fill(this.#strings.error, { message: e.message || String(e) }));
+      return this.#busy(false);
     }
     if (seq !== this.#seq) return; // a newer search is under way
     if (!this.#facet.includes('lang:')) {
@@ -423,8 +435,15 @@ export class GitSenseSearchElement extends HTMLElement {
     this.#showFacets();
     const rows = toRows(res, (u) => this.#link(u));
     this.#rows = rows;
+    this.#shown = query;
     this.#els.rows.replaceChildren(...rows.map((r, i) => this.#row(r, i)));
     this.#status(rows.length ? fill(this.#strings.results, { count: rows.length }) : fill(this.#strings.noResults, { query: text }));
+    this.#busy(false);
+  }
+
+  /** aria-busy on the list while what it shows is not the box's text yet. */
+  #busy(on) {
+    this.#els.rows.setAttribute('aria-busy', String(on));
   }
 
   #row(row, i) {

@@ -84,7 +84,7 @@ async function searchFor(p, q, done = /result|No results/i) {
   await p.waitForFunction(
     ([q, done]) => {
       const r = document.querySelector('gitsense-search').shadowRoot;
-      return r.querySelector('input').value === q && new RegExp(done, 'i').test(r.querySelector('.status').textContent) && !/Loading/.test(r.querySelector('.status').textContent);
+      return r.querySelector('input').value === q && r.querySelector('.rows').getAttribute('aria-busy') === 'false' && new RegExp(done, 'i').test(r.querySelector('.status').textContent);
     },
     [q, done.source],
     { timeout: 60_000 },
