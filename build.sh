@@ -154,7 +154,8 @@ build_wasm() {
   log "building the wasm module"
   cargo build --lib --target "$WASM_TARGET" -p gitsense-search --profile wasm --quiet
   cargo build --release --quiet -p xtask
-  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/js xtask Cargo.toml LICENSE target/sample/sample.gsx -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
+  # (ui.js and ui.d.ts are not part of the module: build_ui.)
+  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/js xtask Cargo.toml LICENSE target/sample/sample.gsx ! -name 'ui.*' -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
     return 0 # pkg/ is up to date
   fi
   local tmp=target/pkg.tmp
@@ -188,6 +189,20 @@ build_wasm() {
   cp src/js/README.md LICENSE "$tmp/"
   rm -rf pkg
   mv "$tmp" pkg
+}
+
+# The drop-in UI (<gitsense-search>, src/js/ui.js) into pkg/, minified, with
+# its typings. It only imports the module's index.js, so editing it never
+# rebuilds the wasm.
+build_ui() {
+  cp src/js/ui.d.ts pkg/ui.d.ts
+  if [ -f pkg/ui.js ] && [ pkg/ui.js -nt src/js/ui.js ] && [ pkg/ui.js -nt xtask/js/minify.mjs ]; then
+    return 0
+  fi
+  log "minifying the drop-in UI (pkg/ui.js)"
+  cp src/js/ui.js pkg/ui.tmp.js
+  node xtask/js/minify.mjs pkg/ui.tmp.js >/dev/null || die "minifying the UI failed"
+  mv pkg/ui.tmp.js pkg/ui.js
 }
 
 # The module in two (xtask/src/wasm_split.rs): what a visit runs, by a profile
@@ -262,6 +277,7 @@ cmd_build() {
   build_native
   build_sample_index
   build_wasm
+  build_ui
   build_site
 }
 
@@ -352,7 +368,7 @@ cmd_serve() {
 case "${1:-build}" in
   build) cmd_build ;;
   test) cmd_test ;;
-  wasm) build_native; build_sample_index; build_wasm ;;
+  wasm) build_native; build_sample_index; build_wasm; build_ui ;;
   bench) shift; cmd_bench "$@" ;;
   serve) shift; cmd_serve "$@" ;;
   *) die "usage: ./build.sh [build|serve [PORT]|test|wasm|bench [OPTIONS]]" ;;

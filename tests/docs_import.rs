@@ -905,3 +905,52 @@ fn search_box_text_is_never_an_error_and_finds_what_is_being_typed() {
         .unwrap_err();
     assert_eq!(strict.code, "query.empty_group");
 }
+
+/// A search box's list shows longer snippets than the results object's
+/// default: `snippetTokens` widens a message's snippet around its matches,
+/// within FTS5's bound.
+#[test]
+fn snippet_tokens_widen_a_message_snippet_and_are_bounded() {
+    let (_site, b) = demo();
+    let words = |tokens: Option<u32>| -> Vec<usize> {
+        b.engine
+            .search(
+                "in:messages msg-type:doc-section guidetool",
+                &SearchOptions {
+                    snippet_tokens: tokens,
+                    ..SearchOptions::default()
+                },
+            )
+            .unwrap()
+            .results
+            .messages
+            .iter()
+            .map(|m| {
+                let s = m.messages_content_snippet.as_deref().unwrap_or_default();
+                assert!(s.contains("<mark>"), "{s}");
+                s.split_whitespace().count()
+            })
+            .collect()
+    };
+    let short = words(None);
+    let long = words(Some(30));
+    assert!(!short.is_empty() && short.len() == long.len());
+    assert!(
+        short.iter().zip(&long).any(|(s, l)| l > s),
+        "{short:?} {long:?}"
+    );
+    assert!(long.iter().all(|&n| n <= 30 + 4), "{long:?}");
+    for bad in [0, 65] {
+        let e = b
+            .engine
+            .search(
+                "guidetool",
+                &SearchOptions {
+                    snippet_tokens: Some(bad),
+                    ..SearchOptions::default()
+                },
+            )
+            .unwrap_err();
+        assert_eq!(e.code, "options.bad_snippet_tokens");
+    }
+}

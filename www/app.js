@@ -5,6 +5,9 @@
 // into text and <mark> elements here, never assigned as innerHTML.
 
 import { GitSenseSearch } from './pkg/index.js';
+// The drop-in UI: <gitsense-search> in the top bar, a Ctrl+K / ⌘K dialog
+// over the same engine; a chat it lists is shown here (gitsense-select).
+import './pkg/ui.js';
 
 const params = new URLSearchParams(location.search);
 const manifestUrl = params.get('manifest') || 'data/manifest.json';
@@ -281,12 +284,13 @@ resultsEl.addEventListener('click', (e) => {
   }
 });
 
-// Keys: / or Ctrl/⌘+K focus the box; arrows move through results.
+// Keys: / focuses the box (Ctrl/⌘+K is the UI's dialog); arrows move
+// through results.
 const results = () => [...resultsEl.querySelectorAll('.result')];
 document.addEventListener('keydown', (e) => {
   const inBox = document.activeElement === input;
-  const typing = inBox || ['INPUT', 'TEXTAREA'].includes(document.activeElement?.tagName);
-  if ((e.key === 'k' && (e.ctrlKey || e.metaKey)) || (e.key === '/' && !typing)) {
+  const typing = inBox || ['INPUT', 'TEXTAREA', 'GITSENSE-SEARCH'].includes(document.activeElement?.tagName);
+  if (e.key === '/' && !typing) {
     e.preventDefault();
     input.focus();
     input.select();
@@ -413,6 +417,13 @@ async function main() {
     return;
   }
   window.gitsense = engine; // for the console (and the tests)
+  const quick = document.querySelector('gitsense-search');
+  quick.engine = engine;
+  quick.addEventListener('gitsense-select', (e) => {
+    input.value = e.detail.query;
+    state = { query: input.value, page: 1 };
+    runSearch();
+  });
   show('download', false);
   input.disabled = false;
   await Promise.all([refreshStatus(), fillHelp()]);

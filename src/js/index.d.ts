@@ -81,6 +81,9 @@ export interface SearchOptions {
    * at the ends are searched literally; the word being typed also matches
    * as a prefix; filters typed whole still apply). */
   mode?: 'strict' | 'box';
+  /** Words around the matches in a message's snippet, 1 to 64 (default
+   * 12; the drop-in UI asks for 30). */
+  snippetTokens?: number;
 }
 
 export interface UpdateStatus {

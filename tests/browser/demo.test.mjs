@@ -109,7 +109,7 @@ test('a reload with the index server blocked answers from OPFS', async () => {
   await closePage(page);
 });
 
-test('keyboard: / and Ctrl+K focus the box, arrows move through results, Enter expands', async () => {
+test('keyboard: / focuses the box, Ctrl+K opens the quick search, arrows move through results, Enter expands', async () => {
   const page = await site.page('?q=payment');
   await demoReady(page);
   await page.waitForSelector('#results .result');
@@ -131,7 +131,10 @@ test('keyboard: / and Ctrl+K focus the box, arrows move through results, Enter e
   assert.equal(await page.evaluate(() => document.activeElement.id), 'q');
   await page.evaluate(() => document.activeElement.blur());
   await page.keyboard.press('Control+k');
-  assert.equal(await page.evaluate(() => document.activeElement.id), 'q');
+  assert.ok(await page.evaluate(() => {
+    const ui = document.querySelector('gitsense-search');
+    return document.activeElement === ui && ui.shadowRoot.activeElement.tagName === 'INPUT' && ui.shadowRoot.querySelector('dialog').open;
+  }));
   await closePage(page);
 });
 

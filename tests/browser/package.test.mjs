@@ -64,12 +64,22 @@ test('every file in pkg/ but package.json is in files, and every file the code l
 const CONSUMER_TS = `
 import { GitSenseSearch, GitSenseSearchError, type SearchResults, type OpenOptions } from 'gitsense-search';
 import type { TotalCounts } from 'gitsense-search/results';
+import { STRINGS, type GitSenseSearchElement } from 'gitsense-search/ui.js';
 
 const options: OpenOptions = { manifestUrl: '/search/manifest.json', assetsUrl: '/static/gitsense-search/' };
 export async function run(): Promise<number> {
   const engine: GitSenseSearch = await GitSenseSearch.open(options);
   const results: SearchResults = await engine.search('payment lang:js', { perPage: 10 });
   const counts: TotalCounts = results.totalCounts;
+  // The drop-in UI's element, typed through the tag name.
+  const ui: GitSenseSearchElement | null = document.querySelector('gitsense-search');
+  if (ui) {
+    ui.engine = engine;
+    ui.strings = { button: STRINGS.placeholder };
+    ui.addEventListener('gitsense-select', (e) => ui.open(e.detail.query));
+    // @ts-expect-error: the words are strings (an error only if the types resolved)
+    ui.strings = { button: 1 };
+  }
   // @ts-expect-error: open() needs a manifestUrl (an error only if the types resolved)
   await GitSenseSearch.open({ storage: 'memory' });
   try {

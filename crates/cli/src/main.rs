@@ -237,6 +237,9 @@ struct SearchArgs {
     /// the last word also matched as a prefix).
     #[arg(long, default_value = "strict", value_parser = ["strict", "box"])]
     mode: String,
+    /// Words around the matches in a message's snippet (1 to 64; default 12).
+    #[arg(long, value_name = "N")]
+    snippet_tokens: Option<u32>,
     /// Pretty-print JSON.
     #[arg(long)]
     pretty: bool,
@@ -461,6 +464,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 } else {
                     QueryMode::Strict
                 },
+                snippet_tokens: a.snippet_tokens,
             };
             let results = engine
                 .search(&a.query, &opts)

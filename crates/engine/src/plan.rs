@@ -53,6 +53,10 @@ pub struct SearchOptions {
     /// How the query text is read: the full grammar (errors on what it
     /// refuses) or a search box's (never an error).
     pub mode: QueryMode,
+    /// Words (FTS5 tokens) of text around the matches in a message's
+    /// snippet, 1 to [`MAX_SNIPPET_TOKENS`]; default 12 (a search box's
+    /// list shows about 30).
+    pub snippet_tokens: Option<u32>,
 }
 
 /// How query text is read.
@@ -80,12 +84,16 @@ impl Default for SearchOptions {
             cursor: None,
             trace: false,
             mode: QueryMode::Strict,
+            snippet_tokens: None,
         }
     }
 }
 
 /// Most results per target and page.
 pub const MAX_PER_PAGE: u64 = 1000;
+
+/// Most tokens in a snippet (FTS5's `snippet()` takes at most 64).
+pub const MAX_SNIPPET_TOKENS: u32 = 64;
 
 /// Whether every term must match or any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -295,6 +303,15 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
         return Err(Error::new(
             "options.bad_per_page",
             format!("perPage must be between 1 and {MAX_PER_PAGE}"),
+        ));
+    }
+    if opts
+        .snippet_tokens
+        .is_some_and(|n| n == 0 || n > MAX_SNIPPET_TOKENS)
+    {
+        return Err(Error::new(
+            "options.bad_snippet_tokens",
+            format!("snippetTokens must be between 1 and {MAX_SNIPPET_TOKENS}"),
         ));
     }
     if scope != Scope::AllChats && opts.current_chat_id.is_none() {

@@ -756,7 +756,8 @@ impl Engine {
         }
         let snippet = match &sql.fts {
             Some(f) => {
-                match self.snippet_in_budget("fts_messages", 1, SNIPPET_TOKENS_TEXT, f, id)? {
+                let tokens = opts.snippet_tokens.map_or(SNIPPET_TOKENS_TEXT, i64::from);
+                match self.snippet_in_budget("fts_messages", 1, tokens, f, id)? {
                     Some(s) => s.map(|s| finish_snippet(&s, opts.highlight)),
                     None => Some(listing_snippet(&body, opts.highlight)),
                 }

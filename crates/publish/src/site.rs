@@ -14,7 +14,7 @@ pub const MODULE_ENV: &str = "GITSENSE_SEARCH_PKG";
 /// The module directory's name in a published site and in the repository.
 pub const MODULE_DIR: &str = "pkg";
 /// Files without which a directory is not the browser module.
-const MODULE_FILES: &[&str] = &["index.js", "worker.js", "gitsense_search_bg.wasm"];
+const MODULE_FILES: &[&str] = &["index.js", "worker.js", "gitsense_search_bg.wasm", "ui.js"];
 
 /// Finds the browser module: `explicit` (`--pkg`), else `$GITSENSE_SEARCH_PKG`,
 /// else `pkg/` in the current directory, else `pkg/` beside the executable
@@ -97,15 +97,19 @@ pub fn copy_module(module: &Path, dest: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// The lines a page pastes for a search box, the published directory
-/// served at `web_dir` (e.g. `/_gitsense/`): the preloads for `<head>`,
-/// then the box, which searches as the reader types (`mode: 'box'`) and
-/// lists the matching sections with links to them.
+/// The two lines a page pastes for search, the published directory served
+/// at `web_dir` (e.g. `/_gitsense/`): the drop-in UI's script and its
+/// element (`<gitsense-search>`, `pkg/ui.js`: a search box and a
+/// ⌘K / Ctrl+K dialog that searches as the reader types and links each
+/// result to its section). The element finds the module beside its script
+/// and resolves the index's relative links against the directory above the
+/// manifest's: the site's root when the index is published inside it.
 ///
 /// ```
 /// let html = gitsense_publish::site::paste_lines("/docs/_gitsense/");
-/// assert!(html.contains(r#"href="/docs/_gitsense/pkg/index.js""#));
-/// assert!(html.contains("manifestUrl: '/docs/_gitsense/manifest.json'"));
+/// assert_eq!(html.lines().count(), 2);
+/// assert!(html.contains(r#"src="/docs/_gitsense/pkg/ui.js""#));
+/// assert!(html.contains(r#"manifest="/docs/_gitsense/manifest.json""#));
 /// ```
 pub fn paste_lines(web_dir: &str) -> String {
     let d = if web_dir.ends_with('/') {
@@ -115,21 +119,8 @@ pub fn paste_lines(web_dir: &str) -> String {
     };
     let m = MODULE_DIR;
     format!(
-        r#"<link rel="modulepreload" href="{d}{m}/index.js">
-<link rel="preload" href="{d}manifest.json" as="fetch" crossorigin>
-<input id="gs-q" type="search" placeholder="Search" autocomplete="off">
-<ol id="gs-hits"></ol>
-<script type="module">
-  import {{ GitSenseSearch }} from '{d}{m}/index.js';
-  const q = document.getElementById('gs-q'), hits = document.getElementById('gs-hits');
-  const engine = await GitSenseSearch.open({{ manifestUrl: '{d}manifest.json' }});
-  let latest = 0;
-  q.addEventListener('input', async () => {{
-    const mine = ++latest, r = await engine.search(`in:messages ${{q.value}}`, {{ mode: 'box', perPage: 10 }});
-    if (mine === latest) hits.innerHTML = r.results.messages.map((m) =>
-      `<li><a href="${{encodeURI(m.messages_meta_url)}}">${{m.messages_title_html ?? m.chat_path_html}}</a><p>${{m.messages_content_snippet}}</p></li>`).join('');
-  }});
-</script>
+        r#"<script type="module" src="{d}{m}/ui.js"></script>
+<gitsense-search manifest="{d}manifest.json"></gitsense-search>
 "#
     )
 }
@@ -164,7 +155,10 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         fake_module(&t.path().join("pkg"));
         let names = copy_module(&t.path().join("pkg"), &t.path().join("out/pkg")).unwrap();
-        assert_eq!(names, ["gitsense_search_bg.wasm", "index.js", "worker.js"]);
+        assert_eq!(
+            names,
+            ["gitsense_search_bg.wasm", "index.js", "ui.js", "worker.js"]
+        );
         assert!(t.path().join("out/pkg/worker.js").is_file());
     }
 }
