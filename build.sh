@@ -236,14 +236,35 @@ split_module() {
   node xtask/js/split-glue.mjs name "$pkg" "$dir/secondary.wasm" >/dev/null || die "naming the second module failed"
 }
 
-# The demo site: page, module, and the sample index published next to it.
+# The demo's default index: the project's own documentation (README.md and
+# docs/*.md rendered to pages by xtask/src/docs_site.rs) and the GitSense
+# sample in one index, rebuilt when either changed. The module's split
+# profile never reads it (it uses indexes made by code only).
+build_demo_index() {
+  local db; db=$(sample_db)
+  cargo build --release --quiet -p xtask
+  if [ ! -f target/demo/demo.gsx ] || [ -n "$(find README.md docs target/release/gitsense-search "$db" -newer target/demo/demo.gsx 2>/dev/null)" ]; then
+    log "building the demo index (the documentation and the GitSense sample)"
+    target/release/docs-site . target/demo/docs >/dev/null
+    SOURCE_DATE_EPOCH=$SAMPLE_EPOCH \
+      ./target/release/gitsense-search build --gitsense-db "$db" --docs target/demo/docs --base-url docs/ \
+        --out target/demo/demo.gsx --quiet
+  fi
+}
+
+# The demo site: page, module, the documentation's pages under docs/ and
+# the demo index (data/ holds the sample alone, for the tests and the JS
+# API's recipes).
 build_site() {
+  build_demo_index
   log "assembling the demo site (www/dist)"
   rm -rf www/dist.tmp
   mkdir -p www/dist.tmp
   cp www/index.html www/app.js www/style.css www/dist.tmp/
   cp -r pkg www/dist.tmp/pkg
+  cp -r target/demo/docs www/dist.tmp/docs
   ./target/release/gitsense-search publish target/sample/sample.gsx --out-dir www/dist.tmp/data >/dev/null
+  ./target/release/gitsense-search publish target/demo/demo.gsx --out-dir www/dist.tmp/demo >/dev/null
   rm -rf www/dist
   mv www/dist.tmp www/dist
 }

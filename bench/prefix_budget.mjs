@@ -25,7 +25,7 @@ const index = args.find((a) => !a.startsWith('--'));
 const runs = Number(args[args.indexOf('--runs') + 1]) || 5;
 if (!index || !fs.existsSync(index)) throw new Error('usage: node bench/prefix_budget.mjs INDEX.gsx [--runs N]');
 
-const QUERIES = ['a*', 'c*', 'co*', 'con*', 'the*', 'docker'];
+const QUERIES = ['a*', 'c*', 't*', 'co*', 'con*', 'the*', 'docker'];
 const PER_PAGE = [10, 50];
 
 function cliRun(query, perPage, budget = []) {

@@ -266,7 +266,15 @@ async fn fetch_manifest(url: &str, timeout_ms: Option<u32>) -> Result<Manifest> 
     let text = host::fetch_text(url, timeout_ms)
         .await
         .map_err(|e| js_error(&e, "network.failed", "fetching the manifest"))?;
-    Manifest::parse(&text.as_string().unwrap_or_default())
+    parse_manifest(&text.as_string().unwrap_or_default())
+}
+
+/// A manifest this module can use, the index it names small enough to
+/// hold (`download.too_large` before anything of it is requested).
+fn parse_manifest(text: &str) -> Result<Manifest> {
+    let m = Manifest::parse(text)?;
+    m.check_browser_size()?;
+    Ok(m)
 }
 
 impl Session {
@@ -380,7 +388,7 @@ impl Session {
         };
         let t = now_ms();
         let manifest = match prefetched.manifest.as_deref() {
-            Some(text) => Manifest::parse(text)?,
+            Some(text) => parse_manifest(text)?,
             None => fetch_manifest(manifest_url, request_timeout_ms).await?,
         };
         session.timings.borrow_mut().manifest_ms = Some(now_ms() - t);
@@ -488,7 +496,12 @@ impl Session {
             }
         };
         if !storage.is_opfs() {
-            self.stop_lazy_fill(&format!("the storage pool is not in OPFS ({reason})"));
+            let why = format!("the storage pool is not in OPFS ({reason})");
+            match storage.opfs_failure() {
+                // OPFS failed (no room for the pool): the copy fails with it.
+                Some(e) => self.fail_lazy_fill(e.clone()),
+                None => self.stop_lazy_fill(&why),
+            }
         }
         *self.storage_reason.borrow_mut() = reason;
         let storage = Rc::new(storage);
@@ -537,6 +550,14 @@ impl Session {
     fn stop_lazy_fill(&self, why: &str) {
         if let Ok(Some(lazy)) = self.with_current(|c| c.lazy().cloned()) {
             lazy.stop_fill(format!("no OPFS copy is made: {why}"));
+        }
+    }
+
+    /// Stops the lazy fill for a storage failure `e`, which the fill then
+    /// reports (`fillerror`) and `info().lazy.reason` shows.
+    fn fail_lazy_fill(&self, e: Error) {
+        if let Ok(Some(lazy)) = self.with_current(|c| c.lazy().cloned()) {
+            lazy.fail_fill(e);
         }
     }
 
@@ -614,8 +635,19 @@ impl Session {
             let (stored, _) = lazy.progress();
             report(on_progress, "fill", f64::from(stored) * page_size, size);
         }
-        if !still_current() || !lazy.filling() {
+        if !still_current() {
             return Ok(());
+        }
+        if !lazy.filling() {
+            // Stopped with no copy made: never a 'fill'.
+            return Err(lazy.take_fill_error().unwrap_or_else(|| {
+                Error::new(
+                    "storage.unavailable",
+                    lazy.info(false)
+                        .reason
+                        .unwrap_or_else(|| "no OPFS copy is made".into()),
+                )
+            }));
         }
         let stored = match lazy.store_verified(&storage).await {
             Ok(stored) => stored,
@@ -623,7 +655,14 @@ impl Session {
                 self.replace_refused(&lazy, on_progress).await;
                 return Err(e);
             }
-            Err(e) => return Err(e),
+            Err(e) => {
+                // No room for the copy (or the pool failing): pages are
+                // read by range and kept in memory from now on, and
+                // info().lazy says why.
+                lazy.fail_fill(e.clone());
+                lazy.take_fill_error();
+                return Err(e);
+            }
         };
         let opened = storage
             .open(&stored)
@@ -875,7 +914,7 @@ impl Session {
         }
         let t = now_ms();
         let fetched = match fresh {
-            Some(text) => Manifest::parse(text),
+            Some(text) => parse_manifest(text),
             None => fetch_manifest(&self.manifest_url, self.request_timeout_ms).await,
         };
         let manifest = match fetched {

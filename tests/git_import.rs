@@ -512,7 +512,7 @@ fn what_is_not_a_repository_with_commits_is_refused_and_leaves_no_file() {
 }
 
 #[test]
-fn the_cli_builds_from_git_and_keeps_sources_exclusive() {
+fn the_cli_builds_from_git_alone_or_with_other_sources() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = make_repo(tmp.path());
     let bin = &common::cli_bin();
@@ -537,15 +537,20 @@ fn the_cli_builds_from_git_and_keeps_sources_exclusive() {
     );
     assert!(String::from_utf8_lossy(&ok.stdout).contains("0 code blocks"));
 
+    // Several sources go into one index: all of them are read, so one
+    // that is missing fails the build and the index already there stays.
+    let before = std::fs::read(&out).unwrap();
     let both = Command::new(bin)
-        .args(["build", "--git"])
+        .args(["build", "--quiet", "--git"])
         .arg(&repo)
         .args(["--chat-export", "x.json", "--out"])
         .arg(&out)
         .output()
         .unwrap();
-    assert_eq!(both.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+    assert_eq!(both.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("x.json"));
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    // Git-only flags still refuse the other sources.
     let branch_alone = Command::new(bin)
         .args([
             "build",

@@ -40,9 +40,9 @@ fn a_search_out_of_time_is_marked_truncated_with_a_hint() {
 
 #[test]
 fn the_ranking_is_stopped_by_the_budget_and_its_target_comes_back_empty() {
-    // Ranking every message matching a one-letter prefix takes far more
-    // than the progress handler's steps between two looks at the clock.
-    let r = search(&out_of_time(), "a*");
+    // Ranking every message matching a short prefix takes far more than
+    // the progress handler's steps between two looks at the clock.
+    let r = search(&out_of_time(), "the*");
     assert_eq!(r.results.messages.len(), 0);
     assert_eq!(r.total_counts.messages, 0);
     assert!(r
@@ -52,9 +52,21 @@ fn the_ranking_is_stopped_by_the_budget_and_its_target_comes_back_empty() {
     // Without a bound the same query finds them.
     let mut e = sample_engine();
     e.set_time_budget(None);
-    let full = search(&e, "a*");
+    let full = search(&e, "the*");
     assert!(full.total_counts.messages > 0);
     assert_eq!(full.truncated, None);
+}
+
+#[test]
+fn a_one_letter_prefix_is_a_whole_word_and_marked_truncated_even_without_a_budget() {
+    let mut e = sample_engine();
+    e.set_time_budget(None);
+    let r = search(&e, "a*");
+    assert_eq!(r.truncated, Some(true));
+    let hint = r.hint.unwrap_or_default();
+    assert!(hint.contains("'a*' as the word 'a'"), "{hint}");
+    // What the word itself matches, no more.
+    assert_eq!(r.total_counts, search(&e, "a").total_counts);
 }
 
 #[test]

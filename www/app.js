@@ -10,7 +10,9 @@ import { GitSenseSearch } from './pkg/index.js';
 import './pkg/ui.js';
 
 const params = new URLSearchParams(location.search);
-const manifestUrl = params.get('manifest') || 'data/manifest.json';
+// The default index: this project's documentation (under docs/) and the
+// GitSense sample (build.sh build_demo_index).
+const manifestUrl = params.get('manifest') || 'demo/manifest.json';
 const PER_PAGE = 10;
 
 const $ = (id) => document.getElementById(id);
@@ -95,10 +97,25 @@ function fullText(text, lang) {
     h('pre', { class: 'code' }, h('code', { 'data-language': lang || undefined }, text)));
 }
 
+/** `content` as a link to `url` (a documentation page and section) when
+ * it is an http(s) or relative URL; index content never picks a scheme
+ * such as javascript:. */
+function pageLink(url, content) {
+  if (typeof url !== 'string' || !url) return content;
+  let href;
+  try {
+    href = new URL(url, location.href);
+  } catch {
+    return content;
+  }
+  if (href.protocol !== 'http:' && href.protocol !== 'https:') return content;
+  return h('a', { class: 'page-link', href: href.href }, content);
+}
+
 function chatResult(r) {
   return h('article', { class: 'result', 'data-source-type': 'chat', tabindex: '-1', 'aria-expanded': 'false' },
     breadcrumbs(r.chat_path),
-    h('h3', { class: 'title' }, r.chats_name_snippet ? snippet(r.chats_name_snippet) : r.chats_name || `Chat ${r.chats_id}`,
+    h('h3', { class: 'title' }, pageLink(r.chats_meta_url, r.chats_name_snippet ? snippet(r.chats_name_snippet) : r.chats_name || `Chat ${r.chats_id}`),
       tag(r.chats_type)),
     metaLine(
       r.chats_meta_git_repo && `repo ${r.chats_meta_git_repo}`,
@@ -114,7 +131,7 @@ function messageResult(r) {
   const title = r.messages_meta_file_path || crumbs[crumbs.length - 1] || `Message ${r.messages_id}`;
   return h('article', { class: 'result', 'data-source-type': 'message', tabindex: '-1', 'aria-expanded': 'false' },
     breadcrumbs(r.chat_path),
-    h('h3', { class: 'title' }, title, tag(r.messages_role, `role-${r.messages_role}`), tag(r.messages_type), lang && tag(lang, 'lang')),
+    h('h3', { class: 'title' }, pageLink(r.messages_meta_url, title), tag(r.messages_role, `role-${r.messages_role}`), tag(r.messages_type), lang && tag(lang, 'lang')),
     r.messages_meta_purpose ? h('p', { class: 'purpose' }, String(r.messages_meta_purpose)) : null,
     isCode
       ? h('pre', { class: 'snippet code' }, h('code', { 'data-language': lang || undefined }, snippet(r.messages_content_snippet)))

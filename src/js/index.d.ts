@@ -117,6 +117,9 @@ export interface LazyInfo {
    * `download.too_large: ...` for one that inflates past what the manifest
    * declares. */
   hotOff?: string;
+  /** The storage failure that stopped the copy into OPFS (its code, e.g.
+   * `storage.quota_exceeded`), until the fill reports it as 'fillerror'. */
+  fillError?: string;
   /** Synchronous range requests made while queries ran, and their bytes. */
   readRequests: number;
   readBytes: number;

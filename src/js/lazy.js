@@ -825,6 +825,11 @@ function hotPagesOf(bytes, m) {
  * read lazily as soon as it is here, before the hot pages (the worker opens
  * the fill files meanwhile: openFill()).
  */
+/** The largest index the module opens (crates/publish's
+ * MAX_BROWSER_INDEX_BYTES; tests/browser/reliability.test.mjs checks that
+ * nothing of a larger one is requested). */
+const MAX_INDEX_BYTES = 4 * 1024 ** 3;
+
 export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManifest, hotEarly) {
   const early = { response: hotEarly };
   try {
@@ -853,7 +858,10 @@ async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest
     if (!res || !res.ok) return null;
     const text = await res.text();
     const m = JSON.parse(text);
-    if (!m || typeof m.rawFile !== 'string' || !Number.isInteger(m.size)) return { manifest: text, hot: null, probe: null };
+    // An index too large to open is refused by the session, which reads
+    // the manifest next: nothing of it is asked for here.
+    const usable = m && typeof m.rawFile === 'string' && Number.isInteger(m.size) && m.size <= MAX_INDEX_BYTES;
+    if (!usable) return { manifest: text, hot: null, probe: null };
     const raw = new URL(m.rawFile, res.url || manifestUrl).href;
     const probe = probeRanges(raw, m.size, timeoutMs ?? 10000);
     let hot = Promise.resolve(null);
@@ -1105,6 +1113,7 @@ export async function openFill(manifestText, manifestUrl) {
   if (typeof sha256 !== 'string' || sha256.length < 16 || !Number.isInteger(pageCount) || !Number.isInteger(pageSize)) {
     throw fail('manifest.invalid', 'the manifest does not describe the raw index');
   }
+  if (pageCount * pageSize > MAX_INDEX_BYTES) throw fail('download.too_large', `the index is larger than the ${MAX_INDEX_BYTES} bytes the module opens`);
   const scope = await scopeOf(manifestUrl);
   const base = `${scope}-${sha256.slice(0, 16)}`;
   await fillRemove(`${scope}-`, base);
@@ -1157,9 +1166,11 @@ export async function isMarkedStored(scope) {
   }
 }
 
-/** The storage scope of a manifest URL (as src/storage/mod.rs computes it). */
+/** The storage scope of a manifest URL (as src/storage/mod.rs computes it:
+ * the URL without its query string or fragment). */
 export async function scopeOf(manifestUrl) {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(manifestUrl)));
+  const key = manifestUrl.split(/[?#]/)[0];
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key)));
   let s = '';
   for (const b of digest) s += b.toString(16).padStart(2, '0');
   return s.slice(0, 12);

@@ -197,7 +197,9 @@ const ops = {
     prefetched = null;
     mark('opened');
     const visit = offline || { policy: 'auto', visits: 1, metered: false };
-    const copying = info.storage === 'lazy' && info.lazy && info.lazy.state === 'filling' && copiesNow(visit);
+    // A copy that could not start for want of room still runs, to fail
+    // with the reason ('fillerror').
+    const copying = info.storage === 'lazy' && info.lazy && (info.lazy.state === 'filling' || info.lazy.fillError) && copiesNow(visit);
     offlineState = { ...visit, copying: Boolean(copying) };
     if (copying) {
       // The fill runs in the engine's second part.

@@ -14,7 +14,7 @@
 //!   copy is stored in the OPFS pool like a download.
 //!
 //! Every stored index is named `gsx-<scope>-<seq>-<sha256>.db`: the scope
-//! (a hash of the manifest URL) keeps indexes published at different URLs
+//! (a hash of the manifest URL without its query string) keeps indexes published at different URLs
 //! apart, the SHA-256 of its bytes says what it is, the sequence number
 //! which one is newest. Storing is atomic in every backend (a half-written
 //! file never appears under its name), so "the newest stored index" is
@@ -113,10 +113,14 @@ impl StoredIndex {
 /// Hex digits of the manifest-URL hash in file names.
 const SCOPE_LEN: usize = 12;
 
-/// The storage scope of a manifest URL.
+/// The storage scope of a manifest URL: a hash of the URL without its
+/// query string or fragment, so `manifest.json?v=2` (a cache-busting
+/// revision of the same index) finds, updates and replaces the copy
+/// `manifest.json?v=1` stored instead of keeping a second one.
 pub fn scope_of(manifest_url: &str) -> String {
     use sha2::{Digest, Sha256};
-    gitsense_engine::util::hex(&Sha256::digest(manifest_url.as_bytes()))[..SCOPE_LEN].to_string()
+    let key = manifest_url.split(['?', '#']).next().unwrap_or_default();
+    gitsense_engine::util::hex(&Sha256::digest(key.as_bytes()))[..SCOPE_LEN].to_string()
 }
 
 /// The newest of some stored indexes.
@@ -136,6 +140,9 @@ enum Backend {
 pub struct Storage {
     backend: Backend,
     scope: String,
+    /// Why OPFS is not the backend although it was wanted (`Auto`, `Opfs`,
+    /// `Lazy`): a lazy fill fails with it (`fillerror`).
+    opfs_failure: Option<Error>,
 }
 
 impl Storage {
@@ -143,6 +150,7 @@ impl Storage {
     /// IndexedDB to memory. Returns the storage and why that backend was
     /// chosen.
     pub async fn select(pref: StoragePref, manifest_url: &str) -> Result<(Storage, String)> {
+        let mut opfs_failure = None;
         let (backend, reason) = match pref {
             // No room for even the pool's slots: IndexedDB, else memory,
             // as when a store finds no room (`Session`'s fallback).
@@ -150,6 +158,7 @@ impl Storage {
                 Ok(s) => (Backend::Opfs(s), "OPFS requested".to_string()),
                 Err(e) if e.code == "storage.quota_exceeded" => {
                     let (backend, reason) = Self::fallback_from_full(&e).await?;
+                    opfs_failure = Some(e);
                     (backend, format!("OPFS requested; {reason}"))
                 }
                 Err(e) => return Err(e),
@@ -162,24 +171,30 @@ impl Storage {
                 Backend::Memory(memory::MemoryStore::new()?),
                 "memory requested: nothing is kept after the engine closes".to_string(),
             ),
-            StoragePref::Auto => Self::fallback().await?,
+            StoragePref::Auto => {
+                let (backend, reason, failure) = Self::fallback().await?;
+                opfs_failure = failure;
+                (backend, reason)
+            }
             StoragePref::Lazy => match opfs::OpfsStore::install().await {
                 Ok(s) => (
                     Backend::Opfs(s),
                     "lazy requested; pages are copied into OPFS".to_string(),
                 ),
-                Err(e) => (
-                    Backend::Memory(memory::MemoryStore::new()?),
-                    format!(
+                Err(e) => {
+                    let reason = format!(
                         "lazy requested; OPFS is not usable ({}), so nothing is kept after the engine closes",
                         e.message
-                    ),
-                ),
+                    );
+                    opfs_failure = Some(e);
+                    (Backend::Memory(memory::MemoryStore::new()?), reason)
+                }
             },
         };
         let storage = Storage {
             backend,
             scope: scope_of(manifest_url),
+            opfs_failure,
         };
         Ok((storage, reason))
     }
@@ -199,33 +214,40 @@ impl Storage {
         })
     }
 
-    async fn fallback() -> Result<(Backend, String)> {
+    /// OPFS, else IndexedDB, else memory; with why OPFS was not usable.
+    async fn fallback() -> Result<(Backend, String, Option<Error>)> {
         let opfs_err = match opfs::OpfsStore::install().await {
             Ok(s) => {
                 return Ok((
                     Backend::Opfs(s),
                     "OPFS sync access handles are available".into(),
+                    None,
                 ))
             }
             Err(e) => e,
         };
         let idb_err = match idb::IdbStore::open().await {
             Ok(s) => {
-                return Ok((
-                    Backend::IndexedDb(s),
-                    format!("OPFS is not usable ({}); using IndexedDB", opfs_err.message),
-                ))
+                let reason = format!("OPFS is not usable ({}); using IndexedDB", opfs_err.message);
+                return Ok((Backend::IndexedDb(s), reason, Some(opfs_err)));
             }
             Err(e) => e,
         };
+        let reason = format!(
+            "OPFS is not usable ({}) and IndexedDB is not usable ({}); \
+             the index lives in memory for this visit only",
+            opfs_err.message, idb_err.message
+        );
         Ok((
             Backend::Memory(memory::MemoryStore::new()?),
-            format!(
-                "OPFS is not usable ({}) and IndexedDB is not usable ({}); \
-                 the index lives in memory for this visit only",
-                opfs_err.message, idb_err.message
-            ),
+            reason,
+            Some(opfs_err),
         ))
+    }
+
+    /// Why OPFS is not the backend although it was wanted, if it is not.
+    pub fn opfs_failure(&self) -> Option<&Error> {
+        self.opfs_failure.as_ref()
     }
 
     pub fn kind(&self) -> StorageKind {

@@ -4,7 +4,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, publish, demoReady, closePage, screenshotPath, HOSTILE_INDEX } from './harness.mjs';
+import { setup, publish, cli, demoReady, closePage, screenshotPath, DEMO_INDEX, HOSTILE_INDEX } from './harness.mjs';
 
 let site;
 before(async () => {
@@ -14,6 +14,9 @@ before(async () => {
 after(async () => {
   await site.close();
 });
+
+/** "N results", N as the CLI counts them on the demo's default index. */
+const paymentResults = new RegExp(`\\b${JSON.parse(cli('search', DEMO_INDEX, 'payment', '--format', 'json')).pagination.totalResults} results`);
 
 const resultTypes = (page) => page.$$eval('#results .result', (els) => els.map((e) => e.dataset.sourceType));
 
@@ -40,7 +43,7 @@ test('first visit reads the index on demand, answers, and saves it for offline u
   const types = await resultTypes(page);
   assert.ok(types.includes('chat') && types.includes('message'), types.join());
   assert.ok(types.every((t) => ['chat', 'message', 'code-block'].includes(t)));
-  assert.match(await page.textContent('#summary'), /47 results/);
+  assert.match(await page.textContent('#summary'), paymentResults);
   assert.match(await page.textContent('#summary'), /\d+(\.\d)? ms/);
   // Breadcrumbs from chat_path and highlighted snippets.
   assert.ok((await page.$$('#results .crumbs li')).length > 3);
@@ -87,13 +90,13 @@ test('first visit on a server without range requests shows download progress', a
 });
 
 test('a reload with the index server blocked answers from OPFS', async () => {
-  site.server.options.block = ['/data/'];
+  site.server.options.block = ['/demo/'];
   site.server.reset();
   const page = await site.page('?q=payment');
   try {
     assert.equal(await demoReady(page), 'ready');
     await page.waitForSelector('#results .result');
-    assert.match(await page.textContent('#summary'), /47 results/);
+    assert.match(await page.textContent('#summary'), paymentResults);
     assert.equal(await page.textContent('#storage-badge'), 'Stored in OPFS');
     const info = await page.evaluate(() => window.gitsense.info());
     assert.equal(info.source, 'stored');
@@ -193,4 +196,43 @@ test('?manifest= loads another published index, and hostile content renders as t
   assert.equal(await page.evaluate(() => window.__xss ?? null), null);
   assert.deepEqual(page.errors, []);
   await closePage(page);
+});
+
+test('the default index is this project\'s documentation and the GitSense sample: a docs-only query links to its page and section', async () => {
+  // Only the documentation speaks of sync access handles; the sample is
+  // chats about payments, Docker and the like.
+  const page = await site.page('?q=' + encodeURIComponent('"sync access handle"'));
+  assert.equal(await demoReady(page), 'ready');
+  const sectionLink = '#results .result[data-source-type="message"] a.page-link';
+  await page.waitForSelector(sectionLink);
+  const links = await page.$$eval('#results a.page-link', (els) => els.map((a) => a.href));
+  assert.ok(links.every((h) => new URL(h).pathname.startsWith('/docs/')), links.join());
+  const href = await page.$eval(sectionLink, (a) => a.href);
+  assert.match(href, /\/docs\/.+\.html#.+/);
+  await Promise.all([page.waitForURL(href), page.click(sectionLink)]);
+  const section = await page.evaluate(() => {
+    const target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    let text = '';
+    // The heading and what follows it up to the next heading.
+    for (let e = target; e; e = e.nextElementSibling) {
+      if (e !== target && /^H[1-6]$/.test(e.tagName)) break;
+      text += e.textContent;
+    }
+    return { found: Boolean(target), text, back: document.querySelector('nav a')?.getAttribute('href') };
+  });
+  assert.ok(section.found, `no element with the id of ${href}`);
+  assert.match(section.text, /sync access handle/i);
+  assert.match(section.back, /index\.html$/);
+  await closePage(page);
+
+  // The GitSense sample is in the same index: no links there, chats and
+  // messages as before.
+  const sample = await site.page('?q=' + encodeURIComponent('stripe webhook'));
+  assert.equal(await demoReady(sample), 'ready');
+  await sample.waitForSelector('#results .result');
+  const crumbs = await sample.$$eval('#results .crumbs', (els) => els.map((e) => e.textContent));
+  assert.ok(crumbs.length > 0);
+  assert.equal(await sample.$$eval('#results a.page-link', (els) => els.length), 0);
+  assert.deepEqual(sample.errors, []);
+  await closePage(sample);
 });

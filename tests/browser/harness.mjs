@@ -14,11 +14,13 @@ import { CHROMIUM, CHROMIUM_ARGS as ARGS } from './chromium.mjs';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = path.join(ROOT, 'target/release/gitsense-search');
 export const SAMPLE_INDEX = path.join(ROOT, 'target/sample/sample.gsx');
+/** The demo page's default index: this documentation and the sample (build.sh build_demo_index). */
+export const DEMO_INDEX = path.join(ROOT, 'target/demo/demo.gsx');
 export const FIXTURES = process.env.GITSENSE_FIXTURES || path.join(ROOT, 'target/fixtures');
 export const HOSTILE_INDEX = path.join(FIXTURES, 'hostile.gsx');
 export const SCREENSHOTS = path.join(ROOT, 'target/screenshots');
 
-for (const f of [CLI, SAMPLE_INDEX, HOSTILE_INDEX, path.join(ROOT, 'www/dist/pkg/index.js')]) {
+for (const f of [CLI, SAMPLE_INDEX, DEMO_INDEX, HOSTILE_INDEX, path.join(ROOT, 'www/dist/pkg/index.js')]) {
   if (!fs.existsSync(f)) throw new Error(`${f} is missing: run ./build.sh test (it builds the site and fixtures first)`);
 }
 

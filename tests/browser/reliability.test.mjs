@@ -190,3 +190,95 @@ test('requests that never answer fail with network.timeout after requestTimeoutM
   assert.equal((await call(page, 'searchJson', QUERY, {})).value, cliJson(SAMPLE_INDEX, QUERY), 'the old index still answers');
   await closePage(page);
 });
+
+test('the quota runs out during the background copy: the copy fails with a coded fillerror, the index keeps answering, info() says why', async () => {
+  // The pages are fetched into the fill file (sized when the visit
+  // starts); then the quota is cut to what is used, plus room for the
+  // storage pool but not for the copy, or plus nothing.
+  for (const room of [1_500_000, 0]) {
+    const page = await freshPage();
+    const info = await openEngine(page, {});
+    assert.equal(info.storage, 'lazy', JSON.stringify(info));
+    assert.equal(info.lazy.state, 'filling');
+    const used = await page.evaluate(async () => (await navigator.storage.estimate()).usage);
+    await setQuota(page, used + room);
+    const fill = nextFill(page);
+    const expected = cliJson(SAMPLE_INDEX, QUERY);
+    assert.equal((await call(page, 'searchJson', QUERY, {})).value, expected);
+    const event = await fill;
+    assert.equal(event.type, 'fillerror', `room ${room}: ${JSON.stringify(event)}`);
+    assert.equal(event.detail.code, 'storage.quota_exceeded', JSON.stringify(event.detail));
+    // Still answering, pages read by range and kept in memory.
+    for (const q of [QUERY, 'payment', 'docker compose']) {
+      const { value, error } = await call(page, 'searchJson', q, {});
+      assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
+      assert.equal(value, cliJson(SAMPLE_INDEX, q), q);
+    }
+    const after = (await call(page, 'info')).value;
+    assert.equal(after.source, 'lazy', JSON.stringify(after));
+    assert.equal(after.lazy.state, 'memory', JSON.stringify(after.lazy));
+    assert.match(after.lazy.reason, /storage\.quota_exceeded/, JSON.stringify(after.lazy));
+    await closePage(page);
+  }
+});
+
+/** Bytes of every file in the origin's OPFS, read from a page with no
+ * engine open (a worker's sync access handles lock the files). */
+async function storedBytes() {
+  const page = await site.blank();
+  const bytes = await page.evaluate(async () => {
+    const walk = async (dir) => {
+      let n = 0;
+      for await (const entry of dir.values()) {
+        n += entry.kind === 'file' ? (await entry.getFile()).size : await walk(entry);
+      }
+      return n;
+    };
+    return walk(await navigator.storage.getDirectory());
+  });
+  await closePage(page);
+  return bytes;
+}
+
+test('manifest.json?v=1..4 keeps one stored copy: the query string does not make a new one, a new revision replaces the old', async () => {
+  const first = publish(site, SAMPLE_INDEX, 'rev');
+  await closePage(await freshPage());
+  const size = fs.statSync(SAMPLE_INDEX).size;
+  const stored = [];
+  for (const v of [1, 2, 3, 4]) {
+    if (v === 3) publish(site, HOSTILE_INDEX, 'rev');
+    const page = await site.blank();
+    const info = await openEngine(page, { manifestUrl: `/rev/manifest.json?v=${v}`, storage: 'opfs' });
+    if (v > 1) assert.equal(info.source, 'stored', `?v=${v} opens what ?v=1 stored`);
+    if (v === 3) {
+      // The stored copy answers at once; the update replaces it.
+      assert.equal(info.index.revision, first.revision);
+      assert.equal((await call(page, 'update')).value.status, 'updated');
+    }
+    assert.equal((await call(page, 'storedFiles')).value.length, 1, `?v=${v}`);
+    await closePage(page);
+    stored.push(await storedBytes());
+  }
+  // One copy of the sample, then one of the new revision: never two.
+  assert.ok(stored[1] < 1.5 * size, `bytes in OPFS after each visit: ${stored} (the sample is ${size})`);
+  assert.ok(stored[3] < size / 2, `bytes in OPFS after each visit: ${stored} (the new revision is ${fs.statSync(HOSTILE_INDEX).size})`);
+  const page = await site.blank();
+  await openEngine(page, { manifestUrl: '/rev/manifest.json?v=4', storage: 'opfs' });
+  assert.equal((await call(page, 'searchJson', 'hostile payload', {})).value, cliJson(HOSTILE_INDEX, 'hostile payload'));
+  await closePage(page);
+});
+
+test('a manifest that declares an index too large for the browser is refused with download.too_large before any download', async () => {
+  const m = publish(site, SAMPLE_INDEX, 'huge');
+  const pageCount = 1e15 / m.pageSize;
+  fs.writeFileSync(path.join(site.root, 'huge/manifest.json'), JSON.stringify({ ...m, size: 1e15, pageCount, compressedSize: 1e15 }));
+  for (const storage of ['auto', 'memory', 'opfs']) {
+    const page = await freshPage();
+    const error = await openError(page, { manifestUrl: '/huge/manifest.json', storage });
+    assert.equal(error && error.code, 'download.too_large', `${storage}: ${JSON.stringify(error)}`);
+    assert.match(error.message, /1000000000000000 bytes/);
+    const read = Object.keys(site.server.stats().byPath).filter((p) => p.startsWith('/huge/') && !p.endsWith('.json') && !p.endsWith('manifest.hot.gz'));
+    assert.deepEqual(read, [], `${storage}: nothing but the manifest is requested`);
+    await closePage(page);
+  }
+});

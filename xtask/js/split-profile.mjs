@@ -50,9 +50,10 @@ const QUERIES = [
   ['lang:bash node', { perPage: 3 }],
   // Many matches: sorting and maps past their small-size paths.
   ['in:messages session*', {}],
-  ['s* OR t*', { perPage: 100 }],
-  ['a* -b*', { perPage: 50, page: 2 }],
-  ['in:chats e*', { perPage: 100 }],
+  // (Prefixes of 3 letters or more: shorter ones are searched as words.)
+  ['the* OR for*', { perPage: 100 }],
+  ['the* -pay*', { perPage: 50, page: 2 }],
+  ['in:chats sec* OR pay* OR tut*', { perPage: 100 }],
   // Text beyond ASCII (headings with dashes, names with accents).
   ['subprocess — Subprocess management', {}],
   ['naïve café über', {}],

@@ -48,6 +48,10 @@ const PAYLOADS: &[&str] = &[
     r#""><iframe srcdoc="<script>parent.__xss='iframe'</script>">"#,
 ];
 
+/// A page URL (what documentation results link to) that runs script if a
+/// page makes it a link.
+const JS_URL: &str = "javascript:window.__xss='url'";
+
 const TIME: &str = "2026-01-02T03:04:05.000Z";
 
 fn chat(id: i64, parent_id: i64, name: &str, meta: serde_json::Value) -> Chat {
@@ -102,7 +106,7 @@ fn build_hostile(out: &Path) -> gitsense_engine::Result<()> {
         2,
         1,
         &format!("hostile payload chat {}", PAYLOADS[1]),
-        json!({ "git_repo": PAYLOADS[3], "status": PAYLOADS[4] }),
+        json!({ "git_repo": PAYLOADS[3], "status": PAYLOADS[4], "url": JS_URL }),
     ))?;
     w.add_message(&message(
         1,
@@ -126,6 +130,7 @@ fn build_hostile(out: &Path) -> gitsense_engine::Result<()> {
             "file_path": format!("src/{}.js", PAYLOADS[0]),
             "purpose": format!("hostile purpose {}", PAYLOADS[1]),
             "tags": [PAYLOADS[2]],
+            "url": JS_URL,
         }),
     ))?;
     let code = format!(

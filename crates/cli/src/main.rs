@@ -5,7 +5,7 @@
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use gitsense_engine::assist::{self, AssistOptions, StageReport};
 use gitsense_engine::format::{self, Format, FormatOptions};
-use gitsense_engine::index::FinishProgress;
+use gitsense_engine::index::{FinishProgress, IndexWriter};
 use gitsense_engine::plan::QueryMode;
 use gitsense_engine::{Engine, Error, ErrorKind, Highlight, SearchOptions};
 use gitsense_import as import;
@@ -80,7 +80,7 @@ enum Command {
 /// The top-level help's list of `build` sources; a test checks it names
 /// every member of the `source` group.
 const SOURCES_HELP: &str = "\
-Sources (one per `build`; `gitsense-search build --help` for their options):
+Sources (one or several per `build`, into one index; `gitsense-search build --help` for their options):
   --gitsense-db PATH   a GitSense Chat database (SQLite file)
   --chat-export FILE   a ChatGPT, Claude or ShareGPT-style chat export (JSON or JSON Lines)
   --git DIR            a git repository: the committed tree of HEAD (or of each --branch)
@@ -97,7 +97,7 @@ Example:
 const NOT_GIT: [&str; 3] = ["gitsense_db", "chat_export", "docs"];
 
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).multiple(false)))]
+#[command(group(clap::ArgGroup::new("source").required(true).multiple(true)))]
 struct BuildArgs {
     /// A GitSense Chat database (SQLite file).
     #[arg(long, value_name = "PATH", group = "source")]
@@ -337,17 +337,24 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
     match cli.command {
         Command::Build(a) => {
             let started = Instant::now();
-            let input = if let Some(db) = &a.gitsense_db {
-                import::Input::File(db)
-            } else if let Some(file) = &a.chat_export {
-                import::Input::File(file)
-            } else if let Some(dir) = &a.git {
-                import::Input::Git(dir)
-            } else if let Some(dir) = &a.docs {
-                import::Input::Docs(dir)
-            } else {
-                unreachable!("clap requires one source")
-            };
+            let mut inputs = Vec::new();
+            let mut descriptions = Vec::new();
+            if let Some(db) = &a.gitsense_db {
+                inputs.push(import::Input::File(db));
+                descriptions.push(format!("gitsense-db:{}", db.display()));
+            }
+            if let Some(file) = &a.chat_export {
+                inputs.push(import::Input::File(file));
+                descriptions.push(format!("chat-export:{}", file.display()));
+            }
+            if let Some(dir) = &a.git {
+                inputs.push(import::Input::Git(dir));
+                descriptions.push(format!("git:{}", dir.display()));
+            }
+            if let Some(dir) = &a.docs {
+                inputs.push(import::Input::Docs(dir));
+                descriptions.push(format!("docs:{}", dir.display()));
+            }
             if a.docs.is_none() && !(a.pages.exclude.is_empty() && a.pages.include.is_empty()) {
                 return Err((
                     Error::new(
@@ -357,62 +364,66 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                     None,
                 ));
             }
-            import::check_output(&a.out, &[input], a.force).map_err(|e| (e, None))?;
-            let mut steps = Steps::new(a.quiet);
-            let mut finishing = |p: FinishProgress| steps.show(p.step.label(), p.done, p.total);
-            let built = if let Some(db) = &a.gitsense_db {
-                let pb = progress::bar(
-                    a.quiet,
-                    "importing GitSense database (records)",
-                    Unit::Count,
-                );
-                let desc = format!("gitsense-db:{}", db.display());
-                import::build_with_progress(
-                    &a.out,
-                    desc,
-                    |w| import::gitsense_db::import(db, w, &pb),
-                    &mut finishing,
-                )
-            } else if let Some(file) = &a.chat_export {
-                let pb = progress::bar(a.quiet, "importing chat export", Unit::Bytes);
-                let desc = format!("chat-export:{}", file.display());
-                import::build_with_progress(
-                    &a.out,
-                    desc,
-                    |w| import::chat_export::import(file, w, &pb),
-                    &mut finishing,
-                )
-            } else if let Some(dir) = &a.git {
-                let pb = progress::bar(a.quiet, "importing git repository (files)", Unit::Count);
-                let opts = import::git::GitOptions {
-                    branches: a.branch.clone(),
-                    repo_name: a.repo.clone(),
-                    max_file_size: a.max_file_size,
-                };
-                let desc = format!("git:{}", dir.display());
-                import::build_with_progress(
-                    &a.out,
-                    desc,
-                    |w| import::git::import(dir, &opts, w, &pb),
-                    &mut finishing,
-                )
-            } else if let Some(dir) = &a.docs {
-                let pb = progress::bar(a.quiet, "reading documentation (pages)", Unit::Count);
-                let opts = import::docs::DocsOptions {
+            import::check_output(&a.out, &inputs, a.force).map_err(|e| (e, None))?;
+            let docs_opts = match &a.docs {
+                Some(_) => Some(import::docs::DocsOptions {
                     base_url: a.base_url.clone(),
                     use_site_index: !a.no_site_index,
                     pages: a.pages.filter(&[]).map_err(|e| (e, None))?,
-                };
-                let desc = format!("docs:{}", dir.display());
-                import::build_with_progress(
-                    &a.out,
-                    desc,
-                    |w| import::docs::import(dir, &opts, w, &pb),
-                    &mut finishing,
-                )
-            } else {
-                unreachable!("clap requires one source")
+                }),
+                None => None,
             };
+            let mut steps = Steps::new(a.quiet);
+            let mut finishing = |p: FinishProgress| steps.show(p.step.label(), p.done, p.total);
+            // Each source in turn into one index, its ids shifted past the
+            // records of the sources before it.
+            let fill = |w: &mut IndexWriter| -> Result<import::ImportReport, Error> {
+                let mut report = import::ImportReport::default();
+                let mut first = true;
+                let mut next = |w: &mut IndexWriter| -> Result<(), Error> {
+                    if !std::mem::take(&mut first) {
+                        w.next_source()?;
+                    }
+                    Ok(())
+                };
+                if let Some(db) = &a.gitsense_db {
+                    next(w)?;
+                    let pb = progress::bar(
+                        a.quiet,
+                        "importing GitSense database (records)",
+                        Unit::Count,
+                    );
+                    let r = import::gitsense_db::import(db, w, &pb)?;
+                    report.warnings.extend(r.warnings);
+                }
+                if let Some(file) = &a.chat_export {
+                    next(w)?;
+                    let pb = progress::bar(a.quiet, "importing chat export", Unit::Bytes);
+                    let r = import::chat_export::import(file, w, &pb)?;
+                    report.warnings.extend(r.warnings);
+                }
+                if let Some(dir) = &a.git {
+                    next(w)?;
+                    let pb =
+                        progress::bar(a.quiet, "importing git repository (files)", Unit::Count);
+                    let opts = import::git::GitOptions {
+                        branches: a.branch.clone(),
+                        repo_name: a.repo.clone(),
+                        max_file_size: a.max_file_size,
+                    };
+                    let r = import::git::import(dir, &opts, w, &pb)?;
+                    report.warnings.extend(r.warnings);
+                }
+                if let (Some(dir), Some(opts)) = (&a.docs, &docs_opts) {
+                    next(w)?;
+                    let pb = progress::bar(a.quiet, "reading documentation (pages)", Unit::Count);
+                    let r = import::docs::import(dir, opts, w, &pb)?;
+                    report.warnings.extend(r.warnings);
+                }
+                Ok(report)
+            };
+            let built =
+                import::build_with_progress(&a.out, descriptions.join(" + "), fill, &mut finishing);
             drop(steps);
             let (stats, report) = built.map_err(|e| (e, None))?;
             for w in &report.warnings {

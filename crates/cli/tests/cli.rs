@@ -298,3 +298,68 @@ fn build_and_publish_label_their_progress_on_a_terminal_and_stay_quiet_otherwise
     quiet.push("--quiet");
     assert!(!cli_on_terminal(&quiet).contains("(pages)"));
 }
+
+/// Ids of the messages a JSON search returns, best first.
+fn message_ids(index: &str, query: &str) -> Vec<i64> {
+    let o = cli(&[
+        "search",
+        index,
+        query,
+        "--format",
+        "json",
+        "--per-page",
+        "100",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    v["results"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["messages_id"].as_i64().unwrap())
+        .collect()
+}
+
+#[test]
+fn several_sources_build_one_index_each_keeping_its_own_links() {
+    let site = temp_dir().join("two-sources-site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        site.join("guide.md"),
+        "# Guide\n\n## Zanzibar tuning\n\nSet the zanzibar knob before the first search.\n",
+    )
+    .unwrap();
+    let out = temp_dir().join("two-sources.gsx");
+    let o = cli(&[
+        "build",
+        "--gitsense-db",
+        sample_db().to_str().unwrap(),
+        "--docs",
+        site.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let both = out.to_str().unwrap();
+    // The sample's records keep their ids and answers; the page's come after.
+    let sample = built_index();
+    for q in ["stripe webhook", "payment -refund", "docker"] {
+        assert_eq!(message_ids(both, q), message_ids(&sample, q), "{q}");
+    }
+    let o = cli(&["search", both, "zanzibar", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let m = &v["results"]["messages"][0];
+    assert!(m["messages_id"].as_i64().unwrap() > 572, "{m}");
+    assert_eq!(m["messages_meta_url"], "guide.html#zanzibar-tuning");
+    // The page's section sits in its page, under the site: its own chats.
+    let path = m["chat_path"].as_str().unwrap();
+    assert!(path.ends_with("Guide"), "{path}");
+    let o = cli(&["info", both, "--json"]);
+    let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(info["chats"].as_u64().unwrap() > 140, "{info}");
+    assert!(
+        info["source"].as_str().unwrap().contains(" + docs:"),
+        "{info}"
+    );
+}

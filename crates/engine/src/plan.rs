@@ -221,6 +221,10 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// The expression actually searched, in query syntax.
     pub effective_expr: Option<String>,
+    /// The expression searched matches less than the query asked for (a
+    /// prefix too short to search as one was searched as a whole word):
+    /// results say `truncated`.
+    pub narrowed: bool,
 }
 
 /// Query text → its query and all-terms plan, read as `opts.mode` says.
@@ -325,8 +329,10 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
     }
 
     let mut warnings = query.warnings.clone();
+    let mut short_prefixes = Vec::new();
     let expr = query.expr.as_ref().map(|e| {
         let e = drop_stop_words(e, &mut warnings);
+        let e = whole_words_for_short_prefixes(&e, &mut short_prefixes);
         match match_mode {
             MatchMode::AllTerms => e,
             MatchMode::AnyTerm => any_term(&e),
@@ -335,6 +341,17 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
 
     let exact = query.expr.as_ref().and_then(exact_name_key);
     let mut hint = None;
+    let short_prefix_hint = (!short_prefixes.is_empty()).then(|| {
+        let list = short_prefixes
+            .iter()
+            .map(|t| format!("'{t}*' as the word '{t}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "searched {list}: a prefix of fewer than {PREFIX_MIN_CHARS} letters or digits matches \
+             too many words to search; type more letters"
+        )
+    });
     let mut target_plans = Vec::new();
     for &target in &Target::ALL {
         if !targets.contains(&target) {
@@ -353,6 +370,10 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
             &mut hint,
         )?);
     }
+    hint = match (hint, short_prefix_hint) {
+        (Some(h), Some(s)) => Some(format!("{s}; {h}")),
+        (h, s) => s.or(h),
+    };
     Ok(Plan {
         effective_expr: expr.as_ref().map(|e| e.to_query_string()),
         query: query.clone(),
@@ -367,6 +388,7 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
         target_plans,
         hint,
         warnings,
+        narrowed: !short_prefixes.is_empty(),
     })
 }
 
@@ -410,6 +432,40 @@ fn drop_stop_words(e: &Expr, warnings: &mut Vec<String>) -> Expr {
         }
     }
     e.clone()
+}
+
+/// `e` with every prefix shorter than [`PREFIX_MIN_CHARS`] letters or
+/// digits made a whole word; their texts go to `short`.
+fn whole_words_for_short_prefixes(e: &Expr, short: &mut Vec<String>) -> Expr {
+    match e {
+        Expr::Term { text, prefix: true }
+            if text.chars().filter(|c| c.is_alphanumeric()).count() < PREFIX_MIN_CHARS =>
+        {
+            if !short.contains(text) {
+                short.push(text.clone());
+            }
+            Expr::Term {
+                text: text.clone(),
+                prefix: false,
+            }
+        }
+        Expr::And { items } => Expr::And {
+            items: items
+                .iter()
+                .map(|i| whole_words_for_short_prefixes(i, short))
+                .collect(),
+        },
+        Expr::Or { items } => Expr::Or {
+            items: items
+                .iter()
+                .map(|i| whole_words_for_short_prefixes(i, short))
+                .collect(),
+        },
+        Expr::Not { item } => Expr::Not {
+            item: Box::new(whole_words_for_short_prefixes(item, short)),
+        },
+        other => other.clone(),
+    }
 }
 
 fn any_term(e: &Expr) -> Expr {
@@ -1165,9 +1221,25 @@ mod tests {
             "\"NEAR\" AND (\"a\" AND \"b\") AND \"x*y\""
         );
         assert_eq!(
-            fts_of("a\"b c*", Target::Messages).unwrap(),
-            "\"a\"\"b\" AND \"c\"*"
+            fts_of("a\"b cat*", Target::Messages).unwrap(),
+            "\"a\"\"b\" AND \"cat\"*"
         );
+    }
+
+    #[test]
+    fn a_prefix_too_short_to_expand_is_searched_as_the_whole_word() {
+        assert_eq!(
+            fts_of("c* -(ab* OR tok*)", Target::Messages).unwrap(),
+            "\"c\" NOT (\"ab\" OR \"tok\"*)"
+        );
+        let p = plan_text("docker c*", &SearchOptions::default()).unwrap().1;
+        assert!(p.narrowed);
+        assert_eq!(p.effective_expr.as_deref(), Some("docker c"));
+        let hint = p.hint.unwrap();
+        assert!(hint.contains("'c*' as the word 'c'"), "{hint}");
+        let p = plan_text("doc*", &SearchOptions::default()).unwrap().1;
+        assert!(!p.narrowed);
+        assert_eq!(p.hint, None);
     }
 
     #[test]

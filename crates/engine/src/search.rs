@@ -423,6 +423,9 @@ impl Engine {
             truncated: None,
             trace: None,
         };
+        if p.narrowed {
+            out.truncated = Some(true);
+        }
         self.mark_budget_cuts(&mut out);
         if opts.trace {
             let t_end = (self.clock)();

@@ -314,7 +314,42 @@ impl Manifest {
         }
         Ok(())
     }
+
+    /// Checks that a browser can hold the index: refused with
+    /// `download.too_large` when it declares more than
+    /// [`MAX_BROWSER_INDEX_BYTES`], before any of it is requested.
+    ///
+    /// ```
+    /// use gitsense_publish::Manifest;
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+    /// # let m = gitsense_publish::publish(&path, &dir.path().join("site"))?;
+    /// assert!(m.check_browser_size().is_ok());
+    /// let huge = Manifest { size: 1_000_000_000_000_000, ..m };
+    /// assert_eq!(huge.check_browser_size().unwrap_err().code, "download.too_large");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_browser_size(&self) -> Result<()> {
+        let declared = self.size.max(self.compressed_size);
+        if declared > MAX_BROWSER_INDEX_BYTES {
+            return Err(Error::new(
+                "download.too_large",
+                format!(
+                    "the manifest declares an index of {declared} bytes; the browser module reads \
+                     indexes of at most {MAX_BROWSER_INDEX_BYTES} bytes"
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
+
+/// The largest index (and compressed download) the browser module opens:
+/// WebAssembly's 32-bit memory, which holds a downloaded index whole (a
+/// larger one fails somewhere in the download, the copy or SQLite without
+/// saying why). `src/js/lazy.js` (`MAX_INDEX_BYTES`) has the same number,
+/// so that it asks for no page of a larger one.
+pub const MAX_BROWSER_INDEX_BYTES: u64 = 4 << 30;
 
 #[cfg(feature = "write")]
 mod write {

@@ -448,6 +448,10 @@ pub struct LazyInfo {
     /// message), when they are not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hot_off: Option<String>,
+    /// The storage failure that stopped the copy (its code), until the
+    /// fill reports it (`fillerror`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill_error: Option<String>,
     #[serde(flatten)]
     pub stats: LazyStats,
 }
@@ -615,7 +619,14 @@ impl LazyIndex {
                 }
                 Err(e) => {
                     let e = js_error(&e, "storage.failed", "opening the fill files");
-                    source.fill_stopped = Some(format!("no OPFS copy is made: {}", e.message));
+                    source.fill_stopped =
+                        Some(format!("no OPFS copy is made ({}: {})", e.code, e.message));
+                    // No room (or OPFS failing): the copy the visit asked
+                    // for fails with it (`fillerror`), as one that runs out
+                    // of room midway does.
+                    if matches!(e.code.as_str(), "storage.quota_exceeded" | "storage.failed") {
+                        source.fill_error = Some(e);
+                    }
                 }
             }
         } else {
@@ -906,6 +917,17 @@ impl LazyIndex {
         lock(&self.source).stop_fill(reason);
     }
 
+    /// Stops the fill for a storage failure `e` (its code and message in
+    /// `info().lazy.reason`); the fill reports `e` (`fillerror`).
+    pub fn fail_fill(&self, e: Error) {
+        lock(&self.source).fill_failed(e);
+    }
+
+    /// The storage failure that stopped the fill, once.
+    pub fn take_fill_error(&self) -> Option<Error> {
+        lock(&self.source).fill_error.take()
+    }
+
     /// Pages stored so far and in total.
     pub fn progress(&self) -> (u32, u32) {
         let s = lock(&self.source);
@@ -1097,6 +1119,7 @@ impl LazyIndex {
             pages_cached: s.cache.len() as u32,
             packed_off: s.packed_off.clone(),
             hot_off: s.hot_off.clone(),
+            fill_error: s.fill_error.as_ref().map(|e| e.code.clone()),
             stats: s.stats.clone(),
         }
     }

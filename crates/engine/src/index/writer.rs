@@ -95,6 +95,18 @@ pub struct IndexWriter {
     tmp: TempFile,
     out_path: PathBuf,
     source: SourceInfo,
+    shift: IdShift,
+}
+
+/// What is added to the ids an importer gives, so that several sources
+/// (each numbering its records from 1) share one index: set by
+/// [`IndexWriter::next_source`] to the largest ids so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct IdShift {
+    group: i64,
+    chat: i64,
+    message: i64,
+    code_block: i64,
 }
 
 impl IndexWriter {
@@ -140,7 +152,56 @@ impl IndexWriter {
             tmp,
             out_path: out.to_path_buf(),
             source,
+            shift: IdShift::default(),
         })
+    }
+
+    /// Starts the next source of a build that has several: the records an
+    /// importer adds from now on keep the ids it gives them among
+    /// themselves (a chat's parent, a message's chat, a code block's
+    /// message), shifted past every record already added.
+    ///
+    /// ```
+    /// use gitsense_engine::index::writer::{IndexWriter, SourceInfo};
+    /// use gitsense_engine::model::Chat;
+    /// # let dir = tempfile::tempdir()?;
+    /// let source = SourceInfo { description: "two sources".into(), built_at: None };
+    /// let mut w = IndexWriter::create(&dir.path().join("both.gsx"), source)?;
+    /// let chat = |name: &str| Chat {
+    ///     id: 1,
+    ///     parent_id: 0,
+    ///     chat_type: "regular".into(),
+    ///     uuid: None,
+    ///     name: name.into(),
+    ///     owner: None,
+    ///     group_id: None,
+    ///     created_at: None,
+    ///     modified_at: None,
+    ///     meta: serde_json::json!({}),
+    /// };
+    /// w.add_chat(&chat("first source"))?;
+    /// w.next_source()?;
+    /// w.add_chat(&chat("second source"))?; // id 1 again: stored as 2
+    /// assert_eq!(w.finish()?.chats, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn next_source(&mut self) -> Result<()> {
+        let max = |table: &str| -> Result<i64> {
+            self.conn()
+                .query_row(
+                    &format!("SELECT coalesce(max(id), 0) FROM {table}"),
+                    [],
+                    |r| r.get(0),
+                )
+                .ctx("reading the largest id")
+        };
+        self.shift = IdShift {
+            group: max("groups")?,
+            chat: max("chats")?,
+            message: max("messages")?,
+            code_block: max("code_blocks")?,
+        };
+        Ok(())
     }
 
     fn conn(&self) -> &Connection {
@@ -150,7 +211,7 @@ impl IndexWriter {
     pub fn add_group(&mut self, g: &Group) -> Result<()> {
         self.conn()
             .prepare_cached("INSERT INTO groups(id, name) VALUES (?1, ?2)")
-            .and_then(|mut s| s.execute(params![g.id, g.name]))
+            .and_then(|mut s| s.execute(params![g.id + self.shift.group, g.name]))
             .map_err(|e| dup_or_db(e, "group", g.id))?;
         Ok(())
     }
@@ -158,6 +219,15 @@ impl IndexWriter {
     pub fn add_chat(&mut self, c: &Chat) -> Result<()> {
         let path = meta_str(&c.meta, "path").or_else(|| meta_str(&c.meta, "file_path"));
         let language = meta_str(&c.meta, "language").map(|l| canonical_language(&l));
+        let shift = self.shift;
+        let id = c.id + shift.chat;
+        // 0: no parent (a top-level chat), in every source.
+        let parent_id = if c.parent_id == 0 {
+            0
+        } else {
+            c.parent_id + shift.chat
+        };
+        let group_id = c.group_id.map(|g| g + shift.group);
         let conn = self.conn();
         conn.prepare_cached(
             "INSERT INTO chats(id, parent_id, type, name, path, language, created_at, modified_at)
@@ -165,8 +235,8 @@ impl IndexWriter {
         )
         .and_then(|mut s| {
             s.execute(params![
-                c.id,
-                c.parent_id,
+                id,
+                parent_id,
                 c.chat_type,
                 c.name,
                 path,
@@ -182,10 +252,10 @@ impl IndexWriter {
         )
         .and_then(|mut s| {
             s.execute(params![
-                c.id,
+                id,
                 c.uuid,
                 c.owner,
-                c.group_id,
+                group_id,
                 json_or_null(&c.meta)
             ])
         })
@@ -196,6 +266,7 @@ impl IndexWriter {
     pub fn add_message(&mut self, m: &Message) -> Result<()> {
         let file_path = meta_str(&m.meta, "file_path");
         let language = meta_str(&m.meta, "language").map(|l| canonical_language(&l));
+        let (id, chat_id) = (m.id + self.shift.message, m.chat_id + self.shift.chat);
         let conn = self.conn();
         conn.prepare_cached(
             "INSERT INTO messages(id, chat_id, type, role, file_path, language, created_at, updated_at)
@@ -203,8 +274,8 @@ impl IndexWriter {
         )
         .and_then(|mut s| {
             s.execute(params![
-                m.id,
-                m.chat_id,
+                id,
+                chat_id,
                 m.msg_type,
                 m.role,
                 file_path,
@@ -219,7 +290,7 @@ impl IndexWriter {
         )
         .and_then(|mut s| {
             s.execute(params![
-                m.id,
+                id,
                 m.title,
                 m.content,
                 m.keywords,
@@ -229,13 +300,17 @@ impl IndexWriter {
         .ctx("inserting message text")?;
         for key in super::message_names(&m.title, &m.keywords) {
             conn.prepare_cached("INSERT INTO message_names(key, message_id) VALUES (?1, ?2)")
-                .and_then(|mut s| s.execute(params![key, m.id]))
+                .and_then(|mut s| s.execute(params![key, id]))
                 .ctx("inserting message names")?;
         }
         Ok(())
     }
 
     pub fn add_code_block(&mut self, b: &CodeBlock) -> Result<()> {
+        let (id, message_id) = (
+            b.id + self.shift.code_block,
+            b.message_id + self.shift.message,
+        );
         let conn = self.conn();
         conn.prepare_cached(
             "INSERT INTO code_blocks(id, message_id, chat_id, uuid, type, language, component, created_at, size)
@@ -243,8 +318,8 @@ impl IndexWriter {
         )
         .and_then(|mut s| {
             s.execute(params![
-                b.id,
-                b.message_id,
+                id,
+                message_id,
                 b.uuid,
                 b.block_type,
                 b.language.as_deref().map(canonical_language),
@@ -260,7 +335,7 @@ impl IndexWriter {
         )
         .and_then(|mut s| {
             s.execute(params![
-                b.id,
+                id,
                 b.content,
                 b.parent_uuid,
                 b.description,

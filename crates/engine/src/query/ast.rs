@@ -2,6 +2,13 @@
 
 use serde::Serialize;
 
+/// Shortest prefix (in letters and digits) searched as a prefix, whether
+/// typed as `word*` or being typed in a search box; a shorter one is
+/// searched as the whole word. FTS5 merges the doclist of every word a
+/// prefix matches in one step that a time budget cannot interrupt, and a
+/// one- or two-letter prefix matches a large share of the vocabulary.
+pub const PREFIX_MIN_CHARS: usize = 3;
+
 /// A boolean full-text expression over keywords and phrases.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "op", rename_all = "lowercase")]

@@ -18,11 +18,6 @@ use super::parser::{
 };
 use crate::error::Result;
 
-/// Shortest word (in letters and digits) matched as a prefix while typed:
-/// a shorter prefix matches a large share of the vocabulary, and each
-/// matching term's doclist is read.
-pub const PREFIX_MIN_CHARS: usize = 3;
-
 /// The text read with the full grammar, the word being typed marked as a
 /// prefix. An error where the grammar refuses the text (then use
 /// [`literally`]).
