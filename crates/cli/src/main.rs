@@ -400,7 +400,11 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                     use_site_index: !a.no_site_index,
                     pages: a.pages.filter(&[]).map_err(|e| (e, None))?,
                 };
-                let desc = format!("docs:{}", dir.display());
+                let desc = format!(
+                    "{}{}",
+                    gitsense_engine::index::DOCS_SOURCE_PREFIX,
+                    dir.display()
+                );
                 import::build_with_progress(
                     &a.out,
                     desc,
@@ -677,9 +681,15 @@ fn site(a: SiteArgs) -> Result<(), (Error, Option<String>)> {
     };
     let index = std::env::temp_dir().join(format!("gitsense-site-{}.gsx", std::process::id()));
     let pb = progress::bar(a.quiet, "reading documentation (pages)", Unit::Count);
-    let built = import::build_with(&index, format!("docs:{}", a.dir.display()), |w| {
-        import::docs::import(&a.dir, &opts, w, &pb)
-    });
+    let built = import::build_with(
+        &index,
+        format!(
+            "{}{}",
+            gitsense_engine::index::DOCS_SOURCE_PREFIX,
+            a.dir.display()
+        ),
+        |w| import::docs::import(&a.dir, &opts, w, &pb),
+    );
     let published = built.and_then(|(stats, report)| {
         let m = gitsense_publish::publish(&index, &out_dir)?;
         Ok((stats, report, m))

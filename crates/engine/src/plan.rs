@@ -110,6 +110,17 @@ pub enum Corpus {
     DocSite,
 }
 
+impl Corpus {
+    /// What the index described by `info` holds.
+    pub fn of(info: &crate::index::IndexInfo) -> Corpus {
+        if info.is_doc_site() {
+            Corpus::DocSite
+        } else {
+            Corpus::Chats
+        }
+    }
+}
+
 /// SQL for one target.
 #[derive(Debug, Clone)]
 pub struct TargetSql {

@@ -268,11 +268,7 @@ impl Engine {
 
     /// What the index holds ([`plan::Corpus`]).
     pub fn corpus(&self) -> plan::Corpus {
-        if self.info.is_doc_site() {
-            plan::Corpus::DocSite
-        } else {
-            plan::Corpus::Chats
-        }
+        plan::Corpus::of(&self.info)
     }
 
     pub fn info(&self) -> &IndexInfo {

@@ -57,6 +57,13 @@ const SATURATE: f64 = 1e6;
 struct QueryData {
     avgdl: f64,
     idf: Vec<f64>,
+    /// The word each phrase stands for: a phrase weighted below 1 (an
+    /// inflection the planner added) belongs to the phrase of weight 1
+    /// before it (the word typed), whose other forms it is; a row scores
+    /// the best form of each word it holds, not their sum, so an
+    /// inflection finds rows the typed word misses without lifting rows
+    /// that hold both.
+    word: Vec<usize>,
     chunk: RefCell<Option<Chunk>>,
 }
 
@@ -203,12 +210,17 @@ unsafe fn query_data(
             .cloned()
     });
     let mut idf = Vec::with_capacity(n_phrase.max(0) as usize);
+    let mut word = Vec::with_capacity(n_phrase.max(0) as usize);
     for i in 0..n_phrase {
         let key = named.as_ref().map(|(p, _)| (kind, p[i as usize].clone()));
         let weight = named
             .as_ref()
             .and_then(|(_, w)| w.get(i as usize).copied())
             .unwrap_or(1.0);
+        word.push(match word.last() {
+            Some(&w) if weight < 1.0 => w,
+            _ => i as usize,
+        });
         let cached = match (tally, &key) {
             (Some(t), Some(k)) => lock(&t.hits).get(k).copied(),
             _ => None,
@@ -239,6 +251,7 @@ unsafe fn query_data(
     let data = Box::into_raw(Box::new(QueryData {
         avgdl,
         idf,
+        word,
         chunk: RefCell::new(None),
     }));
     // On failure FTS5 frees the data itself (xDelete).
@@ -251,10 +264,19 @@ unsafe fn query_data(
 fn bm25(data: &QueryData, freq: &[f64], d: f64) -> f64 {
     let (k1, b) = (BM25_K1, BM25_B);
     let mut score = 0.0;
-    for (idf, f) in data.idf.iter().zip(freq) {
-        score += idf * ((f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * d / data.avgdl)));
+    // Phrases of one word ([`QueryData::word`]) come together, the typed
+    // form first: the best of them counts.
+    let mut best = 0.0;
+    for (i, (idf, f)) in data.idf.iter().zip(freq).enumerate() {
+        let s = idf * ((f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * d / data.avgdl)));
+        if data.word[i] == i {
+            score += best;
+            best = s;
+        } else if s > best {
+            best = s;
+        }
     }
-    -score
+    -(score + best)
 }
 
 /// A column's length norm `1 / (1 + k1·(1 − b + b·len/avg))`; 1 for a
