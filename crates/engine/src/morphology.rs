@@ -18,8 +18,10 @@ use rust_stemmers::{Algorithm, Stemmer};
 use std::sync::OnceLock;
 
 /// How much a hit of a variant counts against a hit of the word itself
-/// (it multiplies the variant's IDF in ranking).
-pub const VARIANT_WEIGHT: f64 = 0.5;
+/// (it multiplies the variant's IDF in ranking): enough to find sections
+/// the typed form misses, little enough that a heading in another
+/// inflection does not outrank the exact name.
+pub const VARIANT_WEIGHT: f64 = 0.25;
 
 /// Most variants searched for one word (the shortest first).
 pub const MAX_VARIANTS: usize = 16;

@@ -1058,9 +1058,17 @@ pub struct PageSection {
     pub phrases: i64,
 }
 
-/// The sections (in their order) whose page holds every term: for each
-/// of `terms` (a term's phrase bits), some section of the page holds one
-/// of its phrases.
+/// How much a section holding some of the terms counts against one
+/// holding them all, on a page holding them all: its rank times (terms it
+/// holds / terms) to this power. The section naming the rarest term in its
+/// heading still beats a passing mention of every term, while a heading
+/// with every word of a multi-word query keeps its place.
+pub const PAGE_COVERAGE_EXPONENT: i32 = 2;
+
+/// The sections whose page holds every term (for each of `terms`, a
+/// term's phrase bits, some section of the page holds one of its
+/// phrases), best first: ranks (negative, lower is better) scaled by
+/// [`PAGE_COVERAGE_EXPONENT`].
 ///
 /// ```
 /// use gitsense_engine::plan::{keep_by_page, PageSection};
@@ -1069,16 +1077,27 @@ pub struct PageSection {
 /// // page 8 only the first.
 /// let kept = keep_by_page(vec![s(1, 7, 0b01), s(2, 8, 0b01), s(3, 7, 0b10)], &[0b01, 0b10]);
 /// assert_eq!(kept.iter().map(|s| s.id).collect::<Vec<_>>(), vec![1, 3]);
+/// // A section holding both terms outranks one as good holding one.
+/// let both = PageSection { phrases: 0b11, ..s(4, 9, 0) };
+/// let kept = keep_by_page(vec![s(5, 9, 0b01), both], &[0b01, 0b10]);
+/// assert_eq!(kept.iter().map(|s| s.id).collect::<Vec<_>>(), vec![4, 5]);
 /// ```
 pub fn keep_by_page(sections: Vec<PageSection>, terms: &[i64]) -> Vec<PageSection> {
     let mut held: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
     for s in &sections {
         *held.entry(s.page).or_default() |= s.phrases;
     }
-    sections
+    let mut kept: Vec<PageSection> = sections
         .into_iter()
         .filter(|s| terms.iter().all(|t| held[&s.page] & t != 0))
-        .collect()
+        .map(|mut s| {
+            let covered = terms.iter().filter(|t| s.phrases & *t != 0).count();
+            s.rank *= (covered as f64 / terms.len() as f64).powi(PAGE_COVERAGE_EXPONENT);
+            s
+        })
+        .collect();
+    kept.sort_by(|a, b| a.rank.total_cmp(&b.rank).then(a.id.cmp(&b.id)));
+    kept
 }
 
 /// The statements of a message search judged per page: the FTS5
