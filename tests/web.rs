@@ -30,10 +30,12 @@ wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
 const SAMPLE: &[u8] = include_bytes!(concat!(env!("GITSENSE_WEB_FIXTURES"), "/sample.gsx"));
 const HOSTILE: &[u8] = include_bytes!(concat!(env!("GITSENSE_WEB_FIXTURES"), "/hostile.gsx"));
+const DOCS: &[u8] = include_bytes!(concat!(env!("GITSENSE_WEB_FIXTURES"), "/prose-docs.gsx"));
 const EXPECTED: &str = include_str!(concat!(env!("GITSENSE_WEB_FIXTURES"), "/expected.json"));
 
 const SITE: &str = "http://fake.test/site/";
 const OTHER_SITE: &str = "http://fake.test/other/";
+const DOCS_SITE: &str = "http://fake.test/docs/";
 
 #[wasm_bindgen(module = "/tests/web_helpers.js")]
 extern "C" {
@@ -139,19 +141,52 @@ async fn the_browser_engine_answers_byte_for_byte_like_the_native_engine() {
     fresh().await;
     publish(SITE, SAMPLE).await;
     publish(OTHER_SITE, HOSTILE).await;
+    publish(DOCS_SITE, DOCS).await;
     let sample = open(SITE, StoragePref::Memory).await;
     let hostile = open(OTHER_SITE, StoragePref::Memory).await;
+    let docs = open(DOCS_SITE, StoragePref::Memory).await;
     let expected: Vec<Expected> = serde_json::from_str(EXPECTED).unwrap();
     assert!(expected.len() >= 8);
     for e in &expected {
-        let s = if e.index == "sample" {
-            &sample
-        } else {
-            &hostile
+        let s = match e.index.as_str() {
+            "sample" => &sample,
+            "docs" => &docs,
+            _ => &hostile,
         };
         let got = s.search(&e.query, &e.options).unwrap();
         assert_eq!(got, e.json, "query {:?} options {}", e.query, e.options);
     }
+    // On the documentation site the answers depend on English stemming
+    // (`connections` finds the sections saying `connection` and
+    // `connecting`, the exact name first) and on all-terms matching per
+    // page (no section holds both `lock` and `class`).
+    let docs_answer = |query: &str| -> serde_json::Value {
+        let e = expected
+            .iter()
+            .find(|e| e.index == "docs" && e.query == query)
+            .unwrap();
+        serde_json::from_str(&e.json).unwrap()
+    };
+    let titles = |v: &serde_json::Value| -> Vec<String> {
+        v["results"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                m["messages_meta_title"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect()
+    };
+    let mut found = titles(&docs_answer("connections"));
+    assert_eq!(found[0], "connections");
+    found[1..].sort();
+    assert_eq!(found, ["connections", "Opening", "Retries"]);
+    let lock_class = docs_answer("lock class");
+    assert!(lock_class["searchCriteria"].get("fallback").is_none());
+    assert_eq!(titles(&lock_class)[0], "Lock objects");
 }
 
 async fn keeps_the_index_for_the_next_visit(pref: StoragePref, kind: StorageKind) {

@@ -27,8 +27,12 @@
 //!   CLI's docs importer by `./build.sh`, whose module split profiles a
 //!   visit on it: a corpus the size of a real site takes paths (doclists
 //!   over many leaves, deep b-trees, long rows) the small indexes do not.
-//! - `OUT_DIR/expected.json`: for a list of queries on the sample index and
-//!   on `hostile.gsx`, the results object JSON the native engine produces
+//! - `OUT_DIR/prose-docs.gsx`: a small documentation-site index (its
+//!   source a `docs:` one: pages as chats, sections as messages), where
+//!   words are searched with their inflections and all-terms matching is
+//!   judged per page.
+//! - `OUT_DIR/expected.json`: for a list of queries on the sample index,
+//!   on `hostile.gsx` and on `prose-docs.gsx`, the results object JSON the native engine produces
 //!   (what `gitsense-search search --format json` prints); the wasm tests
 //!   check the browser engine answers with the same bytes.
 
@@ -157,6 +161,76 @@ fn build_hostile(out: &Path) -> gitsense_engine::Result<()> {
     Ok(())
 }
 
+/// See the module docs: sections (heading, text) of pages (title).
+const PROSE_PAGES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "threading",
+        &[
+            (
+                "threading",
+                "Every class below wraps a primitive of the low-level module.",
+            ),
+            (
+                "Thread objects",
+                "The Thread class represents an activity run in a separate thread.",
+            ),
+            (
+                "Lock objects",
+                "A primitive lock is in one of two states, locked or unlocked.",
+            ),
+        ],
+    ),
+    (
+        "Pools",
+        &[
+            (
+                "Opening",
+                "Each connection is opened lazily, when a request first needs it.",
+            ),
+            (
+                "Retries",
+                "When the server goes away, the pool keeps connecting again.",
+            ),
+            (
+                "connections",
+                "The list of open sockets of the pool, newest first.",
+            ),
+        ],
+    ),
+];
+
+fn build_prose_docs(out: &Path) -> gitsense_engine::Result<()> {
+    let mut w = IndexWriter::create(
+        out,
+        SourceInfo {
+            description: format!("{}fixture", gitsense_engine::index::DOCS_SOURCE_PREFIX),
+            built_at: Some(TIME.into()),
+        },
+    )?;
+    let mut id = 1;
+    for (page, (title, sections)) in PROSE_PAGES.iter().enumerate() {
+        let chat_id = page as i64 + 1;
+        let mut c = chat(chat_id, 0, title, json!({ "kind": "doc-page" }));
+        c.chat_type = "git-blob".into();
+        w.add_chat(&c)?;
+        for (heading, text) in *sections {
+            let mut m = message(
+                id,
+                chat_id,
+                "user",
+                text.to_string(),
+                json!({ "title": heading }),
+            );
+            m.msg_type = "git-blob".into();
+            m.title = heading.to_string();
+            w.add_message(&m)?;
+            id += 1;
+        }
+    }
+    w.finish()?;
+    Ok(())
+}
+
 /// Queries whose results the browser must reproduce byte for byte.
 const QUERIES: &[(&str, &str, &str)] = &[
     ("sample", "payment", "{}"),
@@ -173,6 +247,9 @@ const QUERIES: &[(&str, &str, &str)] = &[
     ("sample", "payment OR checkout", r#"{"maxTokens":400}"#),
     ("hostile", "hostile payload", "{}"),
     ("hostile", "script", r#"{"highlight":"none"}"#),
+    // Inflections (`connection`, `connecting`) and all terms per page.
+    ("docs", "connections", "{}"),
+    ("docs", "lock class", "{}"),
 ];
 
 /// See the module docs: `vocab.gsx` and `vocab.json`.
@@ -446,12 +523,14 @@ fn run(out: &Path, sample: &Path) -> gitsense_engine::Result<()> {
     build_vocab(&out.join("vocab.gsx"), &out.join("vocab.json"))?;
     build_ranked(&out.join("ranked.gsx"), &out.join("ranked.json"))?;
     build_large_docs(&out.join("large-docs"), &out.join("large.json"))?;
+    let docs = out.join("prose-docs.gsx");
+    build_prose_docs(&docs)?;
     let mut expected = Vec::new();
     for (index, query, options) in QUERIES {
-        let path: PathBuf = if *index == "sample" {
-            sample.into()
-        } else {
-            hostile.clone()
+        let path: PathBuf = match *index {
+            "sample" => sample.into(),
+            "docs" => docs.clone(),
+            _ => hostile.clone(),
         };
         let engine = Engine::open(&path)?;
         expected.push(json!({

@@ -353,7 +353,11 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             }
             if let Some(dir) = &a.docs {
                 inputs.push(import::Input::Docs(dir));
-                descriptions.push(format!("docs:{}", dir.display()));
+                descriptions.push(format!(
+                    "{}{}",
+                    gitsense_engine::index::DOCS_SOURCE_PREFIX,
+                    dir.display()
+                ));
             }
             if a.docs.is_none() && !(a.pages.exclude.is_empty() && a.pages.include.is_empty()) {
                 return Err((
@@ -692,9 +696,15 @@ fn site(a: SiteArgs) -> Result<(), (Error, Option<String>)> {
     };
     let index = std::env::temp_dir().join(format!("gitsense-site-{}.gsx", std::process::id()));
     let pb = progress::bar(a.quiet, "reading documentation (pages)", Unit::Count);
-    let built = import::build_with(&index, format!("docs:{}", a.dir.display()), |w| {
-        import::docs::import(&a.dir, &opts, w, &pb)
-    });
+    let built = import::build_with(
+        &index,
+        format!(
+            "{}{}",
+            gitsense_engine::index::DOCS_SOURCE_PREFIX,
+            a.dir.display()
+        ),
+        |w| import::docs::import(&a.dir, &opts, w, &pb),
+    );
     let published = built.and_then(|(stats, report)| {
         let m = gitsense_publish::publish(&index, &out_dir)?;
         Ok((stats, report, m))

@@ -54,6 +54,7 @@ pub mod error;
 pub mod format;
 pub mod index;
 pub mod model;
+pub mod morphology;
 pub mod plan;
 pub mod profiles;
 pub mod query;

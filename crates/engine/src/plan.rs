@@ -10,6 +10,7 @@
 use crate::error::{Error, Result};
 use crate::index::{name_key, EXACT_NAME_BOOST, TRIGRAM_MIN_CHARS};
 use crate::model::canonical_language;
+use crate::morphology;
 use crate::profiles::{self, Profile};
 use crate::query::ast::*;
 use crate::query::searchbox;
@@ -103,6 +104,31 @@ pub enum MatchMode {
     AnyTerm,
 }
 
+/// What the index holds, which decides how words are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Corpus {
+    /// GitSense chats, as GitSense searches them: words as written, every
+    /// term in one message.
+    #[default]
+    Chats,
+    /// A documentation site (pages as chats, sections as messages): a
+    /// reader judges pages and writes English prose, so all-terms
+    /// matching is judged per page ([`keep_by_page`]) and words are
+    /// searched with their inflections ([`crate::morphology`]).
+    DocSite,
+}
+
+impl Corpus {
+    /// What the index described by `info` holds.
+    pub fn of(info: &crate::index::IndexInfo) -> Corpus {
+        if info.is_doc_site() {
+            Corpus::DocSite
+        } else {
+            Corpus::Chats
+        }
+    }
+}
+
 /// SQL for one target.
 #[derive(Debug, Clone)]
 pub struct TargetSql {
@@ -130,6 +156,17 @@ pub struct TargetSql {
     pub counted_by_rank: bool,
     /// The phrases of `fts` in FTS5's order ([`fts_phrases`]).
     pub phrases: Vec<String>,
+    /// The ranking weight of each of `phrases`: below 1 for the
+    /// inflections the planner added ([`crate::morphology`]).
+    pub phrase_weights: Vec<f64>,
+    /// Set when sections are judged per page
+    /// ([`MatchMode::AllTermsByPage`]): the phrase bits of each term.
+    /// `page_sql` then gives every section holding any term, best first,
+    /// with two more columns, its page and the phrases it holds (bit `i`:
+    /// phrase `i`); a result is a section whose page's sections together
+    /// hold, for every term, one of its bits ([`keep_by_page`]). Run
+    /// with limit -1 and offset 0, the executor pages what it keeps.
+    pub page_terms: Option<Vec<i64>>,
 }
 
 /// The phrases of an FTS5 expression the planner wrote, left to right
@@ -242,21 +279,27 @@ pub struct Plan {
 /// assert_eq!(p.effective_expr.as_deref(), Some("fn \"main()\""));
 /// ```
 pub fn plan_text(text: &str, opts: &SearchOptions) -> Result<(Query, Plan)> {
+    plan_text_in(text, opts, Corpus::Chats)
+}
+
+/// [`plan_text`] for an index holding `corpus`.
+pub fn plan_text_in(text: &str, opts: &SearchOptions, corpus: Corpus) -> Result<(Query, Plan)> {
     let exists = &profiles::exists;
+    let all = MatchMode::AllTerms;
     match opts.mode {
         QueryMode::Strict => {
             let q = crate::query::parse(text, exists)?;
-            let p = plan(&q, opts, MatchMode::AllTerms)?;
+            let p = plan_in(&q, opts, all, corpus)?;
             Ok((q, p))
         }
         QueryMode::Box => {
             if let Ok(q) = searchbox::with_grammar(text, exists) {
-                if let Ok(p) = plan(&q, opts, MatchMode::AllTerms) {
+                if let Ok(p) = plan_in(&q, opts, all, corpus) {
                     return Ok((q, p));
                 }
             }
             let q = searchbox::literally(text, exists);
-            let p = plan(&q, opts, MatchMode::AllTerms)?;
+            let p = plan_in(&q, opts, all, corpus)?;
             Ok((q, p))
         }
     }
@@ -265,6 +308,16 @@ pub fn plan_text(text: &str, opts: &SearchOptions) -> Result<(Query, Plan)> {
 /// Builds the plan. `match_mode` AnyTerm turns the top-level AND of terms
 /// into an OR (the executor's fallback when all-terms finds nothing).
 pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Result<Plan> {
+    plan_in(query, opts, match_mode, Corpus::Chats)
+}
+
+/// [`plan`] for an index holding `corpus`.
+pub fn plan_in(
+    query: &Query,
+    opts: &SearchOptions,
+    match_mode: MatchMode,
+    corpus: Corpus,
+) -> Result<Plan> {
     let profile_name = match (&query.profile, &query.targets) {
         (Some(p), _) => p.clone(),
         (None, Some(t)) if t.len() == 1 => format!("{}.default", t[0].name()),
@@ -360,6 +413,7 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
         target_plans.push(plan_target(
             target,
             expr.as_ref(),
+            (corpus, match_mode),
             &filters,
             scope,
             opts.current_chat_id,
@@ -511,7 +565,12 @@ fn fts_string(text: &str) -> String {
     format!("\"{}\"", clean.replace('"', "\"\""))
 }
 
-fn render_literal(e: &Expr, kind: TokenizerKind, dropped: &mut Vec<String>) -> Option<String> {
+fn render_literal(
+    e: &Expr,
+    kind: TokenizerKind,
+    dropped: &mut Vec<String>,
+    inflect: bool,
+) -> Option<String> {
     let (text, prefix) = match e {
         Expr::Term { text, prefix } => (text.as_str(), *prefix),
         Expr::Phrase { text } => (text.as_str(), false),
@@ -523,10 +582,10 @@ fn render_literal(e: &Expr, kind: TokenizerKind, dropped: &mut Vec<String>) -> O
                 dropped.push(text.to_string());
                 return None;
             }
-            Some(if prefix {
-                format!("{}*", fts_string(text))
-            } else {
-                fts_string(text)
+            Some(match e {
+                _ if prefix => format!("{}*", fts_string(text)),
+                Expr::Term { .. } if inflect => with_variants(text),
+                _ => fts_string(text),
             })
         }
         TokenizerKind::Trigram => {
@@ -537,6 +596,65 @@ fn render_literal(e: &Expr, kind: TokenizerKind, dropped: &mut Vec<String>) -> O
             Some(fts_string(text))
         }
     }
+}
+
+/// A word as an FTS5 string, OR-ed with its inflections
+/// ([`morphology::variants`]) when it has any: `("connections" OR
+/// "connection" OR ...)`. Ranking weighs the variants' hits down
+/// ([`phrase_weights`]).
+fn with_variants(word: &str) -> String {
+    let variants = morphology::variants(word);
+    if variants.is_empty() {
+        return fts_string(word);
+    }
+    let mut alts = vec![fts_string(word)];
+    alts.extend(variants.iter().map(|v| fts_string(v)));
+    format!("({})", alts.join(" OR "))
+}
+
+/// The ranking weight of each of `phrases` (an expression's, in FTS5's
+/// order): [`morphology::VARIANT_WEIGHT`] for a phrase that is only an
+/// inflection the planner added, 1 for what the reader typed.
+fn phrase_weights(e: &Expr, phrases: &[String]) -> Vec<f64> {
+    let mut typed = std::collections::HashSet::new();
+    let mut added = std::collections::HashSet::new();
+    fn walk(
+        e: &Expr,
+        typed: &mut std::collections::HashSet<String>,
+        added: &mut std::collections::HashSet<String>,
+    ) {
+        match e {
+            Expr::Term { text, prefix } => {
+                typed.insert(if *prefix {
+                    format!("{}*", fts_string(text))
+                } else {
+                    fts_string(text)
+                });
+                if !prefix {
+                    added.extend(morphology::variants(text).iter().map(|v| fts_string(v)));
+                }
+            }
+            Expr::Phrase { text } => {
+                typed.insert(fts_string(text));
+            }
+            Expr::And { items } | Expr::Or { items } => {
+                items.iter().for_each(|i| walk(i, typed, added))
+            }
+            // Excluded words are searched without their inflections.
+            Expr::Not { .. } => {}
+        }
+    }
+    walk(e, &mut typed, &mut added);
+    phrases
+        .iter()
+        .map(|p| {
+            if added.contains(p) && !typed.contains(p) {
+                morphology::VARIANT_WEIGHT
+            } else {
+                1.0
+            }
+        })
+        .collect()
 }
 
 /// True when `s` is one FTS5 string (`"..."`, optionally with `*`) or is
@@ -579,12 +697,19 @@ fn paren(s: &str) -> String {
     }
 }
 
-fn render(e: &Expr, kind: TokenizerKind, dropped: &mut Vec<String>) -> Result<Option<Rendered>> {
+/// `e` as an FTS5 expression; `inflect`: whether words are searched with
+/// their inflections (never under `NOT`: an excluded word is excluded as
+/// typed).
+fn render(
+    e: &Expr,
+    kind: TokenizerKind,
+    dropped: &mut Vec<String>,
+    inflect: bool,
+) -> Result<Option<Rendered>> {
     Ok(match e {
-        Expr::Term { .. } | Expr::Phrase { .. } => {
-            render_literal(e, kind, dropped).map(|p| Rendered { pos: Some(p), neg: vec![] })
-        }
-        Expr::Not { item } => match render(item, kind, dropped)? {
+        Expr::Term { .. } | Expr::Phrase { .. } => render_literal(e, kind, dropped, inflect)
+            .map(|p| Rendered { pos: Some(p), neg: vec![] }),
+        Expr::Not { item } => match render(item, kind, dropped, false)? {
             None => None,
             Some(Rendered { pos: Some(p), neg }) if neg.is_empty() => {
                 Some(Rendered { pos: None, neg: vec![p] })
@@ -605,7 +730,7 @@ fn render(e: &Expr, kind: TokenizerKind, dropped: &mut Vec<String>) -> Result<Op
             let mut neg = Vec::new();
             let mut any = false;
             for i in items {
-                if let Some(r) = render(i, kind, dropped)? {
+                if let Some(r) = render(i, kind, dropped, inflect)? {
                     any = true;
                     pos.extend(r.pos);
                     neg.extend(r.neg);
@@ -627,7 +752,7 @@ fn render(e: &Expr, kind: TokenizerKind, dropped: &mut Vec<String>) -> Result<Op
         Expr::Or { items } => {
             let mut alts = Vec::new();
             for i in items {
-                if let Some(r) = render(i, kind, dropped)? {
+                if let Some(r) = render(i, kind, dropped, inflect)? {
                     let Some(p) = r.pos else {
                         return Err(Error::new(
                             "query.unsupported_negation",
@@ -969,10 +1094,133 @@ fn filter_cond(target: Target, f: &Filter) -> Option<(String, Vec<SqlValue>)> {
     Some((format!("({})", alts.join(" OR ")), params))
 }
 
+/// For a query of two or more required terms, the phrase bits of each
+/// (in the order [`any_term`] renders them, which is the order of FTS5's
+/// phrase numbers): a section's page holds every term when, for each
+/// term, some section of the page has one of its bits. `None` when
+/// judging per page cannot change the answer (one term, or an `OR`) or
+/// there are more phrases than a mask holds.
+fn page_terms(e: &Expr, kind: TokenizerKind, inflect: bool) -> Result<Option<Vec<i64>>> {
+    let Expr::And { items } = e else {
+        return Ok(None);
+    };
+    let mut masks = Vec::new();
+    let mut next = 0usize;
+    for item in items.iter().filter(|i| !matches!(i, Expr::Not { .. })) {
+        let Some(Rendered { pos: Some(p), .. }) = render(item, kind, &mut Vec::new(), inflect)?
+        else {
+            continue;
+        };
+        let n = fts_phrases(&p).len();
+        if next + n > crate::index::rank::MAX_MASKED_PHRASES {
+            return Ok(None);
+        }
+        masks.push(((1i64 << n) - 1) << next);
+        next += n;
+    }
+    Ok((masks.len() >= 2).then_some(masks))
+}
+
+/// A section matched by a search judged per page: its id, rank, page
+/// and the phrases it holds (see [`TargetSql::page_terms`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageSection {
+    pub id: i64,
+    pub rank: f64,
+    pub page: i64,
+    pub phrases: i64,
+}
+
+/// How much a section holding some of the terms counts against one
+/// holding them all, on a page holding them all: its rank times (terms it
+/// holds / terms) to this power. The section naming the rarest term in its
+/// heading still beats a passing mention of every term, while a heading
+/// with every word of a multi-word query keeps its place.
+pub const PAGE_COVERAGE_EXPONENT: i32 = 2;
+
+/// The sections whose page holds every term (for each of `terms`, a
+/// term's phrase bits, some section of the page holds one of its
+/// phrases), best first: ranks (negative, lower is better) scaled by
+/// [`PAGE_COVERAGE_EXPONENT`].
+///
+/// ```
+/// use gitsense_engine::plan::{keep_by_page, PageSection};
+/// let s = |id, page, phrases| PageSection { id, rank: -1.0, page, phrases };
+/// // Terms: phrase 0, phrase 1. Page 7 holds both (in two sections),
+/// // page 8 only the first.
+/// let kept = keep_by_page(vec![s(1, 7, 0b01), s(2, 8, 0b01), s(3, 7, 0b10)], &[0b01, 0b10]);
+/// assert_eq!(kept.iter().map(|s| s.id).collect::<Vec<_>>(), vec![1, 3]);
+/// // A section holding both terms outranks one as good holding one.
+/// let both = PageSection { phrases: 0b11, ..s(4, 9, 0) };
+/// let kept = keep_by_page(vec![s(5, 9, 0b01), both], &[0b01, 0b10]);
+/// assert_eq!(kept.iter().map(|s| s.id).collect::<Vec<_>>(), vec![4, 5]);
+/// ```
+pub fn keep_by_page(sections: Vec<PageSection>, terms: &[i64]) -> Vec<PageSection> {
+    let mut held: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
+    for s in &sections {
+        *held.entry(s.page).or_default() |= s.phrases;
+    }
+    let mut kept: Vec<PageSection> = sections
+        .into_iter()
+        .filter(|s| terms.iter().all(|t| held[&s.page] & t != 0))
+        .map(|mut s| {
+            let covered = terms.iter().filter(|t| s.phrases & *t != 0).count();
+            s.rank *= (covered as f64 / terms.len() as f64).powi(PAGE_COVERAGE_EXPONENT);
+            s
+        })
+        .collect();
+    kept.sort_by(|a, b| a.rank.total_cmp(&b.rank).then(a.id.cmp(&b.id)));
+    kept
+}
+
+/// The statements of a message search judged per page: the FTS5
+/// expression `expr` matches sections holding any term; `page_sql` gives
+/// every one, best first, with its page (`gs_message_page`) and the
+/// phrases it holds (`gs_phrase_mask`), and the executor keeps the
+/// sections of pages holding every term ([`TargetSql::page_terms`]).
+/// (The browser's SQLite has no window functions to do it in SQL, and a
+/// grouped second statement would match every doclist twice.)
+#[allow(clippy::too_many_arguments)]
+fn page_sql(
+    expr: &str,
+    phrase_weights: Vec<f64>,
+    masks: Vec<i64>,
+    rank: &str,
+    rank_params: Vec<SqlValue>,
+    params: Vec<SqlValue>,
+    where_sql: &str,
+    exact: Option<i64>,
+) -> TargetSql {
+    use crate::index::rank::{MESSAGE_PAGE, PHRASE_MASK};
+    let select = format!(
+        "SELECT fts_messages.rowid AS id, {rank} AS r, \
+         {MESSAGE_PAGE}(fts_messages, n.records), {PHRASE_MASK}(fts_messages)"
+    );
+    let (from, tables) = from_clause(Target::Messages, true, &format!("{select} {where_sql}"));
+    TargetSql {
+        // Sections holding any term; never run, as the search is counted
+        // by the executor (`counted_by_rank`), which counts what it keeps.
+        count_sql: format!("SELECT count(*) FROM {from}{where_sql}"),
+        page_sql: format!(
+            "{select} FROM {from}{where_sql} ORDER BY r, fts_messages.rowid LIMIT ? OFFSET ?"
+        ),
+        params,
+        rank_params,
+        phrases: fts_phrases(expr),
+        phrase_weights,
+        fts: Some(expr.to_string()),
+        tables,
+        name_key: exact,
+        counted_by_rank: true,
+        page_terms: Some(masks),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn plan_target(
     target: Target,
     expr: Option<&Expr>,
+    (corpus, match_mode): (Corpus, MatchMode),
     filters: &[Filter],
     scope: Scope,
     current_chat: Option<i64>,
@@ -1011,9 +1259,21 @@ fn plan_target(
     let mut fts = None;
     let mut rank = "0.0".to_string();
     let mut rank_params: Vec<SqlValue> = Vec::new();
+    let by_rank = sort.first().is_none_or(|k| k.field == SortField::FtsRank);
+    let doc_site = corpus == Corpus::DocSite;
+    let (inflect, by_page) = (doc_site, doc_site && match_mode == MatchMode::AllTerms);
+    let page_terms = match expr {
+        Some(e) if by_page && by_rank && target == Target::Messages => {
+            page_terms(e, kind, inflect)?
+        }
+        _ => None,
+    };
     if let Some(e) = expr {
         let mut dropped = Vec::new();
-        let rendered = render(e, kind, &mut dropped)?;
+        let rendered = match &page_terms {
+            Some(_) => render(&any_term(e), kind, &mut dropped, inflect)?,
+            None => render(e, kind, &mut dropped, inflect)?,
+        };
         if !dropped.is_empty() {
             if kind == TokenizerKind::Trigram {
                 let msg = format!(
@@ -1135,6 +1395,22 @@ fn plan_target(
     order.push("r".into());
     order.push(own_id.clone());
     let order = order.join(", ");
+    if let (Some(masks), Some(expr), Some(expr_of_terms)) = (&page_terms, &fts, expr) {
+        return Ok(TargetPlan {
+            target,
+            sql: Some(page_sql(
+                expr,
+                phrase_weights(expr_of_terms, &fts_phrases(expr)),
+                masks.clone(),
+                &rank,
+                rank_params,
+                conds.params,
+                &where_sql,
+                exact,
+            )),
+            skipped: None,
+        });
+    }
     let (count_from, _) = from_clause(target, fts.is_some(), &where_sql);
     let (page_from, tables) = from_clause(
         target,
@@ -1151,12 +1427,15 @@ fn plan_target(
             params: conds.params,
             rank_params,
             name_key: if target == Target::Messages && fts.is_some() { exact } else { None },
-            counted_by_rank: fts.is_some()
-                && target != Target::Chats
-                && sort.first().is_none_or(|k| k.field == SortField::FtsRank),
+            counted_by_rank: fts.is_some() && target != Target::Chats && by_rank,
+            phrase_weights: match (expr, &fts) {
+                (Some(e), Some(f)) => phrase_weights(e, &fts_phrases(f)),
+                _ => Vec::new(),
+            },
             phrases: fts.as_deref().map(fts_phrases).unwrap_or_default(),
             fts,
             tables,
+            page_terms: None,
         }),
         skipped: None,
     })
@@ -1265,6 +1544,87 @@ mod tests {
             .find(|t| t.target == Target::CodeBlocks)
             .unwrap();
         assert_eq!(code.sql.as_ref().unwrap().fts.as_deref(), Some("\"parse\""));
+    }
+
+    /// The SQL planned for one target of a query on a documentation site.
+    fn doc_sql_of(q: &str, target: Target) -> Option<TargetSql> {
+        let q = parse(q, &profiles::exists).unwrap();
+        let opts = SearchOptions::default();
+        let p = plan_in(&q, &opts, MatchMode::AllTerms, Corpus::DocSite).unwrap();
+        p.target_plans
+            .into_iter()
+            .find(|t| t.target == target)
+            .and_then(|t| t.sql)
+    }
+
+    #[test]
+    fn words_on_a_doc_site_are_searched_with_their_inflections_weighted_down() {
+        let sql = doc_sql_of("connections", Target::Messages).unwrap();
+        let fts = sql.fts.unwrap();
+        assert!(fts.starts_with("(\"connections\" OR "), "{fts}");
+        assert!(fts.contains("\"connection\"") && fts.contains("\"connecting\""));
+        assert_eq!(sql.phrases.len(), sql.phrase_weights.len());
+        for (p, w) in sql.phrases.iter().zip(&sql.phrase_weights) {
+            assert_eq!(*w == 1.0, p == "\"connections\"", "{p}: {w}");
+        }
+        let fts_of = |q: &str, t: Target| doc_sql_of(q, t).unwrap().fts.unwrap();
+        // Phrases, prefixes and identifiers are searched as typed, and so
+        // is an excluded word; code blocks (trigrams: substrings) too.
+        assert_eq!(
+            fts_of("\"connections\"", Target::Messages),
+            "\"connections\""
+        );
+        assert_eq!(fts_of("connections*", Target::Messages), "\"connections\"*");
+        assert_eq!(fts_of("HashMap", Target::Messages), "\"HashMap\"");
+        assert!(fts_of("pool -connections", Target::Messages).ends_with("NOT \"connections\""));
+        assert_eq!(fts_of("connections", Target::CodeBlocks), "\"connections\"");
+        // GitSense chats are searched as GitSense does, words as written.
+        assert_eq!(fts_of_chats("connections"), "\"connections\"");
+    }
+
+    fn fts_of_chats(q: &str) -> String {
+        fts_of(q, Target::Messages).unwrap()
+    }
+
+    #[test]
+    fn all_terms_on_a_doc_site_are_judged_per_page() {
+        // Two terms: their phrases (with inflections) as two masks, the
+        // expression any of them, the statement giving page and phrases.
+        let sql = doc_sql_of("Lock classes", Target::Messages).unwrap();
+        let terms = sql.page_terms.clone().unwrap();
+        assert_eq!(terms.len(), 2);
+        assert_eq!(terms[0] & terms[1], 0);
+        assert_eq!(
+            (terms[0] | terms[1]).count_ones() as usize,
+            sql.phrases.len()
+        );
+        assert!(sql.fts.unwrap().contains(" OR "));
+        assert!(
+            sql.page_sql.contains("gs_message_page(") && sql.page_sql.contains("gs_phrase_mask(")
+        );
+        // One term, an OR, a sort other than rank, another target or a
+        // GitSense index: matched per section as before.
+        for q in [
+            "Lock",
+            "Lock OR classes",
+            "Lock classes sort:updated_at:desc",
+        ] {
+            assert!(
+                doc_sql_of(q, Target::Messages)
+                    .unwrap()
+                    .page_terms
+                    .is_none(),
+                "{q}"
+            );
+        }
+        assert!(doc_sql_of("Lock classes", Target::CodeBlocks)
+            .unwrap()
+            .page_terms
+            .is_none());
+        assert!(sql_of("Lock classes", Target::Messages)
+            .unwrap()
+            .page_terms
+            .is_none());
     }
 
     #[test]

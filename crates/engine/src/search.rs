@@ -266,6 +266,11 @@ impl Engine {
         (self.clock)()
     }
 
+    /// What the index holds ([`plan::Corpus`]).
+    pub fn corpus(&self) -> plan::Corpus {
+        plan::Corpus::of(&self.info)
+    }
+
     pub fn info(&self) -> &IndexInfo {
         &self.info
     }
@@ -319,7 +324,8 @@ impl Engine {
             opts.page = page;
             opts.per_page = Some(per_page);
         }
-        let (q, mut p) = plan::plan_text(text, &opts)?;
+        let corpus = self.corpus();
+        let (q, mut p) = plan::plan_text_in(text, &opts, corpus)?;
         if let (Some(cur), Some(scope)) = (opts.current_chat_id, q.scope) {
             if scope != Scope::AllChats && !self.chat_exists(cur)? {
                 return Err(Error::new(
@@ -342,7 +348,7 @@ impl Engine {
             && !self.budget.interrupted.get()
             && plan::can_fall_back(&q)
         {
-            plan::plan(&q, &opts, MatchMode::AnyTerm).ok()
+            plan::plan_in(&q, &opts, MatchMode::AnyTerm, corpus).ok()
         } else {
             None
         };
@@ -575,18 +581,32 @@ impl Engine {
             .map_err(fts_error)? as u64)
     }
 
-    /// A page of ids with their rank, and the rows the ranking scored
-    /// meanwhile (see [`crate::index::rank::Tally`]).
+    /// A page of ids with their rank, and the number of results: the rows
+    /// the ranking scored meanwhile (see [`crate::index::rank::Tally`]),
+    /// or for a search judged per page the sections it keeps.
     fn ranked_page(
         &self,
         sql: &TargetSql,
         limit: u64,
         offset: u64,
     ) -> Result<(Vec<(i64, f64)>, u64)> {
-        self.tally.begin(&sql.phrases);
-        let ids = self.page_ids(sql, limit, offset);
+        self.tally.begin(&sql.phrases, &sql.phrase_weights);
+        let ids = match &sql.page_terms {
+            Some(terms) => self.page_sections(sql, terms).map(|kept| {
+                let total = kept.len() as u64;
+                let page = kept
+                    .into_iter()
+                    .skip(offset as usize)
+                    .take(limit as usize)
+                    .map(|s| (s.id, s.rank))
+                    .collect();
+                (page, Some(total))
+            }),
+            None => self.page_ids(sql, limit, offset).map(|ids| (ids, None)),
+        };
         self.tally.end();
-        Ok((ids?, self.tally.rows()))
+        let (ids, total) = ids?;
+        Ok((ids, total.unwrap_or_else(|| self.tally.rows())))
     }
 
     fn page_ids(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<Vec<(i64, f64)>> {
@@ -599,6 +619,30 @@ impl Engine {
             .map_err(fts_error)?;
         rows.collect::<std::result::Result<Vec<_>, _>>()
             .map_err(fts_error)
+    }
+
+    /// Every section a search judged per page keeps, best first
+    /// ([`TargetSql::page_terms`]).
+    fn page_sections(&self, sql: &TargetSql, terms: &[i64]) -> Result<Vec<plan::PageSection>> {
+        // Limit -1: every row (SQLite's "no limit").
+        let mut params = sql.page_params(0, 0);
+        let n = params.len();
+        params[n - 2] = rusqlite::types::Value::Integer(-1);
+        let mut s = self.conn.prepare_cached(&sql.page_sql).map_err(fts_error)?;
+        let rows = s
+            .query_map(params_from_iter(params.iter()), |r| {
+                Ok(plan::PageSection {
+                    id: r.get(0)?,
+                    rank: r.get(1)?,
+                    page: r.get(2)?,
+                    phrases: r.get(3)?,
+                })
+            })
+            .map_err(fts_error)?;
+        let sections = rows
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(fts_error)?;
+        Ok(plan::keep_by_page(sections, terms))
     }
 
     fn snippet(

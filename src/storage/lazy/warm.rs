@@ -361,7 +361,13 @@ pub async fn warm(
     if opts.cursor.is_some() {
         return Ok(());
     }
-    let (q, p) = plan::plan_text(text, &opts)?;
+    // Planned for what the index holds, as the engine will plan it (a
+    // search judged per page ranks more rows than it returns: the rows
+    // fetched here for the first page may then miss some it keeps).
+    let corpus = gitsense_engine::index::verify(conn)
+        .map(|info| plan::Corpus::of(&info))
+        .unwrap_or_default();
+    let (q, p) = plan::plan_text_in(text, &opts, corpus)?;
     if opts.mode == QueryMode::Box && q.is_blank() {
         return Ok(());
     }

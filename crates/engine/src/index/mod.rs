@@ -265,9 +265,19 @@ pub struct IndexInfo {
     pub page_count: u64,
 }
 
+/// How the source description of an index built from a documentation
+/// site starts (`docs:/usr/share/doc/python3.11/html`).
+pub const DOCS_SOURCE_PREFIX: &str = "docs:";
+
 impl IndexInfo {
     pub fn size_bytes(&self) -> u64 {
         self.page_size * self.page_count
+    }
+
+    /// Whether the index holds a documentation site: its chats are pages
+    /// and its messages their sections ([`crate::plan::Corpus`]).
+    pub fn is_doc_site(&self) -> bool {
+        self.source.starts_with(DOCS_SOURCE_PREFIX)
     }
 }
 

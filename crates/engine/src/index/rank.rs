@@ -3,7 +3,10 @@
 //! - `gs_message_rank(fts_messages, records, avg_title_len,
 //!   avg_keywords_len)` computes what three `bm25()` calls and two length
 //!   norms did (see [`super::BM25_K1`]),
-//! - `gs_code_rank(fts_code_blocks, records)` is `bm25(fts_code_blocks)`.
+//! - `gs_code_rank(fts_code_blocks, records)` is `bm25(fts_code_blocks)`,
+//! - `gs_message_page(fts_messages, records)` and `gs_phrase_mask(fts)`
+//!   give a matched message's chat and the query phrases it holds, for
+//!   judging all-terms matches per page (`crate::plan`).
 //!
 //! Both do FTS5's own BM25 arithmetic (`fts5Bm25Function`, operation for
 //! operation) over the phrase hits of the current row (`xInst`, from the
@@ -35,6 +38,10 @@ use std::sync::{Arc, Mutex};
 pub const MESSAGE_RANK: &str = "gs_message_rank";
 /// The SQL name of the code-block ranking function.
 pub const CODE_RANK: &str = "gs_code_rank";
+/// The SQL name of the function giving a matched message's chat.
+pub const MESSAGE_PAGE: &str = "gs_message_page";
+/// The SQL name of the function giving the phrases a matched row holds.
+pub const PHRASE_MASK: &str = "gs_phrase_mask";
 
 /// Column order of `fts_messages`.
 const TITLE: c_int = 0;
@@ -50,6 +57,13 @@ const SATURATE: f64 = 1e6;
 struct QueryData {
     avgdl: f64,
     idf: Vec<f64>,
+    /// The word each phrase stands for: a phrase weighted below 1 (an
+    /// inflection the planner added) belongs to the phrase of weight 1
+    /// before it (the word typed), whose other forms it is; a row scores
+    /// the best form of each word it holds, not their sum, so an
+    /// inflection finds rows the typed word misses without lifting rows
+    /// that hold both.
+    word: Vec<usize>,
     chunk: RefCell<Option<Chunk>>,
 }
 
@@ -68,8 +82,8 @@ struct TallyInner {
     rows: AtomicU64,
     last: AtomicI64,
     /// The phrases of the statement running now, in FTS5's order, as
-    /// [`Tally::begin`] gave them.
-    phrases: Mutex<Option<Vec<String>>>,
+    /// [`Tally::begin`] gave them, with their ranking weights.
+    phrases: Mutex<Option<(Vec<String>, Vec<f64>)>>,
     /// Rows containing each phrase, by ranking function and phrase text:
     /// the index never changes under a connection, so a phrase's IDF is
     /// counted once per connection instead of once per search.
@@ -93,12 +107,14 @@ impl Tally {
 
     /// Before a statement that ranks: resets the count and names the
     /// phrases of its FTS5 expression in order (`crate::plan::fts_phrases`),
-    /// so their row counts can come from, and go to, the cache. Ranking
-    /// checks the number against FTS5's own and counts afresh when they
-    /// differ. [`Tally::end`] after the statement.
-    pub fn begin(&self, phrases: &[String]) {
+    /// so their row counts can come from, and go to, the cache, and
+    /// their ranking weights (`weights[i]` multiplies phrase `i`'s IDF;
+    /// missing ones are 1). Ranking checks the number against FTS5's own
+    /// and counts afresh, unweighted, when they differ. [`Tally::end`]
+    /// after the statement.
+    pub fn begin(&self, phrases: &[String], weights: &[f64]) {
         self.reset();
-        *lock(&self.0.phrases) = Some(phrases.to_vec());
+        *lock(&self.0.phrases) = Some((phrases.to_vec(), weights.to_vec()));
     }
 
     pub fn end(&self) {
@@ -190,12 +206,21 @@ unsafe fn query_data(
     let named = tally.and_then(|t| {
         lock(&t.phrases)
             .as_ref()
-            .filter(|p| p.len() == n_phrase.max(0) as usize)
+            .filter(|(p, _)| p.len() == n_phrase.max(0) as usize)
             .cloned()
     });
     let mut idf = Vec::with_capacity(n_phrase.max(0) as usize);
+    let mut word = Vec::with_capacity(n_phrase.max(0) as usize);
     for i in 0..n_phrase {
-        let key = named.as_ref().map(|p| (kind, p[i as usize].clone()));
+        let key = named.as_ref().map(|(p, _)| (kind, p[i as usize].clone()));
+        let weight = named
+            .as_ref()
+            .and_then(|(_, w)| w.get(i as usize).copied())
+            .unwrap_or(1.0);
+        word.push(match word.last() {
+            Some(&w) if weight < 1.0 => w,
+            _ => i as usize,
+        });
         let cached = match (tally, &key) {
             (Some(t), Some(k)) => lock(&t.hits).get(k).copied(),
             _ => None,
@@ -221,11 +246,12 @@ unsafe fn query_data(
             }
         };
         let v = (((n_row - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
-        idf.push(if v <= 0.0 { 1e-6 } else { v });
+        idf.push(if v <= 0.0 { 1e-6 } else { v } * weight);
     }
     let data = Box::into_raw(Box::new(QueryData {
         avgdl,
         idf,
+        word,
         chunk: RefCell::new(None),
     }));
     // On failure FTS5 frees the data itself (xDelete).
@@ -238,10 +264,19 @@ unsafe fn query_data(
 fn bm25(data: &QueryData, freq: &[f64], d: f64) -> f64 {
     let (k1, b) = (BM25_K1, BM25_B);
     let mut score = 0.0;
-    for (idf, f) in data.idf.iter().zip(freq) {
-        score += idf * ((f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * d / data.avgdl)));
+    // Phrases of one word ([`QueryData::word`]) come together, the typed
+    // form first: the best of them counts.
+    let mut best = 0.0;
+    for (i, (idf, f)) in data.idf.iter().zip(freq).enumerate() {
+        let s = idf * ((f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * d / data.avgdl)));
+        if data.word[i] == i {
+            score += best;
+            best = s;
+        } else if s > best {
+            best = s;
+        }
     }
-    -score
+    -(score + best)
 }
 
 /// A column's length norm `1 / (1 + k1·(1 − b + b·len/avg))`; 1 for a
@@ -259,7 +294,7 @@ fn norm(len: i64, avg: f64) -> f64 {
 unsafe fn record<const N: usize>(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
-    data: &QueryData,
+    last: &RefCell<Option<Chunk>>,
     blob: *mut ffi::sqlite3_value,
     cols: &[Col; N],
 ) -> std::result::Result<[i64; N], c_int> {
@@ -268,7 +303,7 @@ unsafe fn record<const N: usize>(
     };
     let id = rowid(fts);
     let chunk = records::chunk_of(id);
-    let mut cached = data.chunk.borrow_mut();
+    let mut cached = last.borrow_mut();
     if cached.as_ref().map(|c| c.chunk) != Some(chunk) {
         let p = ffi::sqlite3_value_blob(blob) as *const u8;
         let n = ffi::sqlite3_value_bytes(blob);
@@ -320,7 +355,7 @@ unsafe fn score(
     );
     let data = &*query_data(api, fts, Kind::Message)?;
     let [_chat, title_len, body_len, keywords_len] =
-        record(api, fts, data, *records, &MESSAGE_FIELDS)?;
+        record(api, fts, &data.chunk, *records, &MESSAGE_FIELDS)?;
     let n = data.idf.len();
     // Weighted hits per phrase of the three bm25() calls this replaces:
     // (1e6, 0, 0), (0, w_body, 0) and (0, 0, 1e6).
@@ -357,7 +392,7 @@ unsafe fn code_score(
         return Err(ffi::SQLITE_MISUSE);
     };
     let data = &*query_data(api, fts, Kind::Code)?;
-    let [_message, _chat, content_len] = record(api, fts, data, *records, &CODE_FIELDS)?;
+    let [_message, _chat, content_len] = record(api, fts, &data.chunk, *records, &CODE_FIELDS)?;
     let n = data.idf.len();
     let mut freq = vec![0.0f64; n];
     hits(api, fts, |p, _| {
@@ -366,6 +401,108 @@ unsafe fn code_score(
         }
     })?;
     Ok(bm25(data, &freq, content_len as f64))
+}
+
+/// `gs_message_page(fts_messages, records)`: the chat (for a documentation
+/// site, the page) of the current row, from its ranking record, so that
+/// matches can be judged per page without reading the `messages` table.
+unsafe fn message_page(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    args: &[*mut ffi::sqlite3_value],
+) -> std::result::Result<i64, c_int> {
+    let [records] = args else {
+        return Err(ffi::SQLITE_MISUSE);
+    };
+    let (Some(get), Some(set)) = (api.xGetAuxdata, api.xSetAuxdata) else {
+        return Err(ffi::SQLITE_MISUSE);
+    };
+    let mut last = get(fts, 0) as *const RefCell<Option<Chunk>>;
+    if last.is_null() {
+        let fresh = Box::into_raw(Box::new(RefCell::new(None::<Chunk>)));
+        // On failure FTS5 frees the data itself (xDelete).
+        ok(set(fts, fresh as *mut c_void, Some(free_chunk_cache)))?;
+        last = fresh;
+    }
+    let [chat, ..] = record(api, fts, &*last, *records, &MESSAGE_FIELDS)?;
+    Ok(chat)
+}
+
+unsafe extern "C" fn free_chunk_cache(p: *mut c_void) {
+    if !p.is_null() {
+        drop(Box::from_raw(p as *mut RefCell<Option<Chunk>>));
+    }
+}
+
+/// `gs_phrase_mask(fts)`: bit `i` set when the current row holds phrase
+/// `i` of the query (phrases past the 63rd are not reported; the planner
+/// asks only of expressions with fewer).
+unsafe fn phrase_mask(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    args: &[*mut ffi::sqlite3_value],
+) -> std::result::Result<i64, c_int> {
+    if !args.is_empty() {
+        return Err(ffi::SQLITE_MISUSE);
+    }
+    let mut mask = 0i64;
+    hits(api, fts, |p, _| {
+        if p < MAX_MASKED_PHRASES {
+            mask |= 1 << p;
+        }
+    })?;
+    Ok(mask)
+}
+
+/// Phrases [`PHRASE_MASK`] reports (the bits of an `i64` below its sign).
+pub const MAX_MASKED_PHRASES: usize = 63;
+
+type Integer = unsafe fn(
+    &ffi::Fts5ExtensionApi,
+    *mut ffi::Fts5Context,
+    &[*mut ffi::sqlite3_value],
+) -> std::result::Result<i64, c_int>;
+
+unsafe fn integer_result(
+    f: Integer,
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    vals: *mut *mut ffi::sqlite3_value,
+) {
+    let args: &[*mut ffi::sqlite3_value] = if vals.is_null() || n_val <= 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(vals, n_val as usize)
+    };
+    let Some(api) = api.as_ref() else {
+        return ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
+    };
+    match f(api, fts, args) {
+        Ok(v) => ffi::sqlite3_result_int64(ctx, v),
+        Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
+    }
+}
+
+unsafe extern "C" fn message_page_fn(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    vals: *mut *mut ffi::sqlite3_value,
+) {
+    integer_result(message_page, api, fts, ctx, n_val, vals)
+}
+
+unsafe extern "C" fn phrase_mask_fn(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    vals: *mut *mut ffi::sqlite3_value,
+) {
+    integer_result(phrase_mask, api, fts, ctx, n_val, vals)
 }
 
 type Score = unsafe fn(
@@ -467,7 +604,8 @@ unsafe fn create_function(
     }
 }
 
-/// Registers [`MESSAGE_RANK`] and [`CODE_RANK`] on a connection; returns
+/// Registers [`MESSAGE_RANK`], [`CODE_RANK`], [`MESSAGE_PAGE`] and
+/// [`PHRASE_MASK`] on a connection; returns
 /// the [`Tally`] of the rows they score.
 pub fn register(conn: &Connection) -> Result<Tally> {
     let functions: [(&CStr, ffi::fts5_extension_function); 2] = [
@@ -489,6 +627,23 @@ pub fn register(conn: &Connection) -> Result<Tally> {
                 user,
                 f,
                 Some(free_tally),
+            )?
+        };
+    }
+    let page_functions: [(&CStr, ffi::fts5_extension_function); 2] = [
+        (c"gs_message_page", Some(message_page_fn)),
+        (c"gs_phrase_mask", Some(phrase_mask_fn)),
+    ];
+    for (name, f) in page_functions {
+        // SAFETY: the functions have no user data.
+        unsafe {
+            create_function(
+                conn,
+                "the page matching function",
+                name,
+                ptr::null_mut(),
+                f,
+                None,
             )?
         };
     }
@@ -850,7 +1005,7 @@ mod tests {
         code_fixture(&c);
         let ranks = |phrases: Option<&[&str]>| -> (Vec<u64>, u64) {
             if let Some(p) = phrases {
-                tally.begin(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+                tally.begin(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &[]);
             } else {
                 tally.reset();
             }
