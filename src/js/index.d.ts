@@ -81,6 +81,10 @@ export interface SearchOptions {
    * at the ends are searched literally; the word being typed also matches
    * as a prefix; filters typed whole still apply). */
   mode?: 'strict' | 'box';
+  /** Facets to count over the matches, each 'FIELD' or 'FIELD:TYPE' as
+   * `insight-field:` takes them (e.g. ['lang', 'repo', 'keywords:array']);
+   * the counts come back as `facets`. */
+  facets?: string[];
 }
 
 export interface UpdateStatus {

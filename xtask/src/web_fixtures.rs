@@ -166,6 +166,18 @@ const QUERIES: &[(&str, &str, &str)] = &[
     ),
     ("sample", "msg-type:regular", r#"{"perPage":5}"#),
     ("sample", "payment OR checkout", r#"{"maxTokens":400}"#),
+    // Facets: built-in fields counted by SQLite, analyzer metadata
+    // (arrays value by value) counted from the JSON by the engine.
+    (
+        "sample",
+        "profile:meta-insights insight-field:keywords:array,git-path msg-type:tiny-overview",
+        "{}",
+    ),
+    (
+        "sample",
+        "payment",
+        r#"{"facets":["chat-type","lang","repo","role","msg-type","purpose:string"]}"#,
+    ),
     ("hostile", "hostile payload", "{}"),
     ("hostile", "script", r#"{"highlight":"none"}"#),
 ];

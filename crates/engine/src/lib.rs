@@ -11,6 +11,7 @@
 //! - [`model`]: the GitSense data model importers produce.
 //! - [`profiles`]: GitSense search profiles built into the crate.
 //! - [`budget`]: token budgets for LLM consumers.
+//! - [`facets`]: value/count pairs over a search's matches (meta-insights).
 //! - [`error`]: structured errors with stable codes.
 //! - [`assist`]: the AI-assisted multi-stage search with the host's LLM as
 //!   a callback.
@@ -51,6 +52,7 @@
 pub mod assist;
 pub mod budget;
 pub mod error;
+pub mod facets;
 pub mod format;
 pub mod index;
 pub mod model;

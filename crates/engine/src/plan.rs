@@ -53,6 +53,9 @@ pub struct SearchOptions {
     /// How the query text is read: the full grammar (errors on what it
     /// refuses) or a search box's (never an error).
     pub mode: QueryMode,
+    /// Facets to count over the matches, each `FIELD` or `FIELD:TYPE` as
+    /// `insight-field:` takes them ([`crate::facets`]).
+    pub facets: Vec<String>,
 }
 
 /// How query text is read.
@@ -80,6 +83,7 @@ impl Default for SearchOptions {
             cursor: None,
             trace: false,
             mode: QueryMode::Strict,
+            facets: Vec::new(),
         }
     }
 }
@@ -100,6 +104,9 @@ pub enum MatchMode {
 pub struct TargetSql {
     /// `SELECT count(*) ...`
     pub count_sql: String,
+    /// `SELECT <own id> ...`: the ids of every match, unordered (binds
+    /// `params`, as `count_sql` does; facets count over it).
+    pub ids_sql: String,
     /// `SELECT id, rank ... ORDER BY ... LIMIT ? OFFSET ?` (limit and
     /// offset are the last two parameters, appended by the executor).
     pub page_sql: String,
@@ -1072,6 +1079,7 @@ fn plan_target(
         target,
         sql: Some(TargetSql {
             count_sql: format!("SELECT count(*) FROM {count_from}{where_sql}"),
+            ids_sql: format!("SELECT {own_id} FROM {count_from}{where_sql}"),
             page_sql: format!(
                 "SELECT {own_id} AS id, {rank} AS r FROM {page_from}{where_sql} ORDER BY {order} LIMIT ? OFFSET ?"
             ),

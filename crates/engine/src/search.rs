@@ -8,6 +8,7 @@
 //! with any-term matching and `searchCriteria.fallback` says so.
 
 use crate::error::{DbContext, Error, Result};
+use crate::facets;
 use crate::index::{self, IndexInfo};
 use crate::plan::{self, Highlight, MatchMode, Plan, QueryMode, SearchOptions, TargetSql};
 use crate::query::ast::{Scope, Target};
@@ -320,6 +321,8 @@ impl Engine {
             opts.per_page = Some(per_page);
         }
         let (q, mut p) = plan::plan_text(text, &opts)?;
+        let strict = opts.mode == QueryMode::Strict;
+        let facet_requests = facets::requested(&q, &opts.facets, &p.profile.name, strict)?;
         if let (Some(cur), Some(scope)) = (opts.current_chat_id, q.scope) {
             if scope != Scope::AllChats && !self.chat_exists(cur)? {
                 return Err(Error::new(
@@ -422,8 +425,12 @@ impl Engine {
                 .then(|| encode_cursor(&self.info.revision, text, p.page + 1, p.per_page)),
             truncated: None,
             trace: None,
+            facets: None,
         };
         self.mark_budget_cuts(&mut out);
+        if !facet_requests.is_empty() {
+            self.add_facets(&mut out, &p, &facet_requests)?;
+        }
         if opts.trace {
             let t_end = (self.clock)();
             out.trace = Some(json!({
@@ -471,6 +478,41 @@ impl Engine {
         });
     }
 
+    /// Counts the requested facets over the plan's matches, in what is
+    /// left of the time budget; a facet it cuts short is marked, and so
+    /// are the results.
+    fn add_facets(
+        &self,
+        out: &mut SearchResults,
+        p: &Plan,
+        requests: &[facets::FacetRequest],
+    ) -> Result<()> {
+        self.budget.deadline.set(self.budget.until.get());
+        let counted = facets::count(&self.conn, p, requests, &|| self.budget.spent());
+        self.budget.deadline.set(f64::INFINITY);
+        let facets::Counted {
+            facets: counted,
+            warnings,
+        } = counted?;
+        if let Some(list) = out.search_criteria["warnings"].as_array_mut() {
+            list.extend(warnings.into_iter().map(Value::String));
+        }
+        if counted.iter().any(|f| f.truncated.is_some()) {
+            let why = format!(
+                "the {} ms budget ran out while counting facets; those marked truncated count \
+                 only the records reached",
+                self.time_budget_ms.unwrap_or(f64::INFINITY)
+            );
+            out.truncated = Some(true);
+            out.hint = Some(match out.hint.take() {
+                Some(h) => format!("{h}; {why}"),
+                None => why,
+            });
+        }
+        out.facets = Some(counted);
+        Ok(())
+    }
+
     /// Runs a query with options given as JSON and returns the results
     /// object as JSON text (what the browser module and `--format json`
     /// print, so both are identical byte for byte).
@@ -498,6 +540,7 @@ impl Engine {
             next_cursor: None,
             truncated: None,
             trace: None,
+            facets: None,
         }
     }
 

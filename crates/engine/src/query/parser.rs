@@ -291,7 +291,6 @@ pub(super) fn canonical_directive(name: &str) -> String {
 const SPECIAL_MODE_KEYS: &[&str] = &[
     "analyzer",
     "meta",
-    "insight-field",
     "git-owner",
     "git-repository",
     "git-branch",
@@ -390,6 +389,22 @@ pub(super) fn apply_directive(
                 ));
             }
             q.profile = Some(v);
+        }
+        "insight-field" => {
+            not_negatable("insight-field")?;
+            for v in &values {
+                let at = if value.quoted {
+                    value.at + 1
+                } else {
+                    value.at
+                        + value
+                            .text
+                            .find(v.as_str())
+                            .map_or(0, |b| value.text[..b].chars().count())
+                };
+                q.insight_fields
+                    .push(crate::facets::FacetRequest::parse(v, Some(at))?);
+            }
         }
         "sort" => {
             not_negatable("sort")?;
