@@ -178,6 +178,14 @@ const QUERIES: &[(&str, &str, &str)] = &[
         "payment",
         r#"{"facets":["chat-type","lang","repo","role","msg-type","purpose:string"]}"#,
     ),
+    // option:regex: narrowed by a literal word, and a scan.
+    ("sample", r#"option:regex "\bpayments?\s+\w+""#, "{}"),
+    (
+        "sample",
+        r#"option:regex "pay(ment|out)s?" in:messages"#,
+        "{}",
+    ),
+    ("hostile", r#"option:regex "scr[i1]pt""#, "{}"),
     ("hostile", "hostile payload", "{}"),
     ("hostile", "script", r#"{"highlight":"none"}"#),
 ];

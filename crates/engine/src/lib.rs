@@ -12,6 +12,7 @@
 //! - [`profiles`]: GitSense search profiles built into the crate.
 //! - [`budget`]: token budgets for LLM consumers.
 //! - [`facets`]: value/count pairs over a search's matches (meta-insights).
+//! - [`pattern`]: `option:regex`, regular expressions over a target's text.
 //! - [`error`]: structured errors with stable codes.
 //! - [`assist`]: the AI-assisted multi-stage search with the host's LLM as
 //!   a callback.
@@ -56,6 +57,7 @@ pub mod facets;
 pub mod format;
 pub mod index;
 pub mod model;
+pub mod pattern;
 pub mod plan;
 pub mod profiles;
 pub mod query;

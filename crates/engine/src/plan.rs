@@ -315,15 +315,26 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
     }
 
     let mut warnings = query.warnings.clone();
-    let expr = query.expr.as_ref().map(|e| {
-        let e = drop_stop_words(e, &mut warnings);
-        match match_mode {
-            MatchMode::AllTerms => e,
-            MatchMode::AnyTerm => any_term(&e),
-        }
-    });
+    // With option:regex the literals are patterns: FTS5 only narrows the
+    // candidates to rows holding the words every match must contain.
+    let patterns = query.expr.as_ref().filter(|_| query.regex);
+    let expr = if query.regex {
+        patterns.and_then(crate::pattern::required_words)
+    } else {
+        query.expr.as_ref().map(|e| {
+            let e = drop_stop_words(e, &mut warnings);
+            match match_mode {
+                MatchMode::AllTerms => e,
+                MatchMode::AnyTerm => any_term(&e),
+            }
+        })
+    };
 
-    let exact = query.expr.as_ref().and_then(exact_name_key);
+    let exact = query
+        .expr
+        .as_ref()
+        .filter(|_| !query.regex)
+        .and_then(exact_name_key);
     let mut hint = None;
     let mut target_plans = Vec::new();
     for &target in &Target::ALL {
@@ -338,6 +349,7 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
             opts.current_chat_id,
             &sort,
             query.case_sensitive,
+            patterns,
             exact,
             &mut warnings,
             &mut hint,
@@ -362,6 +374,10 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
 
 /// Whether the any-term fallback can change anything for this query.
 pub fn can_fall_back(query: &Query) -> bool {
+    if query.regex {
+        // Patterns are not words: matching any of them is another query.
+        return false;
+    }
     match &query.expr {
         Some(Expr::And { items }) => {
             items
@@ -912,6 +928,7 @@ fn plan_target(
     current_chat: Option<i64>,
     sort: &[SortKey],
     case_sensitive: bool,
+    patterns: Option<&Expr>,
     exact: Option<i64>,
     warnings: &mut Vec<String>,
     hint: &mut Option<String>,
@@ -1021,6 +1038,11 @@ fn plan_target(
                 }
             }
         }
+    }
+
+    if let Some(p) = patterns {
+        let (sql, params) = crate::pattern::condition(p, c.text_of_row, case_sensitive);
+        conds.push(sql, params);
     }
 
     if let (Some(cur), true) = (current_chat, scope != Scope::AllChats) {

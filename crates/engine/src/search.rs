@@ -191,6 +191,7 @@ impl Engine {
     pub fn from_connection(conn: Connection) -> Result<Engine> {
         let info = index::verify(&conn)?;
         let tally = index::rank::register(&conn)?;
+        crate::pattern::register(&conn)?;
         // Plans that never depend on bound values (the query planner
         // stability guarantee): otherwise SQLite compiles a statement
         // again each time a value bound to its LIMIT (or one it compared
@@ -975,6 +976,9 @@ impl Engine {
         });
         if let Some(f) = fallback {
             c["fallback"] = f;
+        }
+        if p.query.regex {
+            c["options"]["regex"] = Value::Bool(true);
         }
         if !skipped.is_empty() {
             c["skippedTargets"] = Value::Object(skipped);

@@ -160,6 +160,18 @@ pub fn parse(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query>
             0,
         ));
     }
+    if q.regex {
+        for (t, at) in &toks {
+            match t {
+                Tok::Term { text, prefix } => crate::pattern::check(
+                    &format!("{text}{}", if *prefix { "*" } else { "" }),
+                    *at,
+                )?,
+                Tok::Phrase { text } => crate::pattern::check(text, *at)?,
+                _ => {}
+            }
+        }
+    }
     if !toks.is_empty() {
         let mut p = Parser {
             toks: &toks,
@@ -419,11 +431,7 @@ pub(super) fn apply_directive(
                 if let Some(cs) = lookup(OPTION_WORDS, &word) {
                     q.case_sensitive = cs;
                 } else if word == "regex" {
-                    return Err(Error::at(
-                        "query.unsupported_option",
-                        "option:regex is not supported; use keywords, phrases, prefix* terms and git-path: wildcards",
-                        value.at,
-                    ));
+                    q.regex = true;
                 } else {
                     return Err(Error::at(
                         "query.bad_value",
@@ -825,8 +833,8 @@ mod tests {
         assert_eq!(p("chat-id:abc").unwrap_err().code, "query.bad_value");
         assert_eq!(p("profile:nope").unwrap_err().code, "query.unknown_profile");
         assert_eq!(
-            p("option:regex x").unwrap_err().code,
-            "query.unsupported_option"
+            p("option:regex \"a(\"").unwrap_err().code,
+            "query.bad_regex"
         );
         assert_eq!(p(&"x ".repeat(5000)).unwrap_err().code, "query.too_long");
         assert_eq!(p(&"(".repeat(100)).unwrap_err().code, "query.too_complex");
