@@ -13,6 +13,7 @@
 //! - [`budget`]: token budgets for LLM consumers.
 //! - [`facets`]: value/count pairs over a search's matches (meta-insights).
 //! - [`pattern`]: `option:regex`, regular expressions over a target's text.
+//! - [`meta`]: `meta:` filters over analyzer metadata (meta-search).
 //! - [`error`]: structured errors with stable codes.
 //! - [`assist`]: the AI-assisted multi-stage search with the host's LLM as
 //!   a callback.
@@ -56,6 +57,7 @@ pub mod error;
 pub mod facets;
 pub mod format;
 pub mod index;
+pub mod meta;
 pub mod model;
 pub mod pattern;
 pub mod plan;

@@ -349,7 +349,10 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
             opts.current_chat_id,
             &sort,
             query.case_sensitive,
-            patterns,
+            RowTests {
+                patterns,
+                meta: &query.meta_filters,
+            },
             exact,
             &mut warnings,
             &mut hint,
@@ -919,6 +922,14 @@ fn filter_cond(target: Target, f: &Filter) -> Option<(String, Vec<SqlValue>)> {
     Some((format!("({})", alts.join(" OR ")), params))
 }
 
+/// What a row must pass besides SQL's own comparisons, tested by the
+/// engine's SQL functions: `option:regex` patterns, `meta:` filters.
+#[derive(Clone, Copy)]
+struct RowTests<'a> {
+    patterns: Option<&'a Expr>,
+    meta: &'a [crate::meta::MetaFilter],
+}
+
 #[allow(clippy::too_many_arguments)]
 fn plan_target(
     target: Target,
@@ -928,7 +939,7 @@ fn plan_target(
     current_chat: Option<i64>,
     sort: &[SortKey],
     case_sensitive: bool,
-    patterns: Option<&Expr>,
+    tests: RowTests,
     exact: Option<i64>,
     warnings: &mut Vec<String>,
     hint: &mut Option<String>,
@@ -1040,8 +1051,18 @@ fn plan_target(
         }
     }
 
-    if let Some(p) = patterns {
+    if let Some(p) = tests.patterns {
         let (sql, params) = crate::pattern::condition(p, c.text_of_row, case_sensitive);
+        conds.push(sql, params);
+    }
+    if !tests.meta.is_empty() && target != Target::Messages {
+        return Ok(skipped(format!(
+            "the meta: filter applies to messages (analyzer metadata), not {}",
+            target.name()
+        )));
+    }
+    for f in tests.meta {
+        let (sql, params) = f.condition("(SELECT t.meta FROM message_text t WHERE t.id = m.id)");
         conds.push(sql, params);
     }
 

@@ -192,6 +192,7 @@ impl Engine {
         let info = index::verify(&conn)?;
         let tally = index::rank::register(&conn)?;
         crate::pattern::register(&conn)?;
+        crate::meta::register(&conn)?;
         // Plans that never depend on bound values (the query planner
         // stability guarantee): otherwise SQLite compiles a statement
         // again each time a value bound to its LIMIT (or one it compared
@@ -979,6 +980,9 @@ impl Engine {
         }
         if p.query.regex {
             c["options"]["regex"] = Value::Bool(true);
+        }
+        if !p.query.meta_filters.is_empty() {
+            c["metaFilters"] = json!(p.query.meta_filters);
         }
         if !skipped.is_empty() {
             c["skippedTargets"] = Value::Object(skipped);

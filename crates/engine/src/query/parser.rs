@@ -301,8 +301,6 @@ pub(super) fn canonical_directive(name: &str) -> String {
 }
 
 const SPECIAL_MODE_KEYS: &[&str] = &[
-    "analyzer",
-    "meta",
     "git-owner",
     "git-repository",
     "git-branch",
@@ -401,6 +399,27 @@ pub(super) fn apply_directive(
                 ));
             }
             q.profile = Some(v);
+        }
+        "analyzer" => {
+            // An analyzer's messages are typed `ID::...`: msg-type's family.
+            validate_values(Field::MsgType, &values, value.at)?;
+            q.filters.push(Filter {
+                field: Field::MsgType,
+                value: FilterValue::AnyOf(values),
+                negated,
+            });
+        }
+        "meta" => {
+            if negated {
+                return Err(Error::at(
+                    "query.bad_negation",
+                    "meta: is negated with != (meta:FIELD:TYPE!=VALUE), not '-'",
+                    at,
+                ));
+            }
+            let text_at = value.at + usize::from(value.quoted);
+            q.meta_filters
+                .push(crate::meta::MetaFilter::parse(value.text.trim(), text_at)?);
         }
         "insight-field" => {
             not_negatable("insight-field")?;
