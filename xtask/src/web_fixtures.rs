@@ -186,6 +186,17 @@ const QUERIES: &[(&str, &str, &str)] = &[
         "{}",
     ),
     ("hostile", r#"option:regex "scr[i1]pt""#, "{}"),
+    // meta-search: analyzer metadata compared by the engine's gs_meta.
+    (
+        "sample",
+        "profile:meta-search analyzer:tiny-overview meta:keywords:array=payvault||express",
+        "{}",
+    ),
+    (
+        "sample",
+        "session meta:file_extension:string=js -analyzer:tiny-overview",
+        r#"{"facets":["msg-type"]}"#,
+    ),
     ("hostile", "hostile payload", "{}"),
     ("hostile", "script", r#"{"highlight":"none"}"#),
 ];
