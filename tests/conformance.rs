@@ -9,11 +9,16 @@ use gitsense_engine::SearchOptions;
 use serde_json::Value;
 
 /// A validator for the JSON Schema subset the contract's schema uses:
-/// type (with unions), const, required, properties, items, minimum.
+/// type (with unions), const, enum, required, properties, items, minimum.
 fn validate(v: &Value, schema: &Value, path: &str, errors: &mut Vec<String>) {
     if let Some(c) = schema.get("const") {
         if v != c {
             errors.push(format!("{path}: expected {c}, got {v}"));
+        }
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
+        if !allowed.contains(v) {
+            errors.push(format!("{path}: {v} is not one of {allowed:?}"));
         }
     }
     if let Some(t) = schema.get("type") {
@@ -111,6 +116,7 @@ fn results_match_the_schema_on_the_sample_and_the_fixture() {
                 "in:chats README",
                 "msg-type:tiny-overview auth",
                 "role:system",
+                "profile:meta-insights insight-field:keywords:array,chat-type,lang insight-field:git-path",
             ],
         ),
         (
@@ -119,7 +125,12 @@ fn results_match_the_schema_on_the_sample_and_the_fixture() {
         ),
     ] {
         for q in queries {
-            let r = search_with(&engine, q, opts.clone());
+            let opts = SearchOptions {
+                facets: vec!["repo".into(), "role".into(), "msg-type".into()],
+                ..opts.clone()
+            };
+            let r = search_with(&engine, q, opts);
+            assert!(r.facets.as_ref().is_some_and(|f| !f.is_empty()), "{q} has facets");
             assert!(r.total_results_returned > 0, "{q} finds something");
             let mut errors = Vec::new();
             validate(&as_json(&r), &schema, "$", &mut errors);

@@ -47,12 +47,44 @@ const FRAGMENTS: &[&str] = &[
     "profile:all.default",
     "profile:tiny-overview-query-optimization",
     "profile:meta-search",
+    "profile:meta-insights",
+    "analyzer:tiny-overview",
+    "-analyzer:x,y",
+    "meta:keywords:array=a&&b",
+    "meta:keywords:array=a||b&&c",
+    "meta:n:number=1||y",
+    "meta:is_compliant:boolean=maybe",
+    "meta:purpose:string!=*x?",
+    "meta:",
+    "meta:a",
+    "-meta:a:string=b",
+    "meta:\"a b:string=x\"",
+    "insight-field:lang",
+    "insight-field:keywords:array",
+    "insight-field:purpose,git-path,chat-type",
+    "insight-field:",
+    "insight-field:a.b",
+    "insight-field:x:colour",
+    "insight-field:lang:number",
+    "-insight-field:role",
+    "insight-field:\"a b\"",
     "profile:",
     "sort:name:desc",
     "sort:fts_rank",
     "sort:x:y:z",
     "option:case-sensitive",
     "option:regex",
+    "option:regex,case-sensitive",
+    "\"pay(ment|out)s?\"",
+    "\"[z-a]\"",
+    "\\w{1000}{1000}",
+    "\"(?i)x\"",
+    ".*",
+    "a{2,}",
+    "\\b",
+    "\\",
+    "[[:alpha:]]",
+    "(?x)",
     "chat-id:1",
     "chat-id:x",
     "msg-id:-5",
@@ -125,16 +157,34 @@ fn query_strategy() -> impl Strategy<Value = String> {
     })
 }
 
+/// Facet requests of the `facets` option, good and bad.
+const FACETS: &[&str] = &[
+    "lang",
+    "repo",
+    "role",
+    "branch",
+    "git-path",
+    "keywords:array",
+    "purpose:string",
+    "x:number",
+    "",
+    "a b",
+    "lang:array",
+    "k:colour",
+];
+
 fn options_strategy() -> impl Strategy<Value = SearchOptions> {
     (
         0u64..4,
         prop::option::of(0u64..60),
         prop::option::of(prop::sample::select(&[5i64, 10, 11, 23, 25, 999, -1][..])),
+        prop::collection::vec(prop::sample::select(FACETS).prop_map(str::to_string), 0..3),
     )
-        .prop_map(|(page, per_page, current_chat_id)| SearchOptions {
+        .prop_map(|(page, per_page, current_chat_id, facets)| SearchOptions {
             page,
             per_page,
             current_chat_id,
+            facets,
             ..Default::default()
         })
 }

@@ -84,6 +84,10 @@ export interface SearchOptions {
   /** Words around the matches in a message's snippet, 1 to 64 (default
    * 12; the drop-in UI asks for 30). */
   snippetTokens?: number;
+  /** Facets to count over the matches, each 'FIELD' or 'FIELD:TYPE' as
+   * `insight-field:` takes them (e.g. ['lang', 'repo', 'keywords:array']);
+   * the counts come back as `facets`. */
+  facets?: string[];
 }
 
 export interface UpdateStatus {

@@ -418,8 +418,10 @@ export class GitSenseSearch extends EventTarget {
   /**
    * Searches: `options` are { page, perPage, currentChatId, highlight:
    * 'html'|'raw'|'none', includeContent, maxTokens, cursor, trace, mode:
-   * 'strict'|'box', snippetTokens }. mode 'box' reads a search box's
-   * text: never an error, the word being typed also matched as a prefix.
+   * 'strict'|'box', snippetTokens, facets: ['FIELD[:TYPE]', ...] }. mode
+   * 'box' reads a search box's text: never an error, the word being typed
+   * also matched as a prefix. facets: value counts over the matches
+   * (`facets`).
    */
   async search(query, options = {}) {
     return JSON.parse(await this.searchJson(query, options));

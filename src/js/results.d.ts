@@ -194,6 +194,10 @@ export interface SearchResults {
    * results for it; or snippets past it: the start of the text); `hint`
    * then says which. */
   truncated?: boolean;
+  /** Value/count pairs over the matches, one per requested facet and
+   * target the field exists on (`insight-field:` or the `facets` option);
+   * absent when none was asked for. */
+  facets?: Facet[];
   /** Per-stage timings, with `trace: true`. */
   trace?: {
     timing: {
@@ -208,4 +212,27 @@ export interface SearchResults {
       skipped: string | null;
     }[];
   };
+}
+
+/** The counts of one field's values over one target's matches. */
+export interface Facet {
+  /** The field as requested: chat-type, lang, repo, branch, role,
+   * msg-type, git-path (directories), or an analyzer metadata key. */
+  field: string;
+  /** 'any' when no type was given (scalars as they are, arrays value by value). */
+  type: 'any' | 'string' | 'number' | 'boolean' | 'array';
+  target: Target;
+  /** Most frequent first, ties by value; at most 100. */
+  values: FacetValue[];
+  /** Distinct values left out of `values`. */
+  otherValues: number;
+  /** True when the time budget stopped the counting (counts are then
+   * those of the records reached). */
+  truncated?: boolean;
+}
+
+export interface FacetValue {
+  value: string | number | boolean;
+  /** Matching records with this value (a record counts once per value). */
+  count: number;
 }

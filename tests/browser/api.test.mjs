@@ -36,6 +36,8 @@ const QUERIES = [
   ['msg-type:regular', { perPage: 5 }],
   ['payment OR checkout', { maxTokens: 400 }],
   ['nothing-matches-this-zzzz', {}],
+  ['payment', { facets: ['chat-type', 'lang', 'keywords:array'] }],
+  ['profile:meta-insights insight-field:purpose,git-path msg-type:tiny-overview', {}],
 ];
 
 function cliArgs(query, o) {
@@ -45,6 +47,7 @@ function cliArgs(query, o) {
   if (o.highlight) args.push('--highlight', o.highlight);
   if (o.includeContent === false) args.push('--no-content');
   if (o.maxTokens) args.push('--max-tokens', String(o.maxTokens));
+  if (o.facets) args.push('--facets', o.facets.join(','));
   return args;
 }
 

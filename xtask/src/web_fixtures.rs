@@ -245,6 +245,37 @@ const QUERIES: &[(&str, &str, &str)] = &[
     ),
     ("sample", "msg-type:regular", r#"{"perPage":5}"#),
     ("sample", "payment OR checkout", r#"{"maxTokens":400}"#),
+    // Facets: built-in fields counted by SQLite, analyzer metadata
+    // (arrays value by value) counted from the JSON by the engine.
+    (
+        "sample",
+        "profile:meta-insights insight-field:keywords:array,git-path msg-type:tiny-overview",
+        "{}",
+    ),
+    (
+        "sample",
+        "payment",
+        r#"{"facets":["chat-type","lang","repo","role","msg-type","purpose:string"]}"#,
+    ),
+    // option:regex: narrowed by a literal word, and a scan.
+    ("sample", r#"option:regex "\bpayments?\s+\w+""#, "{}"),
+    (
+        "sample",
+        r#"option:regex "pay(ment|out)s?" in:messages"#,
+        "{}",
+    ),
+    ("hostile", r#"option:regex "scr[i1]pt""#, "{}"),
+    // meta-search: analyzer metadata compared by the engine's gs_meta.
+    (
+        "sample",
+        "profile:meta-search analyzer:tiny-overview meta:keywords:array=payvault||express",
+        "{}",
+    ),
+    (
+        "sample",
+        "session meta:file_extension:string=js -analyzer:tiny-overview",
+        r#"{"facets":["msg-type"]}"#,
+    ),
     ("hostile", "hostile payload", "{}"),
     ("hostile", "script", r#"{"highlight":"none"}"#),
     // Inflections (`connection`, `connecting`) and all terms per page.

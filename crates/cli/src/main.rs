@@ -201,6 +201,10 @@ struct SearchArgs {
     /// Results per target and page (default: the profile's limit).
     #[arg(long)]
     per_page: Option<u64>,
+    /// Facets to count over the matches (comma list or repeated), each
+    /// FIELD or FIELD:TYPE as insight-field: takes them.
+    #[arg(long, value_name = "FIELD[:TYPE]", value_delimiter = ',')]
+    facets: Vec<String>,
     /// The current chat id, for scope: queries.
     #[arg(long, value_name = "ID")]
     current_chat: Option<i64>,
@@ -474,6 +478,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 max_tokens: a.max_tokens.filter(|_| fmt == Format::Json),
                 cursor: a.cursor,
                 trace: a.trace,
+                facets: a.facets,
                 mode: if a.mode == "box" {
                     QueryMode::Box
                 } else {

@@ -61,6 +61,35 @@ fn json_output_is_the_results_object_of_the_library() {
 }
 
 #[test]
+fn facets_are_counted_as_the_library_counts_them() {
+    let idx = built_index();
+    let o = cli(&[
+        "search",
+        &idx,
+        "payment",
+        "--facets",
+        "lang,keywords:array",
+        "--facets",
+        "repo",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lib = gitsense_engine::Engine::open(std::path::Path::new(&idx))
+        .unwrap()
+        .search_json("payment", r#"{"facets":["lang","keywords:array","repo"]}"#)
+        .unwrap();
+    assert_eq!(stdout(&o).trim_end(), lib);
+    let v: serde_json::Value = serde_json::from_str(&lib).unwrap();
+    assert!(
+        v["facets"].as_array().unwrap().len() >= 4,
+        "{}",
+        v["facets"]
+    );
+    let o = cli(&["search", &idx, "payment", "--facets", "lang:colour"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("options.bad_facet"), "{}", stderr(&o));
+}
+
+#[test]
 fn terse_prints_one_line_per_result_and_a_summary() {
     let idx = built_index();
     let o = cli(&["search", &idx, "payment", "--format", "terse"]);

@@ -11,6 +11,9 @@
 //! - [`model`]: the GitSense data model importers produce.
 //! - [`profiles`]: GitSense search profiles built into the crate.
 //! - [`budget`]: token budgets for LLM consumers.
+//! - [`facets`]: value/count pairs over a search's matches (meta-insights).
+//! - [`pattern`]: `option:regex`, regular expressions over a target's text.
+//! - [`meta`]: `meta:` filters over analyzer metadata (meta-search).
 //! - [`error`]: structured errors with stable codes.
 //! - [`assist`]: the AI-assisted multi-stage search with the host's LLM as
 //!   a callback.
@@ -51,10 +54,13 @@
 pub mod assist;
 pub mod budget;
 pub mod error;
+pub mod facets;
 pub mod format;
 pub mod index;
+pub mod meta;
 pub mod model;
 pub mod morphology;
+pub mod pattern;
 pub mod plan;
 pub mod profiles;
 pub mod query;

@@ -58,6 +58,9 @@ pub struct SearchOptions {
     /// snippet, 1 to [`MAX_SNIPPET_TOKENS`]; default 12 (a search box's
     /// list shows about 30).
     pub snippet_tokens: Option<u32>,
+    /// Facets to count over the matches, each `FIELD` or `FIELD:TYPE` as
+    /// `insight-field:` takes them ([`crate::facets`]).
+    pub facets: Vec<String>,
 }
 
 /// How query text is read.
@@ -86,6 +89,7 @@ impl Default for SearchOptions {
             trace: false,
             mode: QueryMode::Strict,
             snippet_tokens: None,
+            facets: Vec::new(),
         }
     }
 }
@@ -134,6 +138,9 @@ impl Corpus {
 pub struct TargetSql {
     /// `SELECT count(*) ...`
     pub count_sql: String,
+    /// `SELECT <own id> ...`: the ids of every match, unordered (binds
+    /// `params`, as `count_sql` does; facets count over it).
+    pub ids_sql: String,
     /// `SELECT id, rank ... ORDER BY ... LIMIT ? OFFSET ?` (limit and
     /// offset are the last two parameters, appended by the executor).
     pub page_sql: String,
@@ -383,16 +390,27 @@ pub fn plan_in(
 
     let mut warnings = query.warnings.clone();
     let mut short_prefixes = Vec::new();
-    let expr = query.expr.as_ref().map(|e| {
-        let e = drop_stop_words(e, &mut warnings);
-        let e = whole_words_for_short_prefixes(&e, &mut short_prefixes);
-        match match_mode {
-            MatchMode::AllTerms => e,
-            MatchMode::AnyTerm => any_term(&e),
-        }
-    });
+    // With option:regex the literals are patterns: FTS5 only narrows the
+    // candidates to rows holding the words every match must contain.
+    let patterns = query.expr.as_ref().filter(|_| query.regex);
+    let expr = if query.regex {
+        patterns.and_then(crate::pattern::required_words)
+    } else {
+        query.expr.as_ref().map(|e| {
+            let e = drop_stop_words(e, &mut warnings);
+            let e = whole_words_for_short_prefixes(&e, &mut short_prefixes);
+            match match_mode {
+                MatchMode::AllTerms => e,
+                MatchMode::AnyTerm => any_term(&e),
+            }
+        })
+    };
 
-    let exact = query.expr.as_ref().and_then(exact_name_key);
+    let exact = query
+        .expr
+        .as_ref()
+        .filter(|_| !query.regex)
+        .and_then(exact_name_key);
     let mut hint = None;
     let short_prefix_hint = (!short_prefixes.is_empty()).then(|| {
         let list = short_prefixes
@@ -419,6 +437,10 @@ pub fn plan_in(
             opts.current_chat_id,
             &sort,
             query.case_sensitive,
+            RowTests {
+                patterns,
+                meta: &query.meta_filters,
+            },
             exact,
             &mut warnings,
             &mut hint,
@@ -448,6 +470,10 @@ pub fn plan_in(
 
 /// Whether the any-term fallback can change anything for this query.
 pub fn can_fall_back(query: &Query) -> bool {
+    if query.regex {
+        // Patterns are not words: matching any of them is another query.
+        return false;
+    }
     match &query.expr {
         Some(Expr::And { items }) => {
             items
@@ -1216,6 +1242,14 @@ fn page_sql(
     }
 }
 
+/// What a row must pass besides SQL's own comparisons, tested by the
+/// engine's SQL functions: `option:regex` patterns, `meta:` filters.
+#[derive(Clone, Copy)]
+struct RowTests<'a> {
+    patterns: Option<&'a Expr>,
+    meta: &'a [crate::meta::MetaFilter],
+}
+
 #[allow(clippy::too_many_arguments)]
 fn plan_target(
     target: Target,
@@ -1226,6 +1260,7 @@ fn plan_target(
     current_chat: Option<i64>,
     sort: &[SortKey],
     case_sensitive: bool,
+    tests: RowTests,
     exact: Option<i64>,
     warnings: &mut Vec<String>,
     hint: &mut Option<String>,
@@ -1349,6 +1384,21 @@ fn plan_target(
         }
     }
 
+    if let Some(p) = tests.patterns {
+        let (sql, params) = crate::pattern::condition(p, c.text_of_row, case_sensitive);
+        conds.push(sql, params);
+    }
+    if !tests.meta.is_empty() && target != Target::Messages {
+        return Ok(skipped(format!(
+            "the meta: filter applies to messages (analyzer metadata), not {}",
+            target.name()
+        )));
+    }
+    for f in tests.meta {
+        let (sql, params) = f.condition("(SELECT t.meta FROM message_text t WHERE t.id = m.id)");
+        conds.push(sql, params);
+    }
+
     if let (Some(cur), true) = (current_chat, scope != Scope::AllChats) {
         match scope {
             Scope::CurrentChat => {
@@ -1421,6 +1471,7 @@ fn plan_target(
         target,
         sql: Some(TargetSql {
             count_sql: format!("SELECT count(*) FROM {count_from}{where_sql}"),
+            ids_sql: format!("SELECT {own_id} FROM {count_from}{where_sql}"),
             page_sql: format!(
                 "SELECT {own_id} AS id, {rank} AS r FROM {page_from}{where_sql} ORDER BY {order} LIMIT ? OFFSET ?"
             ),

@@ -8,7 +8,8 @@
 //! type-specific fields are always present and null when the data has no
 //! value; `*_meta_*` fields appear only when the item's metadata has that
 //! key, with their JSON type kept (arrays stay arrays). Optional additions
-//! beyond the contract (`hint`, `nextCursor`, `truncated`, `trace`) are
+//! beyond the contract (`hint`, `nextCursor`, `truncated`, `trace`,
+//! `facets`) are
 //! omitted when they do not apply.
 //!
 //! Text and HTML: every field is plain text (insert it as text) except
@@ -48,6 +49,10 @@ pub struct SearchResults {
     /// Per-stage timings, when asked for.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub trace: Option<Value>,
+    /// Value/count pairs over the matches, when facets were asked for
+    /// (`insight-field:`, the `facets` option).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub facets: Option<Vec<crate::facets::Facet>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -8,6 +8,7 @@
 //! with any-term matching and `searchCriteria.fallback` says so.
 
 use crate::error::{DbContext, Error, Result};
+use crate::facets;
 use crate::index::{self, IndexInfo};
 use crate::plan::{self, Highlight, MatchMode, Plan, QueryMode, SearchOptions, TargetSql};
 use crate::query::ast::{Scope, Target};
@@ -190,6 +191,8 @@ impl Engine {
     pub fn from_connection(conn: Connection) -> Result<Engine> {
         let info = index::verify(&conn)?;
         let tally = index::rank::register(&conn)?;
+        crate::pattern::register(&conn)?;
+        crate::meta::register(&conn)?;
         // Plans that never depend on bound values (the query planner
         // stability guarantee): otherwise SQLite compiles a statement
         // again each time a value bound to its LIMIT (or one it compared
@@ -326,6 +329,8 @@ impl Engine {
         }
         let corpus = self.corpus();
         let (q, mut p) = plan::plan_text_in(text, &opts, corpus)?;
+        let strict = opts.mode == QueryMode::Strict;
+        let facet_requests = facets::requested(&q, &opts.facets, &p.profile.name, strict)?;
         if let (Some(cur), Some(scope)) = (opts.current_chat_id, q.scope) {
             if scope != Scope::AllChats && !self.chat_exists(cur)? {
                 return Err(Error::new(
@@ -428,11 +433,15 @@ impl Engine {
                 .then(|| encode_cursor(&self.info.revision, text, p.page + 1, p.per_page)),
             truncated: None,
             trace: None,
+            facets: None,
         };
         if p.narrowed {
             out.truncated = Some(true);
         }
         self.mark_budget_cuts(&mut out);
+        if !facet_requests.is_empty() {
+            self.add_facets(&mut out, &p, &facet_requests)?;
+        }
         if opts.trace {
             let t_end = (self.clock)();
             out.trace = Some(json!({
@@ -480,6 +489,41 @@ impl Engine {
         });
     }
 
+    /// Counts the requested facets over the plan's matches, in what is
+    /// left of the time budget; a facet it cuts short is marked, and so
+    /// are the results.
+    fn add_facets(
+        &self,
+        out: &mut SearchResults,
+        p: &Plan,
+        requests: &[facets::FacetRequest],
+    ) -> Result<()> {
+        self.budget.deadline.set(self.budget.until.get());
+        let counted = facets::count(&self.conn, p, requests, &|| self.budget.spent());
+        self.budget.deadline.set(f64::INFINITY);
+        let facets::Counted {
+            facets: counted,
+            warnings,
+        } = counted?;
+        if let Some(list) = out.search_criteria["warnings"].as_array_mut() {
+            list.extend(warnings.into_iter().map(Value::String));
+        }
+        if counted.iter().any(|f| f.truncated.is_some()) {
+            let why = format!(
+                "the {} ms budget ran out while counting facets; those marked truncated count \
+                 only the records reached",
+                self.time_budget_ms.unwrap_or(f64::INFINITY)
+            );
+            out.truncated = Some(true);
+            out.hint = Some(match out.hint.take() {
+                Some(h) => format!("{h}; {why}"),
+                None => why,
+            });
+        }
+        out.facets = Some(counted);
+        Ok(())
+    }
+
     /// Runs a query with options given as JSON and returns the results
     /// object as JSON text (what the browser module and `--format json`
     /// print, so both are identical byte for byte).
@@ -507,6 +551,7 @@ impl Engine {
             next_cursor: None,
             truncated: None,
             trace: None,
+            facets: None,
         }
     }
 
@@ -980,6 +1025,12 @@ impl Engine {
         });
         if let Some(f) = fallback {
             c["fallback"] = f;
+        }
+        if p.query.regex {
+            c["options"]["regex"] = Value::Bool(true);
+        }
+        if !p.query.meta_filters.is_empty() {
+            c["metaFilters"] = json!(p.query.meta_filters);
         }
         if !skipped.is_empty() {
             c["skippedTargets"] = Value::Object(skipped);

@@ -418,6 +418,7 @@ pub(crate) fn results_object(criteria: Value, messages: Vec<MessageResult>) -> S
         next_cursor: None,
         truncated: None,
         trace: None,
+        facets: None,
     }
 }
 

@@ -243,6 +243,46 @@ fn truncation_note(r: &SearchResults) -> String {
     }
 }
 
+/// One line per facet: `facet FIELD (TARGET): value count, ...`, with
+/// `prefix` before each (`- ` in markdown).
+fn facet_lines(r: &SearchResults, prefix: &str) -> String {
+    let mut s = String::new();
+    for f in r.facets.iter().flatten() {
+        let values: Vec<String> = f
+            .values
+            .iter()
+            .map(|v| {
+                let text = match &v.value {
+                    serde_json::Value::String(t) => one_line(t, 60),
+                    other => other.to_string(),
+                };
+                format!("{text} {}", v.count)
+            })
+            .collect();
+        s.push_str(&format!(
+            "{prefix}facet {} ({}): {}{}{}\n",
+            one_line(&f.field, 64),
+            f.target,
+            if values.is_empty() {
+                "none".to_string()
+            } else {
+                values.join(", ")
+            },
+            if f.other_values > 0 {
+                format!(" (+{} more)", f.other_values)
+            } else {
+                String::new()
+            },
+            if f.truncated.is_some() {
+                " (truncated)"
+            } else {
+                ""
+            }
+        ));
+    }
+    s
+}
+
 fn text_preamble(p: &Preamble) -> String {
     p.sections()
         .map(|(h, t)| format!("{h}:\n{t}\n\n"))
@@ -272,7 +312,7 @@ pub fn terse(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String 
             one_line(&row.snippet, 80)
         ));
     }
-    s + &truncation_note(r) + &footer(r, elapsed)
+    s + &facet_lines(r, "") + &truncation_note(r) + &footer(r, elapsed)
 }
 
 /// Header, metadata line and the snippet in context, blank line between.
@@ -304,7 +344,7 @@ pub fn verbose(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Strin
         }
         s.push('\n');
     }
-    s + &truncation_note(r) + &footer(r, elapsed)
+    s + &facet_lines(r, "") + &truncation_note(r) + &footer(r, elapsed)
 }
 
 fn yaml_str(s: &str) -> String {
@@ -367,6 +407,10 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Stri
     s.push_str("---\n");
     for (h, t) in pre.sections() {
         s.push_str(&format!("\n## {h}\n\n{t}\n"));
+    }
+    let facets = facet_lines(r, "- ");
+    if !facets.is_empty() {
+        s.push_str(&format!("\n## Facets\n\n{facets}"));
     }
     for row in &rows {
         let heading = row.path.clone().unwrap_or_else(|| {

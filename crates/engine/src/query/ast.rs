@@ -221,6 +221,12 @@ pub struct Query {
     pub profile: Option<String>,
     pub sort: Vec<SortKey>,
     pub case_sensitive: bool,
+    /// `option:regex`: terms and phrases are regular expressions.
+    pub regex: bool,
+    /// `meta:FIELD:TYPE=VALUE` filters over analyzer metadata.
+    pub meta_filters: Vec<crate::meta::MetaFilter>,
+    /// `insight-field:` requests: facets to count over the matches.
+    pub insight_fields: Vec<crate::facets::FacetRequest>,
     /// Notes about the query the user should see (ignored stop words, ...).
     pub warnings: Vec<String>,
 }

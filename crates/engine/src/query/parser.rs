@@ -160,6 +160,18 @@ pub fn parse(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query>
             0,
         ));
     }
+    if q.regex {
+        for (t, at) in &toks {
+            match t {
+                Tok::Term { text, prefix } => crate::pattern::check(
+                    &format!("{text}{}", if *prefix { "*" } else { "" }),
+                    *at,
+                )?,
+                Tok::Phrase { text } => crate::pattern::check(text, *at)?,
+                _ => {}
+            }
+        }
+    }
     if !toks.is_empty() {
         let mut p = Parser {
             toks: &toks,
@@ -289,9 +301,6 @@ pub(super) fn canonical_directive(name: &str) -> String {
 }
 
 const SPECIAL_MODE_KEYS: &[&str] = &[
-    "analyzer",
-    "meta",
-    "insight-field",
     "git-owner",
     "git-repository",
     "git-branch",
@@ -391,6 +400,43 @@ pub(super) fn apply_directive(
             }
             q.profile = Some(v);
         }
+        "analyzer" => {
+            // An analyzer's messages are typed `ID::...`: msg-type's family.
+            validate_values(Field::MsgType, &values, value.at)?;
+            q.filters.push(Filter {
+                field: Field::MsgType,
+                value: FilterValue::AnyOf(values),
+                negated,
+            });
+        }
+        "meta" => {
+            if negated {
+                return Err(Error::at(
+                    "query.bad_negation",
+                    "meta: is negated with != (meta:FIELD:TYPE!=VALUE), not '-'",
+                    at,
+                ));
+            }
+            let text_at = value.at + usize::from(value.quoted);
+            q.meta_filters
+                .push(crate::meta::MetaFilter::parse(value.text.trim(), text_at)?);
+        }
+        "insight-field" => {
+            not_negatable("insight-field")?;
+            for v in &values {
+                let at = if value.quoted {
+                    value.at + 1
+                } else {
+                    value.at
+                        + value
+                            .text
+                            .find(v.as_str())
+                            .map_or(0, |b| value.text[..b].chars().count())
+                };
+                q.insight_fields
+                    .push(crate::facets::FacetRequest::parse(v, Some(at))?);
+            }
+        }
         "sort" => {
             not_negatable("sort")?;
             for v in &values {
@@ -404,11 +450,7 @@ pub(super) fn apply_directive(
                 if let Some(cs) = lookup(OPTION_WORDS, &word) {
                     q.case_sensitive = cs;
                 } else if word == "regex" {
-                    return Err(Error::at(
-                        "query.unsupported_option",
-                        "option:regex is not supported; use keywords, phrases, prefix* terms and git-path: wildcards",
-                        value.at,
-                    ));
+                    q.regex = true;
                 } else {
                     return Err(Error::at(
                         "query.bad_value",
@@ -810,8 +852,8 @@ mod tests {
         assert_eq!(p("chat-id:abc").unwrap_err().code, "query.bad_value");
         assert_eq!(p("profile:nope").unwrap_err().code, "query.unknown_profile");
         assert_eq!(
-            p("option:regex x").unwrap_err().code,
-            "query.unsupported_option"
+            p("option:regex \"a(\"").unwrap_err().code,
+            "query.bad_regex"
         );
         assert_eq!(p(&"x ".repeat(5000)).unwrap_err().code, "query.too_long");
         assert_eq!(p(&"(".repeat(100)).unwrap_err().code, "query.too_complex");

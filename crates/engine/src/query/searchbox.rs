@@ -96,6 +96,8 @@ pub fn literally(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Query {
             }
         });
     }
+    // Read literally, the words are words, not patterns.
+    q.regex = false;
     if items.len() > MAX_LITERALS {
         items.truncate(MAX_LITERALS);
         q.warnings

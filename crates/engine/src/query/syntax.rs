@@ -203,6 +203,11 @@ pub const DIRECTIVES: &[DirectiveSpec] = &[
         example: "option:case-sensitive",
         help: "keywords must match with the same case",
     },
+    DirectiveSpec {
+        name: "insight-field",
+        example: "insight-field:keywords:array",
+        help: "count the values of a field over the matches (facets; profile:meta-insights)",
+    },
 ];
 
 /// The values a directive accepts, as the guide prints them.
@@ -216,6 +221,10 @@ pub fn directive_values(name: &str) -> String {
             canonical_words(SORT_WORDS).join(", ")
         ),
         "option" => canonical_words(OPTION_WORDS).join(" | "),
+        "insight-field" => format!(
+            "FIELD[:string|number|boolean|array] (comma list) with FIELD one of {} or an analyzer metadata key",
+            crate::facets::built_in_names().join(", ")
+        ),
         _ => String::new(),
     }
 }
