@@ -1227,6 +1227,9 @@ fn page_sql(
         // Sections holding any term; never run, as the search is counted
         // by the executor (`counted_by_rank`), which counts what it keeps.
         count_sql: format!("SELECT count(*) FROM {from}{where_sql}"),
+        // Facets count over the sections holding any term: the per-page
+        // judgement happens in the executor, after SQL.
+        ids_sql: format!("SELECT fts_messages.rowid FROM {from}{where_sql}"),
         page_sql: format!(
             "{select} FROM {from}{where_sql} ORDER BY r, fts_messages.rowid LIMIT ? OFFSET ?"
         ),
