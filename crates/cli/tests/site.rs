@@ -188,6 +188,30 @@ fn site_publishes_the_index_and_module_and_prints_lines_naming_real_files() {
         "https://example.org/book/ch15-01-box.html#recursive-types"
     );
 
+    // The UI's longer snippets: --snippet-tokens widens them, within 1..=64.
+    let words = |extra: &[&str]| -> usize {
+        let mut args = vec!["search", raw.to_str().unwrap(), "in:messages heap"];
+        args.extend_from_slice(extra);
+        let o = cli(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        r["results"]["messages"][0]["messages_content_snippet"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count()
+    };
+    assert!(words(&["--snippet-tokens", "30"]) > words(&[]));
+    let bad = cli(&[
+        "search",
+        raw.to_str().unwrap(),
+        "heap",
+        "--snippet-tokens",
+        "65",
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("options.bad_snippet_tokens"));
+
     // A second run does not index its own output and gives the same index.
     let again = cli(&args);
     assert!(again.status.success());
