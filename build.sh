@@ -243,7 +243,7 @@ split_module() {
 build_demo_index() {
   local db; db=$(sample_db)
   cargo build --release --quiet -p xtask
-  if [ ! -f target/demo/demo.gsx ] || [ -n "$(find README.md docs target/release/gitsense-search "$db" -newer target/demo/demo.gsx 2>/dev/null)" ]; then
+  if [ ! -f target/demo/demo.gsx ] || [ -n "$(find README.md docs target/release/gitsense-search target/release/docs-site "$db" -newer target/demo/demo.gsx 2>/dev/null)" ]; then
     log "building the demo index (the documentation and the GitSense sample)"
     target/release/docs-site . target/demo/docs >/dev/null
     SOURCE_DATE_EPOCH=$SAMPLE_EPOCH \

@@ -72,12 +72,38 @@ fn page(html: &str, depth: usize) -> String {
     let up = "../".repeat(depth + 1);
     let nav = format!("<nav><a href=\"{up}index.html\">Search this documentation</a></nav>");
     let html = html.replacen("<body>", &format!("<body>{nav}"), 1);
+    // The page's title: its front matter's, else its first heading's.
+    let title = match (html.contains("<title>"), first_heading(&html)) {
+        (false, Some(h)) => format!("<title>{h}</title>"),
+        _ => String::new(),
+    };
     let html = html.replacen(
         "</head>",
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"></head>",
+        &format!(
+            "{title}<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"></head>"
+        ),
         1,
     );
     rewrite_links(&html)
+}
+
+/// The text of the first `<h1>` (already HTML-escaped, tags inside it
+/// dropped).
+fn first_heading(html: &str) -> Option<String> {
+    let start = html.find("<h1")?;
+    let open_end = start + html[start..].find('>')? + 1;
+    let close = open_end + html[open_end..].find("</h1>")?;
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in html[open_end..close].chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    (!text.trim().is_empty()).then(|| text.trim().to_string())
 }
 
 /// `href="x.md"` / `href="x.md#a"` (relative) → `.html`; `README.md` is
@@ -138,5 +164,8 @@ mod tests {
         assert!(html.contains("<a href=\"../../index.html\">Search this documentation</a>"));
         assert!(html.contains("href=\"cli.html\""));
         assert!(html.contains("id=\"guide\""));
+        assert!(html.contains("<title>Guide</title>"));
+        let html = page(&markdown::to_html("# The `a*` &amp; b\n"), 0);
+        assert!(html.contains("<title>The a* &amp; b</title>"), "{html}");
     }
 }
