@@ -262,6 +262,7 @@ pub fn plan_text(text: &str, opts: &SearchOptions) -> Result<(Query, Plan)> {
 pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Result<Plan> {
     let profile_name = match (&query.profile, &query.targets) {
         (Some(p), _) => p.clone(),
+        (None, _) if !query.git_nav.is_empty() => "git-nav".to_string(),
         (None, Some(t)) if t.len() == 1 => format!("{}.default", t[0].name()),
         _ => "all.default".to_string(),
     };
@@ -277,10 +278,16 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
         .unwrap_or_else(|| profile.targets.clone());
     let scope = query.scope.unwrap_or(profile.scope);
     let mut filters = profile.filters.clone();
+    if !query.git_nav.is_empty() {
+        // The git-nav keys say which chat types are listed.
+        filters.retain(|f| f.field != Field::ChatType);
+    }
     filters.extend(query.filters.iter().cloned());
     let empty_search = query.expr.is_none();
     let sort = if !query.sort.is_empty() {
         query.sort.clone()
+    } else if empty_search && !profile.empty_sort.is_empty() {
+        profile.empty_sort.clone()
     } else if empty_search {
         vec![SortKey {
             field: SortField::UpdatedAt,
@@ -297,7 +304,9 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
     if opts.page == 0 {
         return Err(Error::new("options.bad_page", "page numbers start at 1"));
     }
-    let per_page = opts.per_page.unwrap_or(profile.limit);
+    // A profile's limit beyond the most a page holds (git-nav's 100000:
+    // "everything") pages by that most instead.
+    let per_page = opts.per_page.unwrap_or(profile.limit.min(MAX_PER_PAGE));
     if per_page == 0 || per_page > MAX_PER_PAGE {
         return Err(Error::new(
             "options.bad_per_page",
@@ -352,6 +361,7 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
             RowTests {
                 patterns,
                 meta: &query.meta_filters,
+                nav: &query.git_nav,
             },
             exact,
             &mut warnings,
@@ -928,6 +938,7 @@ fn filter_cond(target: Target, f: &Filter) -> Option<(String, Vec<SqlValue>)> {
 struct RowTests<'a> {
     patterns: Option<&'a Expr>,
     meta: &'a [crate::meta::MetaFilter],
+    nav: &'a crate::gitnav::GitNav,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1060,6 +1071,15 @@ fn plan_target(
             "the meta: filter applies to messages (analyzer metadata), not {}",
             target.name()
         )));
+    }
+    if let Some((sql, params)) = tests.nav.condition() {
+        if target != Target::Chats {
+            return Ok(skipped(format!(
+                "the git-nav keys list chats (owners, repositories, branches, trees, files), not {}",
+                target.name()
+            )));
+        }
+        conds.push(sql, params);
     }
     for f in tests.meta {
         let (sql, params) = f.condition("(SELECT t.meta FROM message_text t WHERE t.id = m.id)");
