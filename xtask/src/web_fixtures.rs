@@ -276,6 +276,8 @@ const QUERIES: &[(&str, &str, &str)] = &[
         "session meta:file_extension:string=js -analyzer:tiny-overview",
         r#"{"facets":["msg-type"]}"#,
     ),
+    // git-nav: a branch's top level, sorted by name, the default page.
+    ("sample", "git-repository:Tutorial/secure-payments git-branch:main", "{}"),
     ("hostile", "hostile payload", "{}"),
     ("hostile", "script", r#"{"highlight":"none"}"#),
     // Inflections (`connection`, `connecting`) and all terms per page.

@@ -14,6 +14,7 @@
 //! - [`facets`]: value/count pairs over a search's matches (meta-insights).
 //! - [`pattern`]: `option:regex`, regular expressions over a target's text.
 //! - [`meta`]: `meta:` filters over analyzer metadata (meta-search).
+//! - [`gitnav`]: browsing owners, repositories, branches and trees (git-nav).
 //! - [`error`]: structured errors with stable codes.
 //! - [`assist`]: the AI-assisted multi-stage search with the host's LLM as
 //!   a callback.
@@ -56,6 +57,7 @@ pub mod budget;
 pub mod error;
 pub mod facets;
 pub mod format;
+pub mod gitnav;
 pub mod index;
 pub mod meta;
 pub mod model;

@@ -327,6 +327,7 @@ pub fn plan_in(
 ) -> Result<Plan> {
     let profile_name = match (&query.profile, &query.targets) {
         (Some(p), _) => p.clone(),
+        (None, _) if !query.git_nav.is_empty() => "git-nav".to_string(),
         (None, Some(t)) if t.len() == 1 => format!("{}.default", t[0].name()),
         _ => "all.default".to_string(),
     };
@@ -342,10 +343,16 @@ pub fn plan_in(
         .unwrap_or_else(|| profile.targets.clone());
     let scope = query.scope.unwrap_or(profile.scope);
     let mut filters = profile.filters.clone();
+    if !query.git_nav.is_empty() {
+        // The git-nav keys say which chat types are listed.
+        filters.retain(|f| f.field != Field::ChatType);
+    }
     filters.extend(query.filters.iter().cloned());
     let empty_search = query.expr.is_none();
     let sort = if !query.sort.is_empty() {
         query.sort.clone()
+    } else if empty_search && !profile.empty_sort.is_empty() {
+        profile.empty_sort.clone()
     } else if empty_search {
         vec![SortKey {
             field: SortField::UpdatedAt,
@@ -362,7 +369,9 @@ pub fn plan_in(
     if opts.page == 0 {
         return Err(Error::new("options.bad_page", "page numbers start at 1"));
     }
-    let per_page = opts.per_page.unwrap_or(profile.limit);
+    // A profile's limit beyond the most a page holds (git-nav's 100000:
+    // "everything") pages by that most instead.
+    let per_page = opts.per_page.unwrap_or(profile.limit.min(MAX_PER_PAGE));
     if per_page == 0 || per_page > MAX_PER_PAGE {
         return Err(Error::new(
             "options.bad_per_page",
@@ -440,6 +449,7 @@ pub fn plan_in(
             RowTests {
                 patterns,
                 meta: &query.meta_filters,
+                nav: &query.git_nav,
             },
             exact,
             &mut warnings,
@@ -1251,6 +1261,7 @@ fn page_sql(
 struct RowTests<'a> {
     patterns: Option<&'a Expr>,
     meta: &'a [crate::meta::MetaFilter],
+    nav: &'a crate::gitnav::GitNav,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1396,6 +1407,15 @@ fn plan_target(
             "the meta: filter applies to messages (analyzer metadata), not {}",
             target.name()
         )));
+    }
+    if let Some((sql, params)) = tests.nav.condition() {
+        if target != Target::Chats {
+            return Ok(skipped(format!(
+                "the git-nav keys list chats (owners, repositories, branches, trees, files), not {}",
+                target.name()
+            )));
+        }
+        conds.push(sql, params);
     }
     for f in tests.meta {
         let (sql, params) = f.condition("(SELECT t.meta FROM message_text t WHERE t.id = m.id)");

@@ -56,6 +56,9 @@ pub struct Profile {
     pub filters: Vec<Filter>,
     pub limit: u64,
     pub sort: Vec<SortKey>,
+    /// The order of a search without words (`emptySearchSortBy.chats`),
+    /// when the profile gives one.
+    pub empty_sort: Vec<SortKey>,
 }
 
 pub fn names() -> impl Iterator<Item = &'static str> {
@@ -152,8 +155,27 @@ fn from_json(name: &str, v: &Value) -> Profile {
         .as_u64()
         .filter(|l| *l > 0)
         .unwrap_or(DEFAULT_LIMIT);
-    let sort = d["sortBy"]
-        .as_array()
+    let sort = sort_keys(&d["sortBy"]);
+    let empty_sort = sort_keys(&v["emptySearchSortBy"]["chats"]);
+    Profile {
+        name: name.to_string(),
+        description: v["description"].as_str().unwrap_or("").to_string(),
+        targets: if targets.is_empty() {
+            Target::ALL.to_vec()
+        } else {
+            targets
+        },
+        scope,
+        filters,
+        limit,
+        sort,
+        empty_sort,
+    }
+}
+
+/// A profile's `sortBy`-shaped list; fields it does not know are left out.
+fn sort_keys(v: &Value) -> Vec<SortKey> {
+    v.as_array()
         .map(|a| {
             a.iter()
                 .filter_map(|s| {
@@ -171,20 +193,7 @@ fn from_json(name: &str, v: &Value) -> Profile {
                 })
                 .collect()
         })
-        .unwrap_or_default();
-    Profile {
-        name: name.to_string(),
-        description: v["description"].as_str().unwrap_or("").to_string(),
-        targets: if targets.is_empty() {
-            Target::ALL.to_vec()
-        } else {
-            targets
-        },
-        scope,
-        filters,
-        limit,
-        sort,
-    }
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1032,6 +1032,9 @@ impl Engine {
         if !p.query.meta_filters.is_empty() {
             c["metaFilters"] = json!(p.query.meta_filters);
         }
+        if !p.query.git_nav.is_empty() {
+            c["gitNav"] = json!(p.query.git_nav);
+        }
         if !skipped.is_empty() {
             c["skippedTargets"] = Value::Object(skipped);
         }

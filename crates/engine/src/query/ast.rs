@@ -225,6 +225,8 @@ pub struct Query {
     pub regex: bool,
     /// `meta:FIELD:TYPE=VALUE` filters over analyzer metadata.
     pub meta_filters: Vec<crate::meta::MetaFilter>,
+    /// git-nav keys (`git-owner:`, `git-repository:`, ...).
+    pub git_nav: crate::gitnav::GitNav,
     /// `insight-field:` requests: facets to count over the matches.
     pub insight_fields: Vec<crate::facets::FacetRequest>,
     /// Notes about the query the user should see (ignored stop words, ...).

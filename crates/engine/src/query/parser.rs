@@ -160,6 +160,7 @@ pub fn parse(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query>
             0,
         ));
     }
+    q.git_nav.check()?;
     if q.regex {
         for (t, at) in &toks {
             match t {
@@ -300,13 +301,6 @@ pub(super) fn canonical_directive(name: &str) -> String {
     }
 }
 
-const SPECIAL_MODE_KEYS: &[&str] = &[
-    "git-owner",
-    "git-repository",
-    "git-branch",
-    "git-ls-tree-id",
-];
-
 pub(super) fn apply_directive(
     q: &mut Query,
     raw_name: &str,
@@ -421,6 +415,11 @@ pub(super) fn apply_directive(
             q.meta_filters
                 .push(crate::meta::MetaFilter::parse(value.text.trim(), text_at)?);
         }
+        key if crate::gitnav::KEYS.contains(&key) => {
+            not_negatable(key)?;
+            let text_at = value.at + usize::from(value.quoted);
+            q.git_nav.set(key, &value.text, text_at)?;
+        }
         "insight-field" => {
             not_negatable("insight-field")?;
             for v in &values {
@@ -465,13 +464,6 @@ pub(super) fn apply_directive(
         }
         other => {
             let Some(spec) = filter_spec(other) else {
-                if SPECIAL_MODE_KEYS.contains(&other) {
-                    return Err(Error::at(
-                        "query.unsupported_filter",
-                        format!("{raw_name}: belongs to GitSense's meta-search / git-nav modes, which this engine does not support"),
-                        at,
-                    ));
-                }
                 let known: Vec<&str> = FILTERS.iter().map(|f| f.name).collect();
                 let directives: Vec<String> =
                     DIRECTIVES.iter().map(|d| format!("{}:", d.name)).collect();
