@@ -112,3 +112,23 @@ fn the_budget_ends_with_the_search_so_the_next_one_starts_afresh() {
     assert_eq!(r.truncated, None);
     assert!(r.total_counts.messages > 0);
 }
+
+#[test]
+fn a_search_option_overrides_the_engines_budget() {
+    use gitsense_engine::plan::SearchOptions;
+    // timeBudgetMs 0 lifts the engine's bound for this search only.
+    let e = out_of_time();
+    let opts: SearchOptions = serde_json::from_str(r#"{"timeBudgetMs":0}"#).unwrap();
+    let full = e.search("the*", &opts).unwrap();
+    assert!(full.total_counts.messages > 0);
+    assert_eq!(full.truncated, None);
+    assert_eq!(search(&e, "the*").truncated, Some(true));
+    // And a bound on an engine without one applies, named in the hint.
+    let mut e = sample_engine();
+    e.set_clock(ticking_clock);
+    e.set_time_budget(None);
+    let opts: SearchOptions = serde_json::from_str(r#"{"timeBudgetMs":1}"#).unwrap();
+    let cut = e.search("the*", &opts).unwrap();
+    assert_eq!(cut.truncated, Some(true));
+    assert!(cut.hint.unwrap_or_default().contains("the 1 ms budget"));
+}

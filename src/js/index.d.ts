@@ -84,6 +84,10 @@ export interface SearchOptions {
   /** Words around the matches in a message's snippet, 1 to 64 (default
    * 12; the drop-in UI asks for 30). */
   snippetTokens?: number;
+  /** Milliseconds this search may work before it answers with what it has
+   * (`truncated`); 0 lifts the bound. Default: the engine's (150 in the
+   * browser, as the CLI's --time-budget-ms is 1000). */
+  timeBudgetMs?: number;
   /** Facets to count over the matches, each 'FIELD' or 'FIELD:TYPE' as
    * `insight-field:` takes them (e.g. ['lang', 'repo', 'keywords:array']);
    * the counts come back as `facets`. */

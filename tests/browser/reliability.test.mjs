@@ -46,7 +46,7 @@ async function setQuota(page, bytes) {
 }
 
 function cliJson(index, query) {
-  return cli('search', index, query, '--format', 'json').replace(/\n$/, '');
+  return cli('search', index, query, '--format', 'json', '--time-budget-ms', '0').replace(/\n$/, '');
 }
 
 /** The error GitSenseSearch.open(options) fails with in the page (null if it opens). */
@@ -86,7 +86,7 @@ test('a storage quota too small for the index: storage falls back to memory, say
       assert.equal(info.value.storage, 'memory', `${storage}: ${info.value.storageReason}`);
       assert.match(info.value.storageReason, /storage\.quota_exceeded/);
     }
-    const { value, error: failed } = await call(page, 'searchJson', QUERY, {});
+    const { value, error: failed } = await call(page, 'searchJson', QUERY, { timeBudgetMs: 0 });
     assert.equal(failed, undefined, `${storage}: ${JSON.stringify(failed)}`);
     assert.equal(value, cliJson(SAMPLE_INDEX, QUERY), storage);
     await closePage(page);
@@ -116,14 +116,14 @@ test('pages read by range that fail the checksum are never shown again, not afte
   const fill = nextFill(page);
   // Read lazily: the altered text is all there is to show, until the
   // copy is checked.
-  await call(page, 'searchJson', QUERY, {});
+  await call(page, 'searchJson', QUERY, { timeBudgetMs: 0 });
   const event = await fill;
   assert.equal(event.type, 'fillerror');
   assert.equal(event.detail.code, 'download.checksum_mismatch');
   // From now on: the whole index, downloaded and verified.
   const expected = cliJson(SAMPLE_INDEX, QUERY);
   assert.match(expected, /Stripe/);
-  const { value, error } = await call(page, 'searchJson', QUERY, {});
+  const { value, error } = await call(page, 'searchJson', QUERY, { timeBudgetMs: 0 });
   assert.equal(error, undefined, JSON.stringify(error));
   assert.equal(value, expected);
   const info = (await call(page, 'info')).value;
@@ -133,7 +133,7 @@ test('pages read by range that fail the checksum are never shown again, not afte
   const again = await site.blank();
   site.server.reset();
   await openEngine(again, { manifestUrl });
-  assert.equal((await call(again, 'searchJson', QUERY, {})).value, expected);
+  assert.equal((await call(again, 'searchJson', QUERY, { timeBudgetMs: 0 })).value, expected);
   const reopened = (await call(again, 'info')).value;
   assert.notEqual(reopened.source, 'lazy');
   assert.equal(site.server.stats().byPath[`/altered/${JSON.parse(fs.readFileSync(path.join(site.root, 'altered/manifest.json'))).rawFile}`] ?? 0, 0, 'no range read of the altered file');
@@ -151,7 +151,7 @@ test('a hot file that inflates past what the manifest declares is dropped at tha
   assert.equal(info.storage, 'lazy');
   assert.match(info.lazy.hotOff || '', /^download\.too_large/, JSON.stringify(info.lazy));
   assert.equal(info.lazy.hotPages, 0);
-  assert.equal((await call(page, 'searchJson', QUERY, {})).value, cliJson(SAMPLE_INDEX, QUERY));
+  assert.equal((await call(page, 'searchJson', QUERY, { timeBudgetMs: 0 })).value, cliJson(SAMPLE_INDEX, QUERY));
   await closePage(page);
 });
 
@@ -187,7 +187,7 @@ test('requests that never answer fail with network.timeout after requestTimeoutM
   const updated = await call(page, 'update');
   assert.equal(updated.error && updated.error.code, 'network.timeout', JSON.stringify(updated));
   site.server.options.stall = [];
-  assert.equal((await call(page, 'searchJson', QUERY, {})).value, cliJson(SAMPLE_INDEX, QUERY), 'the old index still answers');
+  assert.equal((await call(page, 'searchJson', QUERY, { timeBudgetMs: 0 })).value, cliJson(SAMPLE_INDEX, QUERY), 'the old index still answers');
   await closePage(page);
 });
 
@@ -204,13 +204,13 @@ test('the quota runs out during the background copy: the copy fails with a coded
     await setQuota(page, used + room);
     const fill = nextFill(page);
     const expected = cliJson(SAMPLE_INDEX, QUERY);
-    assert.equal((await call(page, 'searchJson', QUERY, {})).value, expected);
+    assert.equal((await call(page, 'searchJson', QUERY, { timeBudgetMs: 0 })).value, expected);
     const event = await fill;
     assert.equal(event.type, 'fillerror', `room ${room}: ${JSON.stringify(event)}`);
     assert.equal(event.detail.code, 'storage.quota_exceeded', JSON.stringify(event.detail));
     // Still answering, pages read by range and kept in memory.
     for (const q of [QUERY, 'payment', 'docker compose']) {
-      const { value, error } = await call(page, 'searchJson', q, {});
+      const { value, error } = await call(page, 'searchJson', q, { timeBudgetMs: 0 });
       assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
       assert.equal(value, cliJson(SAMPLE_INDEX, q), q);
     }
@@ -264,7 +264,7 @@ test('manifest.json?v=1..4 keeps one stored copy: the query string does not make
   assert.ok(stored[3] < size / 2, `bytes in OPFS after each visit: ${stored} (the new revision is ${fs.statSync(HOSTILE_INDEX).size})`);
   const page = await site.blank();
   await openEngine(page, { manifestUrl: '/rev/manifest.json?v=4', storage: 'opfs' });
-  assert.equal((await call(page, 'searchJson', 'hostile payload', {})).value, cliJson(HOSTILE_INDEX, 'hostile payload'));
+  assert.equal((await call(page, 'searchJson', 'hostile payload', { timeBudgetMs: 0 })).value, cliJson(HOSTILE_INDEX, 'hostile payload'));
   await closePage(page);
 });
 

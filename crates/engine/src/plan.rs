@@ -61,6 +61,9 @@ pub struct SearchOptions {
     /// Facets to count over the matches, each `FIELD` or `FIELD:TYPE` as
     /// `insight-field:` takes them ([`crate::facets`]).
     pub facets: Vec<String>,
+    /// Milliseconds this search may work, overriding the engine's budget
+    /// (`Engine::set_time_budget`); 0: no bound.
+    pub time_budget_ms: Option<u64>,
 }
 
 /// How query text is read.
@@ -90,6 +93,7 @@ impl Default for SearchOptions {
             mode: QueryMode::Strict,
             snippet_tokens: None,
             facets: Vec::new(),
+            time_budget_ms: None,
         }
     }
 }

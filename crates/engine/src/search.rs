@@ -107,6 +107,9 @@ struct Budget {
     /// When the running search's budget ends (`INFINITY` between
     /// searches).
     until: Cell<f64>,
+    /// The running search's budget in milliseconds (`INFINITY`: none), as
+    /// its hints name it.
+    ms: Cell<f64>,
     /// When the progress handler stops a statement: `until` while the
     /// ranking runs, `INFINITY` otherwise (rows and snippets of a page
     /// are never cut off halfway; snippets look at `until` themselves).
@@ -204,6 +207,7 @@ impl Engine {
         let budget = Box::new(Budget {
             clock: Cell::new(system_clock),
             until: Cell::new(f64::INFINITY),
+            ms: Cell::new(f64::INFINITY),
             deadline: Cell::new(f64::INFINITY),
             interrupted: Cell::new(false),
             plain_snippets: Cell::new(false),
@@ -310,9 +314,14 @@ impl Engine {
         let start = (self.budget.clock.get())();
         self.budget.interrupted.set(false);
         self.budget.plain_snippets.set(false);
-        self.budget
-            .until
-            .set(start + self.time_budget_ms.unwrap_or(f64::INFINITY));
+        // A search's own `timeBudgetMs` overrides the engine's; 0 lifts it.
+        let ms = match opts.time_budget_ms {
+            Some(0) => f64::INFINITY,
+            Some(ms) => ms as f64,
+            None => self.time_budget_ms.unwrap_or(f64::INFINITY),
+        };
+        self.budget.ms.set(ms);
+        self.budget.until.set(start + ms);
         let out = self.search_in_transaction(text, opts);
         self.budget.until.set(f64::INFINITY);
         self.budget.deadline.set(f64::INFINITY);
@@ -468,7 +477,7 @@ impl Engine {
     /// Marks results the time budget cut short (`truncated`, and a `hint`
     /// after any the plan gave).
     fn mark_budget_cuts(&self, out: &mut SearchResults) {
-        let ms = self.time_budget_ms.unwrap_or(f64::INFINITY);
+        let ms = self.budget.ms.get();
         let why = if self.budget.interrupted.get() {
             format!(
                 "the query matched too much to rank within the {ms} ms budget, so some targets show no \
@@ -512,7 +521,7 @@ impl Engine {
             let why = format!(
                 "the {} ms budget ran out while counting facets; those marked truncated count \
                  only the records reached",
-                self.time_budget_ms.unwrap_or(f64::INFINITY)
+                self.budget.ms.get()
             );
             out.truncated = Some(true);
             out.hint = Some(match out.hint.take() {
