@@ -277,7 +277,11 @@ const QUERIES: &[(&str, &str, &str)] = &[
         r#"{"facets":["msg-type"]}"#,
     ),
     // git-nav: a branch's top level, sorted by name, the default page.
-    ("sample", "git-repository:Tutorial/secure-payments git-branch:main", "{}"),
+    (
+        "sample",
+        "git-repository:Tutorial/secure-payments git-branch:main",
+        "{}",
+    ),
     ("hostile", "hostile payload", "{}"),
     ("hostile", "script", r#"{"highlight":"none"}"#),
     // Inflections (`connection`, `connecting`) and all terms per page.

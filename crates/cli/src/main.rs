@@ -458,8 +458,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             } else {
                 a.format.parse().map_err(|e| (e, None))?
             };
-            let mut engine = Engine::open(&a.index).map_err(|e| (e, None))?;
-            engine.set_time_budget((a.time_budget_ms > 0).then_some(a.time_budget_ms as f64));
+            let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
             let highlight = match (a.highlight.as_str(), fmt) {
                 ("raw", _) => Highlight::Raw,
                 ("none", _) => Highlight::None,
@@ -485,6 +484,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                     QueryMode::Strict
                 },
                 snippet_tokens: a.snippet_tokens,
+                time_budget_ms: Some(a.time_budget_ms),
             };
             let results = engine
                 .search(&a.query, &opts)
