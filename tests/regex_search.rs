@@ -21,25 +21,20 @@ fn matching_rows(pattern: &str) -> (BTreeSet<i64>, BTreeSet<i64>) {
         .build()
         .unwrap();
     let conn = Connection::open(sample_index()).unwrap();
-    let mut s = conn
-        .prepare("SELECT id, title || ' ' || body || ' ' || keywords FROM message_text")
-        .unwrap();
-    let messages = s
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .filter(|(_, t)| re.is_match(t))
-        .map(|(id, _)| id)
-        .collect();
-    let mut s = conn.prepare("SELECT id, name FROM chats").unwrap();
-    let chats = s
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .filter(|(_, t)| re.is_match(t))
-        .map(|(id, _)| id)
-        .collect();
-    (messages, chats)
+    let matching = |sql: &str| -> BTreeSet<i64> {
+        let mut s = conn.prepare(sql).unwrap();
+        let rows = s
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .unwrap();
+        rows.map(Result::unwrap)
+            .filter(|(_, t)| re.is_match(t))
+            .map(|(id, _)| id)
+            .collect()
+    };
+    (
+        matching("SELECT id, title || ' ' || body || ' ' || keywords FROM message_text"),
+        matching("SELECT id, name FROM chats"),
+    )
 }
 
 /// The sample engine without a time budget: patterns without words are

@@ -143,7 +143,19 @@ export interface SearchCriteria {
     mode: 'strict' | 'box';
     page: number;
     perPage: number;
+    /** `option:regex`: terms and phrases were regular expressions. */
+    regex?: true;
   };
+  /** `meta:` filters over analyzer metadata, as read. */
+  metaFilters?: {
+    field: string;
+    type: 'string' | 'number' | 'boolean' | 'array';
+    notEqual: boolean;
+    values: (string | number | boolean)[];
+    all: boolean;
+  }[];
+  /** git-nav keys, as read. */
+  gitNav?: { owner?: string; repository?: [string, string]; branch?: string; tree?: number };
   engine: 'gitsense-search';
   engineVersion: string;
   /** Corpus revision of the index that answered. */

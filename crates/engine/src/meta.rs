@@ -32,8 +32,9 @@ pub enum MetaType {
     Array,
 }
 
-/// One `meta:` filter.
+/// One `meta:` filter (`searchCriteria.metaFilters` shows it as read).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MetaFilter {
     /// The metadata key.
     pub field: String,
