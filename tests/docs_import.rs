@@ -739,7 +739,13 @@ fn the_cli_builds_docs_with_a_base_url_and_reports_errors_with_paths() {
     assert!(stderr.contains(missing.to_str().unwrap()), "{stderr}");
     // --base-url belongs to --docs: a usage error without it.
     let usage = std::process::Command::new(bin)
-        .args(["build", "--gitsense-db", "x.db", "--base-url", "https://x.org/"])
+        .args([
+            "build",
+            "--gitsense-db",
+            "x.db",
+            "--base-url",
+            "https://x.org/",
+        ])
         .args(["--out", "y.gsx"])
         .output()
         .unwrap();
