@@ -326,7 +326,12 @@ test('the demo page: Ctrl+K opens the UI on its engine, chat results keep their 
   await searchFor(p, 'payment');
   const v = await view(p);
   assert.ok(v.rows.length > 3);
-  assert.ok(v.rows.every((r) => r.href === null && r.crumbs.includes(' › ')), JSON.stringify(v.rows.slice(0, 2)));
+  // The demo's index holds the GitSense sample and this project's docs:
+  // a chat's row is its breadcrumb (no link), a doc page's row a link.
+  const chats = v.rows.filter((r) => r.href === null);
+  assert.ok(chats.length > 3 && chats.every((r) => r.crumbs.includes(' › ')), JSON.stringify(v.rows.slice(0, 2)));
+  assert.ok(v.rows.every((r) => r.href === null || /^docs\/|^\.\.?\/|^\/|^https?:/.test(r.href) || r.href.includes('.html')), JSON.stringify(v.rows));
+  assert.equal(v.rows[0].href, null, 'a chat first for "payment"');
   await p.screenshot({ path: screenshotPath('ui-demo-chats.png') });
   await p.keyboard.press('ArrowDown');
   await p.keyboard.press('Enter');
