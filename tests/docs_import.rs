@@ -330,10 +330,12 @@ fn sections_become_messages_with_anchored_urls() {
             .iter()
             .map(|m| meta(&m.meta, "messages_meta_url"))
             .collect();
+        // First: other sections of a page holding every word may follow
+        // (all terms are judged per page).
         assert_eq!(
-            got,
-            [format!("https://docs.example.org/v1/{url}")],
-            "query {q}"
+            got.first().copied(),
+            Some(format!("https://docs.example.org/v1/{url}").as_str()),
+            "query {q}: {got:?}"
         );
     }
 }
