@@ -17,20 +17,8 @@ use gitsense_import::docs::{self, parse_page, DocsOptions, Page, Unit, UnitKind}
 use gitsense_import::{self as import};
 use std::path::{Path, PathBuf};
 
-/// `path` when it exists, else `None` (the test skips) unless
-/// `GITSENSE_REQUIRE_CORPORA` is set.
-fn corpus(path: PathBuf, how: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("GITSENSE_REQUIRE_CORPORA").is_none(),
-        "{} is missing: {how}",
-        path.display()
-    );
-    eprintln!("SKIPPED: {} is missing ({how})", path.display());
-    None
-}
+mod common;
+use common::corpus;
 
 /// A file of an unpacked Debian package under `target/sites/PKG/`.
 fn package_file(pkg: &str, rel: &str) -> Option<PathBuf> {

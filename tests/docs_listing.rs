@@ -14,26 +14,19 @@ use gitsense_import::docs::{self, parse_page, DocsOptions, Skip};
 use gitsense_import::{self as import};
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::corpus;
+
 /// The unpacked package's site root, or `None` (the test skips) when it
 /// is missing and `GITSENSE_REQUIRE_CORPORA` is unset.
 fn site(pkg: &str, root: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/sites")
-        .join(pkg)
-        .join(root);
-    if p.is_dir() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("GITSENSE_REQUIRE_CORPORA").is_none(),
-        "{} is missing: ./build.sh test fetches it (python3 bench/sites.py --fetch-only)",
-        p.display()
-    );
-    eprintln!(
-        "SKIPPED: {} is missing (python3 bench/sites.py --fetch-only --sites eigen,glib,cppreference)",
-        p.display()
-    );
-    None
+    corpus(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target/sites")
+            .join(pkg)
+            .join(root),
+        "./build.sh test fetches it: python3 bench/sites.py --fetch-only",
+    )
 }
 
 fn eigen() -> Option<PathBuf> {
@@ -67,20 +60,10 @@ fn gettext() -> Option<PathBuf> {
 }
 
 fn python() -> Option<PathBuf> {
-    let p = PathBuf::from("/usr/share/doc/python3.11/html");
-    if p.is_dir() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("GITSENSE_REQUIRE_CORPORA").is_none(),
-        "{} is missing: ./build.sh test installs python3.11-doc",
-        p.display()
-    );
-    eprintln!(
-        "SKIPPED: {} is missing (./build.sh test installs python3.11-doc)",
-        p.display()
-    );
-    None
+    corpus(
+        PathBuf::from("/usr/share/doc/python3.11/html"),
+        "./build.sh test installs python3.11-doc",
+    )
 }
 
 fn skip_of(root: &Path, rel: &str) -> Option<Skip> {

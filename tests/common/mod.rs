@@ -604,3 +604,19 @@ fn key_value(s: &str) -> Result<(String, Value), String> {
     })?;
     Ok((k.to_string(), value))
 }
+
+/// `path` when it exists, else `None` (the test skips, saying `how` to get
+/// it) unless `GITSENSE_REQUIRE_CORPORA` is set, as `./build.sh test` does:
+/// then a missing corpus fails the test.
+pub fn corpus(path: PathBuf, how: &str) -> Option<PathBuf> {
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("GITSENSE_REQUIRE_CORPORA").is_none(),
+        "{} is missing: {how}",
+        path.display()
+    );
+    eprintln!("SKIPPED: {} is missing ({how})", path.display());
+    None
+}
