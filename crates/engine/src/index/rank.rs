@@ -457,21 +457,6 @@ unsafe fn phrase_mask(
 /// Phrases [`PHRASE_MASK`] reports (the bits of an `i64` below its sign).
 pub const MAX_MASKED_PHRASES: usize = 63;
 
-/// An auxiliary function's API and arguments as SQLite passes them;
-/// `None` without an API (a misuse).
-unsafe fn call_args<'a>(
-    api: *const ffi::Fts5ExtensionApi,
-    n_val: c_int,
-    vals: *mut *mut ffi::sqlite3_value,
-) -> Option<(&'a ffi::Fts5ExtensionApi, &'a [*mut ffi::sqlite3_value])> {
-    let args: &[*mut ffi::sqlite3_value] = if vals.is_null() || n_val <= 0 {
-        &[]
-    } else {
-        std::slice::from_raw_parts(vals, n_val as usize)
-    };
-    Some((api.as_ref()?, args))
-}
-
 type Integer = unsafe fn(
     &ffi::Fts5ExtensionApi,
     *mut ffi::Fts5Context,
@@ -486,7 +471,12 @@ unsafe fn integer_result(
     n_val: c_int,
     vals: *mut *mut ffi::sqlite3_value,
 ) {
-    let Some((api, args)) = call_args(api, n_val, vals) else {
+    let args: &[*mut ffi::sqlite3_value] = if vals.is_null() || n_val <= 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(vals, n_val as usize)
+    };
+    let Some(api) = api.as_ref() else {
         return ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
     };
     match f(api, fts, args) {
@@ -529,7 +519,12 @@ unsafe fn result(
     n_val: c_int,
     vals: *mut *mut ffi::sqlite3_value,
 ) {
-    let Some((api, args)) = call_args(api, n_val, vals) else {
+    let args: &[*mut ffi::sqlite3_value] = if vals.is_null() || n_val <= 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(vals, n_val as usize)
+    };
+    let Some(api) = api.as_ref() else {
         return ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
     };
     if let (Some(tally), Some(rowid)) = (tally_of(api, fts), api.xRowid) {
