@@ -57,6 +57,11 @@ function checkRange(url, status, get, start, end, size) {
   }
 }
 
+/** The error of a read that failed (`doing`: what it was), retried by the caller. */
+function readFailed(timedOut, doing, timeoutMs, e) {
+  return timedOut ? fail('network.timeout', `${doing}: no answer within ${timeoutMs} ms`) : fail('network.failed', `${doing}: ${e.message}`);
+}
+
 /**
  * Bytes `start..=end` of `url` (a file of `size` bytes), with a synchronous
  * XMLHttpRequest: SQLite reads pages synchronously, and a dedicated worker
@@ -76,10 +81,7 @@ export function rangeSync(url, start, end, size, timeoutMs) {
       if (typeof navigator !== 'undefined' && navigator.onLine === false) {
         throw fail('network.offline', `the browser is offline and bytes ${start}-${end} of the index have not been fetched yet`);
       }
-      last =
-        e.name === 'TimeoutError'
-          ? fail('network.timeout', `reading bytes ${start}-${end} of ${url} failed: no answer within ${timeoutMs} ms`)
-          : fail('network.failed', `reading bytes ${start}-${end} of ${url} failed: ${e.message}`);
+      last = readFailed(e.name === 'TimeoutError', `reading bytes ${start}-${end} of ${url} failed`, timeoutMs, e);
       continue;
     }
     if (xhr.status >= 500) {
@@ -118,7 +120,7 @@ async function rangeRequest(url, header, what, timeoutMs, check) {
         // (its cache lock); pages are kept in OPFS anyway.
         res = await fetch(url, { headers: { Range: header }, signal: abort.signal, credentials: 'same-origin', cache: 'no-store' });
       } catch (e) {
-        last = abort.signal.aborted ? fail('network.timeout', `reading ${what} failed: no answer within ${timeoutMs} ms`) : fail('network.failed', `reading ${what} failed: ${e.message}`);
+        last = readFailed(abort.signal.aborted, `reading ${what} failed`, timeoutMs, e);
         continue;
       }
       if (res.status >= 500) {
@@ -135,7 +137,7 @@ async function rangeRequest(url, header, what, timeoutMs, check) {
       try {
         return { res, body: new Uint8Array(await res.arrayBuffer()) };
       } catch (e) {
-        last = abort.signal.aborted ? fail('network.timeout', `reading ${what} was interrupted: no answer within ${timeoutMs} ms`) : fail('network.failed', `reading ${what} was interrupted: ${e.message}`);
+        last = readFailed(abort.signal.aborted, `reading ${what} was interrupted`, timeoutMs, e);
       }
     } finally {
       clearTimeout(timer);
