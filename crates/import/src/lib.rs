@@ -128,6 +128,29 @@ pub fn build_with_progress(
     Ok((stats, report))
 }
 
+/// [`build_with_progress`] for a build that starts from the records of
+/// the index at `base` ([`IndexWriter::extend`]) and ends at `out`
+/// (which may be `base`).
+pub fn add_with_progress(
+    base: &Path,
+    out: &Path,
+    description: String,
+    fill: impl FnOnce(&mut IndexWriter) -> Result<ImportReport>,
+    finishing: &mut dyn FnMut(FinishProgress),
+) -> Result<(BuildStats, ImportReport)> {
+    let mut w = IndexWriter::extend(
+        base,
+        out,
+        SourceInfo {
+            description,
+            built_at: None,
+        },
+    )?;
+    let report = fill(&mut w)?;
+    let stats = w.finish_with(finishing)?;
+    Ok((stats, report))
+}
+
 /// A progress bar that draws nothing (tests, `--quiet`).
 pub fn no_progress() -> ProgressBar {
     ProgressBar::hidden()
