@@ -118,16 +118,8 @@ pub fn build_with_progress(
     fill: impl FnOnce(&mut IndexWriter) -> Result<ImportReport>,
     finishing: &mut dyn FnMut(FinishProgress),
 ) -> Result<(BuildStats, ImportReport)> {
-    let mut w = IndexWriter::create(
-        out,
-        SourceInfo {
-            description,
-            built_at: None,
-        },
-    )?;
-    let report = fill(&mut w)?;
-    let stats = w.finish_with(finishing)?;
-    Ok((stats, report))
+    let w = IndexWriter::create(out, source(description))?;
+    fill_and_finish(w, fill, finishing)
 }
 
 /// [`build_with_progress`] for a build that starts from the records of
@@ -140,14 +132,22 @@ pub fn add_with_progress(
     fill: impl FnOnce(&mut IndexWriter) -> Result<ImportReport>,
     finishing: &mut dyn FnMut(FinishProgress),
 ) -> Result<(BuildStats, ImportReport)> {
-    let mut w = IndexWriter::extend(
-        base,
-        out,
-        SourceInfo {
-            description,
-            built_at: None,
-        },
-    )?;
+    let w = IndexWriter::extend(base, out, source(description))?;
+    fill_and_finish(w, fill, finishing)
+}
+
+fn source(description: String) -> SourceInfo {
+    SourceInfo {
+        description,
+        built_at: None,
+    }
+}
+
+fn fill_and_finish(
+    mut w: IndexWriter,
+    fill: impl FnOnce(&mut IndexWriter) -> Result<ImportReport>,
+    finishing: &mut dyn FnMut(FinishProgress),
+) -> Result<(BuildStats, ImportReport)> {
     let report = fill(&mut w)?;
     let stats = w.finish_with(finishing)?;
     Ok((stats, report))
