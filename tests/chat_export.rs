@@ -1082,3 +1082,139 @@ fn bad_characters_become_replacement_characters_with_a_warning() {
         "Write a haiku about caf\u{FFFD} lighthouses"
     );
 }
+
+fn sample_export(name: &str) -> PathBuf {
+    common::repo_root()
+        .join("tests/fixtures/chat-exports")
+        .join(name)
+}
+
+#[test]
+fn the_published_chatgpt_sample_gives_its_current_branch_with_roles_times_and_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.gsx");
+    let (stats, report) = build(&sample_export("chatgpt-conversations.json"), &out).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    // The root chat and two conversations; the system node, the hidden
+    // custom instructions and the regenerated answer are left out.
+    assert_eq!((stats.chats, stats.messages, stats.code_blocks), (3, 8, 2));
+    let got = rows::<String>(
+        &out,
+        "SELECT CAST(m.chat_id AS TEXT), m.role, m.created_at, substr(t.body, 1, 24)
+         FROM messages m JOIN message_text t ON t.id = m.id ORDER BY m.id",
+    );
+    let want = [
+        [
+            "2",
+            "user",
+            "2024-04-05T19:34:38.123Z",
+            "How do I parse a CSV fil",
+        ],
+        [
+            "2",
+            "assistant",
+            "2024-04-05T19:35:12.250Z",
+            "Split each line on comma",
+        ],
+        [
+            "2",
+            "user",
+            "2024-04-05T19:38:20.500Z",
+            "Can you count the rows o",
+        ],
+        [
+            "2",
+            "assistant",
+            "2024-04-05T19:38:25.000Z",
+            "```\nimport csv\nwith open",
+        ],
+        ["2", "assistant", "2024-04-05T19:38:27.750Z", "42"],
+        [
+            "2",
+            "assistant",
+            "2024-04-05T19:40:01.500Z",
+            "The file sample.csv has ",
+        ],
+        [
+            "3",
+            "user",
+            "2024-04-06T10:40:00.000Z",
+            "What does the whiteboard",
+        ],
+        [
+            "3",
+            "assistant",
+            "2024-04-06T10:40:30.000Z",
+            "It lists the sprint goal",
+        ],
+    ];
+    assert_eq!(got, want.map(|r| r.map(String::from).to_vec()).to_vec());
+    let blocks = rows::<Option<String>>(
+        &out,
+        "SELECT CAST(b.message_id AS TEXT), b.language, substr(c.content, 1, 16)
+         FROM code_blocks b JOIN code_text c ON c.id = b.id ORDER BY b.id",
+    );
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(
+        blocks,
+        vec![
+            vec![s("2"), s("rust"), s("for line in text")],
+            vec![s("4"), None, s("import csv\nwith ")],
+        ]
+    );
+    for word in ["offbranchwords", "hiddencontextword"] {
+        assert_eq!(search(&out, word).total_counts.messages, 0, "{word}");
+    }
+    let chats = rows::<String>(
+        &out,
+        "SELECT name, created_at FROM chats WHERE id > 1 ORDER BY id",
+    );
+    assert_eq!(chats[0], ["Parse CSV in Rust", "2024-04-05T19:34:38.123Z"]);
+    assert_eq!(
+        chats[1],
+        ["Photo of a whiteboard", "2024-04-06T10:40:00.000Z"]
+    );
+}
+
+#[test]
+fn the_published_claude_sample_gives_every_text_item_in_order_and_names_the_untitled_chat() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.gsx");
+    let (stats, report) = build(&sample_export("claude-conversations.json"), &out).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!((stats.chats, stats.messages, stats.code_blocks), (3, 6, 1));
+    let got = rows::<String>(
+        &out,
+        "SELECT CAST(m.chat_id AS TEXT), m.role, m.created_at, t.body
+         FROM messages m JOIN message_text t ON t.id = m.id ORDER BY m.id",
+    );
+    let roles: Vec<(&str, &str)> = got.iter().map(|r| (r[0].as_str(), r[1].as_str())).collect();
+    assert_eq!(
+        roles,
+        [
+            ("2", "user"),
+            ("2", "assistant"),
+            ("2", "user"),
+            ("2", "assistant"),
+            ("3", "user"),
+            ("3", "assistant")
+        ]
+    );
+    assert_eq!(got[0][2], "2024-05-02T09:14:03.512345Z");
+    // The text items around a tool use, without the tool's input.
+    assert_eq!(
+        got[3][3],
+        "Both `oninput` and `onkeyup` call it.\n\nKeep one of the two listeners."
+    );
+    assert_eq!(got[5][3], "« Index incrémental ».");
+    let js = search(&out, "in:code-blocks lang:javascript clearTimeout");
+    assert_eq!(js.total_counts.code_blocks, 1);
+    let names = rows::<String>(&out, "SELECT name FROM chats WHERE id > 1 ORDER BY id");
+    assert_eq!(
+        names,
+        [
+            ["Debounce a search box"],
+            ["Translate 'incremental index' into French."]
+        ]
+    );
+}

@@ -5,7 +5,7 @@
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use gitsense_engine::assist::{self, AssistOptions, StageReport};
 use gitsense_engine::format::{self, Format, FormatOptions};
-use gitsense_engine::index::{FinishProgress, IndexWriter};
+use gitsense_engine::index::FinishProgress;
 use gitsense_engine::plan::QueryMode;
 use gitsense_engine::{Engine, Error, ErrorKind, Highlight, SearchOptions};
 use gitsense_import as import;
@@ -15,6 +15,7 @@ use std::process::{Command as Process, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 mod progress;
+mod sources;
 use progress::{Steps, Unit};
 
 #[derive(Parser)]
@@ -36,6 +37,10 @@ struct Cli {
 enum Command {
     /// Build an index from a source.
     Build(BuildArgs),
+    /// Add sources to an existing index: the result is the index a `build`
+    /// of its sources and the new ones in one go gives (same ids, revision
+    /// and results). Every record is indexed again, not only the new ones.
+    Add(AddArgs),
     /// Search an index (see the query syntax below with --help).
     Search(SearchArgs),
     /// AI-assisted search: an LLM writes the query, picks candidates and
@@ -96,9 +101,10 @@ Example:
 /// (clap issue 4707).
 const NOT_GIT: [&str; 3] = ["gitsense_db", "chat_export", "docs"];
 
+/// What `build` and `add` read: one or several sources into one index.
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).multiple(true)))]
-struct BuildArgs {
+struct Sources {
     /// A GitSense Chat database (SQLite file).
     #[arg(long, value_name = "PATH", group = "source")]
     gitsense_db: Option<PathBuf>,
@@ -106,9 +112,10 @@ struct BuildArgs {
     /// ShareGPT-style JSON array (or JSON Lines) of `{id, conversations:
     /// [{from, value}]}`; the format is told by the content. Streamed; a
     /// truncated tail is reported and the complete conversations before it
-    /// are kept; no message at all is an error.
+    /// are kept; no message at all is an error. Repeatable: each file is
+    /// a source of its own, in the order given.
     #[arg(long, value_name = "FILE", group = "source")]
-    chat_export: Option<PathBuf>,
+    chat_export: Vec<PathBuf>,
     /// A git repository (working tree or bare): the committed tree of HEAD's
     /// branch (or of each --branch) becomes git-blob chats with overviews.
     #[arg(long, value_name = "DIR", group = "source")]
@@ -137,6 +144,12 @@ struct BuildArgs {
     no_site_index: bool,
     #[command(flatten)]
     pages: PageGlobs,
+}
+
+#[derive(Args)]
+struct BuildArgs {
+    #[command(flatten)]
+    sources: Sources,
     /// Where to write the index (written to a temporary file, then renamed).
     /// Refused when it is one of the build's inputs, or an existing file
     /// that is not a gitsense-search index (see --force).
@@ -146,6 +159,25 @@ struct BuildArgs {
     /// gitsense-search index (never one of the build's own inputs).
     #[arg(long)]
     force: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct AddArgs {
+    /// The index to add to (replaced atomically unless --out is given).
+    index: PathBuf,
+    #[command(flatten)]
+    sources: Sources,
+    /// Write the result here instead of replacing INDEX.
+    #[arg(long, value_name = "INDEX")]
+    out: Option<PathBuf>,
+    /// Publish the result into this directory afterwards (what `publish
+    /// --out-dir DIR` does): a published copy is stale after `add` until
+    /// it is published again.
+    #[arg(long, value_name = "DIR")]
+    publish: Option<PathBuf>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -337,116 +369,88 @@ macro_rules! outln {
     };
 }
 
+/// The warnings and the summary line of a finished `build` or `add`.
+fn print_built(
+    what: &str,
+    stats: &gitsense_engine::index::BuildStats,
+    report: &import::ImportReport,
+    started: Instant,
+) -> Result<(), (Error, Option<String>)> {
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    outln!(
+        "{what} {} in {:.2}s: {} chats, {} messages, {} code blocks, {} bytes, revision {}",
+        stats.path.display(),
+        started.elapsed().as_secs_f64(),
+        stats.chats,
+        stats.messages,
+        stats.code_blocks,
+        stats.size_bytes,
+        stats.revision
+    );
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
     match cli.command {
         Command::Build(a) => {
             let started = Instant::now();
-            let mut inputs = Vec::new();
-            let mut descriptions = Vec::new();
-            if let Some(db) = &a.gitsense_db {
-                inputs.push(import::Input::File(db));
-                descriptions.push(format!("gitsense-db:{}", db.display()));
-            }
-            if let Some(file) = &a.chat_export {
-                inputs.push(import::Input::File(file));
-                descriptions.push(format!("chat-export:{}", file.display()));
-            }
-            if let Some(dir) = &a.git {
-                inputs.push(import::Input::Git(dir));
-                descriptions.push(format!("git:{}", dir.display()));
-            }
-            if let Some(dir) = &a.docs {
-                inputs.push(import::Input::Docs(dir));
-                descriptions.push(format!(
-                    "{}{}",
-                    gitsense_engine::index::DOCS_SOURCE_PREFIX,
-                    dir.display()
-                ));
-            }
-            if a.docs.is_none() && !(a.pages.exclude.is_empty() && a.pages.include.is_empty()) {
-                return Err((
-                    Error::new(
-                        "options.pages_without_docs",
-                        "--include and --exclude apply to --docs only",
-                    ),
-                    None,
-                ));
-            }
-            import::check_output(&a.out, &inputs, a.force).map_err(|e| (e, None))?;
-            let docs_opts = match &a.docs {
-                Some(_) => Some(import::docs::DocsOptions {
-                    base_url: a.base_url.clone(),
-                    use_site_index: !a.no_site_index,
-                    pages: a.pages.filter(&[]).map_err(|e| (e, None))?,
-                }),
-                None => None,
-            };
+            let src = &a.sources;
+            import::check_output(&a.out, &src.inputs(), a.force).map_err(|e| (e, None))?;
+            let docs_opts = src.docs_options().map_err(|e| (e, None))?;
             let mut steps = Steps::new(a.quiet);
             let mut finishing = |p: FinishProgress| steps.show(p.step.label(), p.done, p.total);
-            // Each source in turn into one index, its ids shifted past the
-            // records of the sources before it.
-            let fill = |w: &mut IndexWriter| -> Result<import::ImportReport, Error> {
-                let mut report = import::ImportReport::default();
-                let mut first = true;
-                let mut next = |w: &mut IndexWriter| -> Result<(), Error> {
-                    if !std::mem::take(&mut first) {
-                        w.next_source()?;
-                    }
-                    Ok(())
-                };
-                if let Some(db) = &a.gitsense_db {
-                    next(w)?;
-                    let pb = progress::bar(
-                        a.quiet,
-                        "importing GitSense database (records)",
-                        Unit::Count,
-                    );
-                    let r = import::gitsense_db::import(db, w, &pb)?;
-                    report.warnings.extend(r.warnings);
-                }
-                if let Some(file) = &a.chat_export {
-                    next(w)?;
-                    let pb = progress::bar(a.quiet, "importing chat export", Unit::Bytes);
-                    let r = import::chat_export::import(file, w, &pb)?;
-                    report.warnings.extend(r.warnings);
-                }
-                if let Some(dir) = &a.git {
-                    next(w)?;
-                    let pb =
-                        progress::bar(a.quiet, "importing git repository (files)", Unit::Count);
-                    let opts = import::git::GitOptions {
-                        branches: a.branch.clone(),
-                        repo_name: a.repo.clone(),
-                        max_file_size: a.max_file_size,
-                    };
-                    let r = import::git::import(dir, &opts, w, &pb)?;
-                    report.warnings.extend(r.warnings);
-                }
-                if let (Some(dir), Some(opts)) = (&a.docs, &docs_opts) {
-                    next(w)?;
-                    let pb = progress::bar(a.quiet, "reading documentation (pages)", Unit::Count);
-                    let r = import::docs::import(dir, opts, w, &pb)?;
-                    report.warnings.extend(r.warnings);
-                }
-                Ok(report)
-            };
-            let built =
-                import::build_with_progress(&a.out, descriptions.join(" + "), fill, &mut finishing);
+            let built = import::build_with_progress(
+                &a.out,
+                src.description(),
+                |w| src.fill(w, docs_opts.as_ref(), a.quiet),
+                &mut finishing,
+            );
             drop(steps);
             let (stats, report) = built.map_err(|e| (e, None))?;
-            for w in &report.warnings {
-                eprintln!("warning: {w}");
+            print_built("built", &stats, &report, started)
+        }
+        Command::Add(a) => {
+            let started = Instant::now();
+            let src = &a.sources;
+            let out = a.out.clone().unwrap_or_else(|| a.index.clone());
+            // An index of this format first: the output checks below would
+            // otherwise call a file that is none a wrong --out.
+            gitsense_engine::index::open_file(&a.index).map_err(|e| (e, None))?;
+            let mut inputs = src.inputs();
+            // The index added to is an input too, unless it is the output.
+            if out != a.index {
+                inputs.push(import::Input::File(&a.index));
             }
-            outln!(
-                "built {} in {:.2}s: {} chats, {} messages, {} code blocks, {} bytes, revision {}",
-                stats.path.display(),
-                started.elapsed().as_secs_f64(),
-                stats.chats,
-                stats.messages,
-                stats.code_blocks,
-                stats.size_bytes,
-                stats.revision
+            import::check_output(&out, &inputs, false).map_err(|e| (e, None))?;
+            let docs_opts = src.docs_options().map_err(|e| (e, None))?;
+            let mut steps = Steps::new(a.quiet);
+            let mut finishing = |p: FinishProgress| steps.show(p.step.label(), p.done, p.total);
+            let built = import::add_with_progress(
+                &a.index,
+                &out,
+                src.description(),
+                |w| src.fill(w, docs_opts.as_ref(), a.quiet),
+                &mut finishing,
             );
+            drop(steps);
+            let (stats, report) = built.map_err(|e| (e, None))?;
+            print_built("added to", &stats, &report, started)?;
+            if let Some(dir) = &a.publish {
+                let mut steps = Steps::new(a.quiet);
+                let m = gitsense_publish::publish_with(&out, dir, &mut |p| {
+                    steps.show(p.step.label(), p.done, p.total)
+                })
+                .map_err(|e| (e, None))?;
+                drop(steps);
+                outln!(
+                    "published revision {} to {}: {}",
+                    m.revision,
+                    dir.display(),
+                    gitsense_publish::MANIFEST_FILE
+                );
+            }
             Ok(())
         }
         Command::Search(a) => {

@@ -7,11 +7,13 @@
 
 pub mod chat_export;
 pub mod docs;
-pub mod fenced;
 pub mod git;
 pub mod gitsense_db;
 pub mod languages;
 pub mod overview;
+
+/// Fenced code blocks in chat text (shared with the browser module).
+pub use gitsense_chat_export::fenced;
 
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::{BuildStats, FinishProgress, IndexWriter, SourceInfo};
@@ -116,13 +118,36 @@ pub fn build_with_progress(
     fill: impl FnOnce(&mut IndexWriter) -> Result<ImportReport>,
     finishing: &mut dyn FnMut(FinishProgress),
 ) -> Result<(BuildStats, ImportReport)> {
-    let mut w = IndexWriter::create(
-        out,
-        SourceInfo {
-            description,
-            built_at: None,
-        },
-    )?;
+    let w = IndexWriter::create(out, source(description))?;
+    fill_and_finish(w, fill, finishing)
+}
+
+/// [`build_with_progress`] for a build that starts from the records of
+/// the index at `base` ([`IndexWriter::extend`]) and ends at `out`
+/// (which may be `base`).
+pub fn add_with_progress(
+    base: &Path,
+    out: &Path,
+    description: String,
+    fill: impl FnOnce(&mut IndexWriter) -> Result<ImportReport>,
+    finishing: &mut dyn FnMut(FinishProgress),
+) -> Result<(BuildStats, ImportReport)> {
+    let w = IndexWriter::extend(base, out, source(description))?;
+    fill_and_finish(w, fill, finishing)
+}
+
+fn source(description: String) -> SourceInfo {
+    SourceInfo {
+        description,
+        built_at: None,
+    }
+}
+
+fn fill_and_finish(
+    mut w: IndexWriter,
+    fill: impl FnOnce(&mut IndexWriter) -> Result<ImportReport>,
+    finishing: &mut dyn FnMut(FinishProgress),
+) -> Result<(BuildStats, ImportReport)> {
     let report = fill(&mut w)?;
     let stats = w.finish_with(finishing)?;
     Ok((stats, report))

@@ -36,20 +36,21 @@ pub fn placeholder(revision: &str) -> String {
     ))
 }
 
-/// SHA-256 of `bytes` with the volatile header fields as zeros.
-fn digest(bytes: &[u8]) -> String {
-    let mut h = Sha256::new();
-    let mut at = 0;
+/// Feeds `bytes`, found at file offset `start`, to `h`, the volatile
+/// header fields as zeros.
+fn hash_at(h: &mut Sha256, bytes: &[u8], start: usize) {
+    let end = start + bytes.len();
+    let mut at = start;
     for r in VOLATILE_HEADER {
-        if bytes.len() < r.end {
-            break;
+        if r.end <= at || r.start >= end {
+            continue;
         }
-        h.update(&bytes[at..r.start]);
-        h.update([0u8; 4]);
-        at = r.end;
+        let (a, b) = (r.start.max(at), r.end.min(end));
+        h.update(&bytes[at - start..a - start]);
+        h.update(&[0u8; 4][..b - a]);
+        at = b;
     }
-    h.update(&bytes[at..]);
-    hex(&h.finalize())
+    h.update(&bytes[at - start..]);
 }
 
 /// Byte offsets where `needle` occurs in `hay`.
@@ -81,15 +82,52 @@ fn occurrences(hay: &[u8], needle: &[u8]) -> Vec<usize> {
 
 /// Writes the checksum of the file at `path` over its placeholder (see
 /// the module doc) and returns it. The file must hold
-/// [`placeholder`]`(revision)` in `index_meta`.
+/// [`placeholder`]`(revision)` in `index_meta`. Reads the file piece by
+/// piece: a build's memory does not grow with its index.
 pub fn seal(path: &Path, revision: &str) -> Result<String> {
-    use std::io::{Seek, SeekFrom, Write};
+    seal_in_pieces(path, revision, 1 << 20)
+}
+
+fn seal_in_pieces(path: &Path, revision: &str, piece: usize) -> Result<String> {
+    use std::io::{Read, Seek, SeekFrom, Write};
     let io = |e: std::io::Error| {
         Error::io("sealing the index checksum", e).with_location(path.display().to_string())
     };
-    let bytes = std::fs::read(path).map_err(io)?;
     let ph = placeholder(revision);
-    let at = occurrences(&bytes, ph.as_bytes());
+    let needle = ph.as_bytes();
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; piece];
+    // Bytes not hashed yet (the tail that may begin a placeholder the next
+    // piece completes), from file offset `offset`; the placeholder search
+    // resumes at `carry[resume..]`.
+    let (mut carry, mut offset, mut resume) = (Vec::new(), 0usize, 0usize);
+    let mut at = Vec::new();
+    loop {
+        let n = match file.read(&mut buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => r.map_err(io)?,
+        };
+        carry.extend_from_slice(&buf[..n]);
+        for o in occurrences(&carry[resume..], needle) {
+            at.push(offset + resume + o);
+        }
+        if let Some(&last) = at.last() {
+            resume = resume.max((last + needle.len()).saturating_sub(offset));
+        }
+        let cut = if n == 0 {
+            carry.len()
+        } else {
+            carry.len().saturating_sub(needle.len() - 1)
+        };
+        hash_at(&mut h, &carry[..cut], offset);
+        carry.drain(..cut);
+        offset += cut;
+        resume = resume.saturating_sub(cut);
+        if n == 0 {
+            break;
+        }
+    }
     if at.is_empty() {
         return Err(Error::new(
             "internal.checksum",
@@ -97,7 +135,7 @@ pub fn seal(path: &Path, revision: &str) -> Result<String> {
         )
         .with_location(path.display().to_string()));
     }
-    let sum = digest(&bytes);
+    let sum = hex(&h.finalize());
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
@@ -218,22 +256,11 @@ impl Check {
     /// Hashes `carry[..n]` (the volatile header fields as zeros) and
     /// drops it.
     fn hash(&mut self, n: usize) {
-        let (start, end) = (self.offset, self.offset + n);
-        let mut at = start;
-        for r in VOLATILE_HEADER {
-            if r.end <= at || r.start >= end {
-                continue;
-            }
-            let (a, b) = (r.start.max(at), r.end.min(end));
-            self.hasher.update(&self.carry[at - start..a - start]);
-            self.hasher.update(&[0u8; 4][..b - a]);
-            at = b;
-        }
-        self.hasher.update(&self.carry[at - start..n]);
+        hash_at(&mut self.hasher, &self.carry[..n], self.offset);
         self.carry.drain(..n);
         // A checksum replaced across the cut is not searched again.
         self.resume = self.resume.saturating_sub(n);
-        self.offset = end;
+        self.offset += n;
     }
 }
 
@@ -263,6 +290,13 @@ pub fn check(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// SHA-256 of `bytes` with the volatile header fields as zeros.
+    fn digest(bytes: &[u8]) -> String {
+        let mut h = Sha256::new();
+        hash_at(&mut h, bytes, 0);
+        hex(&h.finalize())
+    }
 
     #[test]
     fn occurrences_are_found_without_overlap() {
@@ -320,5 +354,26 @@ mod tests {
             Check::new("r1", None).err().unwrap().code,
             "index.no_checksum"
         );
+    }
+
+    #[test]
+    fn a_file_sealed_in_pieces_of_any_size_gets_the_checksum_of_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.gsx");
+        for at in [96, 1000, 2800] {
+            let (want_bytes, want) = sealed(at);
+            let mut unsealed = want_bytes.clone();
+            for off in [at, 2900] {
+                unsealed[off..off + 64].copy_from_slice(placeholder("r1").as_bytes());
+            }
+            for piece in [1, 7, 63, 64, 65, 100, 4096] {
+                std::fs::write(&path, &unsealed).unwrap();
+                let sum = seal_in_pieces(&path, "r1", piece).unwrap();
+                assert_eq!(sum, want, "at {at}, pieces of {piece}");
+                assert_eq!(std::fs::read(&path).unwrap(), want_bytes);
+            }
+        }
+        std::fs::write(&path, vec![1u8; 500]).unwrap();
+        assert_eq!(seal(&path, "r1").unwrap_err().code, "internal.checksum");
     }
 }

@@ -156,6 +156,83 @@ impl IndexWriter {
         })
     }
 
+    /// Starts a build that holds every record of the index at `base` and
+    /// will end up at `out` (which may be `base` itself: the new file
+    /// replaces it atomically at [`IndexWriter::finish`]). The records an
+    /// importer adds next are a further source ([`IndexWriter::next_source`]),
+    /// and `finish` derives, hashes and indexes everything again, so the
+    /// result is the index a build of all the sources in one go gives:
+    /// the same ids, revision, ranking and results.
+    ///
+    /// `base` must be an index of this format version whose checksum holds
+    /// (`index.*` errors otherwise). Its source description comes first in
+    /// the new one: `base + source.description`.
+    ///
+    /// ```
+    /// use gitsense_engine::index::writer::{IndexWriter, SourceInfo};
+    /// use gitsense_engine::model::Chat;
+    /// # let dir = tempfile::tempdir()?;
+    /// let chat = |name: &str| Chat {
+    ///     id: 1,
+    ///     parent_id: 0,
+    ///     chat_type: "regular".into(),
+    ///     uuid: None,
+    ///     name: name.into(),
+    ///     owner: None,
+    ///     group_id: None,
+    ///     created_at: None,
+    ///     modified_at: None,
+    ///     meta: serde_json::json!({}),
+    /// };
+    /// let index = dir.path().join("chats.gsx");
+    /// let source = |d: &str| SourceInfo { description: d.into(), built_at: None };
+    /// let mut w = IndexWriter::create(&index, source("first"))?;
+    /// w.add_chat(&chat("first source"))?;
+    /// w.finish()?;
+    /// let mut w = IndexWriter::extend(&index, &index, source("second"))?;
+    /// w.add_chat(&chat("second source"))?; // id 1 again: stored as 2
+    /// assert_eq!(w.finish()?.chats, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn extend(base: &Path, out: &Path, source: SourceInfo) -> Result<Self> {
+        let at = || base.display().to_string();
+        super::checksum::check(base)?;
+        let base_source = super::read_info(&super::open_file(base)?)?.source;
+        let description = if base_source.is_empty() {
+            source.description
+        } else {
+            format!("{base_source} + {}", source.description)
+        };
+        let mut w = IndexWriter::create(
+            out,
+            SourceInfo {
+                description,
+                built_at: source.built_at,
+            },
+        )?;
+        let conn = w.conn();
+        // SQLite attaches and detaches outside a transaction only: the
+        // build's is ended for the copy and begun again after it.
+        conn.execute_batch("COMMIT")
+            .ctx("starting to copy the index to add to")?;
+        // Bound, not spliced: the path is user text.
+        conn.execute(
+            "ATTACH DATABASE ?1 AS base",
+            [format!("file:{}?mode=ro", uri_path(base))],
+        )
+        .map_err(|e| Error::db("attaching the index to add to", e).with_location(at()))?;
+        conn.execute_batch("BEGIN")
+            .ctx("copying the index to add to")?;
+        for t in RECORD_TABLES {
+            conn.execute_batch(&format!("INSERT INTO main.{t} SELECT * FROM base.{t}"))
+                .map_err(|e| Error::db(&format!("copying {t}"), e).with_location(at()))?;
+        }
+        conn.execute_batch("COMMIT; DETACH DATABASE base; BEGIN")
+            .ctx("detaching the index to add to")?;
+        w.next_source()?;
+        Ok(w)
+    }
+
     /// Starts the next source of a build that has several: the records an
     /// importer adds from now on keep the ids it gives them among
     /// themselves (a chat's parent, a message's chat, a code block's
@@ -734,6 +811,32 @@ fn rank_lengths(conn: &Connection, progress: &mut dyn FnMut(FinishProgress)) -> 
     )
     .ctx(ctx)?;
     Ok(())
+}
+
+/// The tables importers fill (everything else is derived at finish):
+/// what [`IndexWriter::extend`] copies from the index it adds to.
+const RECORD_TABLES: [&str; 8] = [
+    "groups",
+    "chats",
+    "chat_details",
+    "messages",
+    "message_text",
+    "message_names",
+    "code_blocks",
+    "code_text",
+];
+
+/// `path` for an SQLite `file:` URI: `?`, `#` and `%` escaped, the
+/// characters URI parsing would otherwise take as its own.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '?' | '#' | '%' => out.push_str(&format!("%{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The tables the corpus revision covers, in hashing order.

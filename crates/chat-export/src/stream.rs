@@ -1,6 +1,7 @@
 //! Reads a chat export one top-level element at a time.
 //!
-//! In: the export file, a JSON array or JSON Lines. Out: one
+//! In: the export's bytes from any reader (a file natively, a `File`
+//! read in slices in the browser), a JSON array or JSON Lines. Out: one
 //! `serde_json::Value` per element ([`Elements::next`]), the reader's
 //! position (line, byte) for messages, and a count of the characters
 //! repaired on the way.
@@ -16,9 +17,7 @@ use gitsense_engine::error::{Error, Result};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::VecDeque;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::Path;
 
 const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
 const REPLACEMENT_ESCAPE: &[u8] = b"\\ufffd";
@@ -279,9 +278,9 @@ impl<R: Read> Read for Source<R> {
     }
 }
 
-type Reader = BufReader<Source<File>>;
+type Reader<R> = BufReader<Source<R>>;
 
-fn position(r: &Reader) -> Position {
+fn position<R: Read>(r: &Reader<R>) -> Position {
     let buffered = r.buffer();
     let s = r.get_ref();
     Position {
@@ -291,7 +290,7 @@ fn position(r: &Reader) -> Position {
 }
 
 /// Skips JSON whitespace and returns the next byte without consuming it.
-fn peek_non_ws(r: &mut Reader) -> io::Result<Option<u8>> {
+fn peek_non_ws<R: Read>(r: &mut Reader<R>) -> io::Result<Option<u8>> {
     loop {
         let buf = r.fill_buf()?;
         if buf.is_empty() {
@@ -335,8 +334,8 @@ pub enum Next {
 }
 
 /// Streams the elements of the export one at a time.
-pub struct Elements {
-    reader: Reader,
+pub struct Elements<R> {
+    reader: Reader<R>,
     pub layout: Layout,
     location: String,
     /// Index of the next element.
@@ -344,20 +343,11 @@ pub struct Elements {
     done: bool,
 }
 
-impl Elements {
-    /// Opens the export; also returns its size in bytes.
-    pub fn open(path: &Path) -> Result<(Elements, u64)> {
-        let location = path.display().to_string();
-        let file = File::open(path).map_err(|e| {
-            let code = if e.kind() == io::ErrorKind::NotFound {
-                "import.not_found"
-            } else {
-                "import.unreadable"
-            };
-            Error::new(code, format!("cannot open chat export: {e}")).with_location(&location)
-        })?;
-        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let mut reader = BufReader::with_capacity(1 << 18, Source::new(file));
+impl<R: Read> Elements<R> {
+    /// Starts reading the export `input`; `location` names it in errors.
+    pub fn new(input: R, location: impl Into<String>) -> Result<Elements<R>> {
+        let location = location.into();
+        let mut reader = BufReader::with_capacity(1 << 18, Source::new(input));
         let io_err = |e: io::Error| Error::io("reading chat export", e).with_location(&location);
         if reader
             .fill_buf()
@@ -402,7 +392,7 @@ impl Elements {
             me.reader.consume(1);
             me.done = true;
         }
-        Ok((me, size))
+        Ok(me)
     }
 
     fn peek(&mut self) -> Result<Option<u8>> {
@@ -617,10 +607,8 @@ mod tests {
 
     #[test]
     fn positions_after_a_repair_are_those_of_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("e.json");
-        std::fs::write(&p, b"[\"\xff\xff\",\n \"ok\", }]").unwrap();
-        let (mut e, _) = Elements::open(&p).unwrap();
+        let input: &[u8] = b"[\"\xff\xff\",\n \"ok\", }]";
+        let mut e = Elements::new(input, "e.json").unwrap();
         assert!(matches!(e.next().unwrap(), Next::Element(_)));
         assert!(matches!(e.next().unwrap(), Next::Element(_)));
         let err = match e.next() {

@@ -12,7 +12,7 @@
 //!   `{role, content}` variant.
 
 use super::role_of;
-use gitsense_engine::util::iso8601_utc;
+use gitsense_engine::util::{echo, iso8601_utc};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
@@ -94,9 +94,23 @@ pub struct LeftOut {
     pub other_branches: usize,
     /// ChatGPT conversations whose `current_node` is missing or unknown.
     pub no_current_node: usize,
+    /// Records of a known format lacking a field they need (left out).
+    pub odd_records: usize,
+    /// The first of them: which element, record and field.
+    pub first_odd: Option<String>,
+    /// The element being read, for `first_odd`.
+    element: usize,
 }
 
 impl LeftOut {
+    /// Notes a record of the element being read that lacks `what`.
+    fn odd(&mut self, record: &str, what: &str) {
+        self.odd_records += 1;
+        if self.first_odd.is_none() {
+            self.first_odd = Some(format!("element {}, {record}: {what}", self.element));
+        }
+    }
+
     fn role(&mut self, from: &str) -> &'static str {
         role_of(from).unwrap_or_else(|| {
             self.unknown_speaker_turns += 1;
@@ -106,8 +120,15 @@ impl LeftOut {
     }
 }
 
-/// Reads `element` as a conversation of `format`.
-pub fn read(format: Format, element: &Value, left_out: &mut LeftOut) -> Option<Conversation> {
+/// Reads `element` (number `index` in the export) as a conversation of
+/// `format`.
+pub fn read(
+    format: Format,
+    index: usize,
+    element: &Value,
+    left_out: &mut LeftOut,
+) -> Option<Conversation> {
+    left_out.element = index;
     let o = element.as_object()?;
     Some(match format {
         Format::ShareGpt => sharegpt(o, left_out)?,
@@ -164,13 +185,24 @@ fn sharegpt(o: &Map<String, Value>, left_out: &mut LeftOut) -> Option<Conversati
         .get("conversations")
         .or_else(|| o.get("messages"))?
         .as_array()?;
+    let list = if o.contains_key("conversations") {
+        "conversations"
+    } else {
+        "messages"
+    };
     let mut out = Vec::with_capacity(turns.len());
-    for t in turns {
+    for (i, t) in turns.iter().enumerate() {
         let Some(text) = t
             .as_object()
             .and_then(|t| str_of(t, &["value", "content", "text"]))
         else {
             left_out.turns_without_text += 1;
+            let what = if t.is_object() {
+                "no 'value', 'content' or 'text' string"
+            } else {
+                "not an object"
+            };
+            left_out.odd(&format!("{list}[{i}]"), what);
             continue;
         };
         let from = t
@@ -200,11 +232,20 @@ fn sharegpt(o: &Map<String, Value>, left_out: &mut LeftOut) -> Option<Conversati
 fn claude(o: &Map<String, Value>, left_out: &mut LeftOut) -> Option<Conversation> {
     let messages = o.get("chat_messages")?.as_array()?;
     let mut turns = Vec::with_capacity(messages.len());
-    for m in messages {
+    for (i, m) in messages.iter().enumerate() {
         let Some(m) = m.as_object() else {
             left_out.turns_without_text += 1;
+            left_out.odd(&format!("chat_messages[{i}]"), "not an object");
             continue;
         };
+        if !m.contains_key("text") && !m.get("content").is_some_and(Value::is_array) {
+            left_out.turns_without_text += 1;
+            left_out.odd(
+                &format!("chat_messages[{i}]"),
+                "neither a 'text' string nor a 'content' array",
+            );
+            continue;
+        }
         let text = claude_text(m);
         if text.trim().is_empty() {
             left_out.turns_without_text += 1;
@@ -276,6 +317,12 @@ fn chatgpt(o: &Map<String, Value>, left_out: &mut LeftOut) -> Option<Conversatio
         let Some(m) = node.get("message").and_then(Value::as_object) else {
             continue;
         };
+        if let Some(what) = chatgpt_shape(m) {
+            let id = node.get("id").and_then(Value::as_str).unwrap_or("?");
+            left_out.odd(&format!("mapping node {}", echo(id)), what);
+            left_out.not_shown += 1;
+            continue;
+        }
         match chatgpt_turn(m) {
             Some(t) => turns.push(t),
             None => left_out.not_shown += 1,
@@ -334,6 +381,30 @@ fn latest_leaf(mapping: &Map<String, Value>) -> Option<&str> {
         })
         .max_by(|a, b| time(a.1).total_cmp(&time(b.1)))
         .map(|(id, _)| id.as_str())
+}
+
+/// What a ChatGPT message lacks that every message has, if anything.
+fn chatgpt_shape(m: &Map<String, Value>) -> Option<&'static str> {
+    let role = m.get("author").and_then(|a| a.get("role"));
+    let content = m.get("content");
+    let content_type = content.and_then(|c| c.get("content_type"));
+    if !role.is_some_and(Value::is_string) {
+        Some("message.author.role is not a string")
+    } else if !content.is_some_and(Value::is_object) {
+        Some("message.content is not an object")
+    } else if !content_type.is_some_and(Value::is_string) {
+        Some("message.content.content_type is not a string")
+    } else if matches!(
+        content_type.and_then(Value::as_str),
+        Some("text" | "multimodal_text")
+    ) && !content
+        .and_then(|c| c.get("parts"))
+        .is_some_and(Value::is_array)
+    {
+        Some("message.content.parts is not an array")
+    } else {
+        None
+    }
 }
 
 /// A ChatGPT message as the app shows it; `None` for what it hides.
