@@ -298,3 +298,63 @@ fn zero_results_say_so_in_every_text_format() {
         );
     }
 }
+
+#[test]
+fn facets_and_git_nav_work_on_an_imported_repository() {
+    let (index, _) = git_index();
+    let index = index.to_str().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["search", index];
+        all.extend_from_slice(args);
+        let o = cli(&all);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    // Facets over the files' text: one file per language, one repository.
+    let v = json(&["msg-type:git-blob", "--facets", "lang,repo,branch"]);
+    let counts = |field: &str| -> Vec<(String, u64)> {
+        let f = v["facets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["field"] == field && f["target"] == "messages")
+            .unwrap();
+        f["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                (
+                    x["value"].as_str().unwrap().to_string(),
+                    x["count"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(counts("lang"), [("markdown".into(), 1), ("rust".into(), 1)]);
+    assert_eq!(counts("repo"), [("acme/vault".to_string(), 2)]);
+    assert_eq!(counts("branch"), [("main".to_string(), 2)]);
+    // git-nav, level by level.
+    let names = |q: &str| -> Vec<String> {
+        json(&[q])["results"]["chats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["chats_name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names("profile:git-nav"), ["vault"]);
+    assert_eq!(names("git-owner:acme"), ["vault"]);
+    assert_eq!(names("git-repository:acme/vault"), ["main"]);
+    assert_eq!(
+        names("git-repository:acme/vault git-branch:main"),
+        ["README.md", "src"]
+    );
+    let top = json(&["git-repository:acme/vault git-branch:main"]);
+    let src = top["results"]["chats"][1]["chats_id"].as_i64().unwrap();
+    assert_eq!(names(&format!("git-ls-tree-id:{src}")), ["auth.rs"]);
+}
