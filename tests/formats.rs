@@ -48,7 +48,24 @@ fn terse_is_one_line_per_result_then_the_summary() {
     .unwrap();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), r.len() + 1);
+    let mut git_files = 0;
     for (line, m) in lines.iter().zip(&r.results.messages) {
+        assert!(!line.contains("<GSC>"), "terse shows plain text");
+        // A git file as gitctx shows it: `path:line:score sha (date, author) "subject"`.
+        let git_file = m.messages_type.as_deref() == Some("git-blob");
+        let hash = m.meta.get("messages_meta_commit_hash").filter(|_| git_file);
+        if let Some(hash) = hash.and_then(|h| h.as_str()) {
+            let path = m.meta["messages_meta_file_path"].as_str().unwrap();
+            let rest = line.strip_prefix(&format!("{path}:")).expect(line);
+            let (line_no, rest) = rest.split_once(':').unwrap();
+            assert!(line_no.parse::<usize>().is_ok_and(|n| n >= 1), "{line}");
+            assert!(
+                rest.starts_with(&format!("{:.2} {} (", m.fts_rank, &hash[..7])),
+                "{line}"
+            );
+            git_files += 1;
+            continue;
+        }
         assert!(
             line.contains(&format!(
                 " message#{} chat:{}",
@@ -61,8 +78,8 @@ fn terse_is_one_line_per_result_then_the_summary() {
         let loc_score = &line[..line.find(" message#").unwrap()];
         let score = loc_score.rsplit(':').next().unwrap();
         assert_eq!(score, format!("{:.2}", m.fts_rank));
-        assert!(!line.contains("<GSC>"), "terse shows plain text");
     }
+    assert!(git_files > 0 && git_files < r.len(), "{out}");
     assert_eq!(lines[r.len()], format!("{} results in 0.25s", r.len()));
     let none = sample_results(&engine, "in:messages zzqqxx");
     assert_eq!(
@@ -85,9 +102,16 @@ fn verbose_has_a_header_and_a_chat_line_per_result() {
     let r = sample_results(&engine, "in:messages stripe");
     let out = plain(&r, Format::Verbose);
     for m in &r.results.messages {
-        let header = format!("message {} ({:.3}) ", m.messages_id, m.fts_rank);
+        let git_file = m.messages_type.as_deref() == Some("git-blob");
+        let header = match m.meta.get("messages_meta_commit_hash").filter(|_| git_file) {
+            // A git file's header: its path, the lines of the match, the
+            // commit; the commit's subject on the line after.
+            Some(hash) => format!("({:.3}) {} (", m.fts_rank, &hash.as_str().unwrap()[..7]),
+            None => format!("message {} ({:.3}) ", m.messages_id, m.fts_rank),
+        };
         let at = out.find(&header).expect("header");
-        let next = out[at..].lines().nth(1).unwrap();
+        let skip = if git_file { 2 } else { 1 };
+        let next = out[at..].lines().nth(skip).unwrap();
         assert!(
             next.starts_with(&format!("  chat {}: ", m.messages_chat_id)),
             "{next}"

@@ -166,6 +166,150 @@ function group(title, count, items, render) {
     items.map(render));
 }
 
+// Facet chips: how many matches each type, language and repository has,
+// asked for once the results show (the first answer does not wait for the
+// counts). A chip adds its filter to the query; a pressed chip removes it.
+const FACETS = [
+  { field: 'chat-type', label: 'Type' },
+  { field: 'lang', label: 'Language' },
+  { field: 'repo', label: 'Repository' },
+];
+const MAX_CHIPS = 8;
+
+/** `key:value` as the query language reads it, or null for a value it
+ * cannot carry (a double quote); values with spaces or commas are quoted. */
+function filterToken(key, value) {
+  const v = String(value);
+  if (!v || v.includes('"')) return null;
+  return /^[^\s',()]+$/.test(v) ? `${key}:${v}` : `${key}:"${v}"`;
+}
+
+const hasToken = (query, token) => ` ${query} `.includes(` ${token} `);
+
+function toggleToken(query, token) {
+  const q = hasToken(query, token) ? ` ${query} `.replace(` ${token} `, ' ') : `${query} ${token}`;
+  return q.replace(/\s+/g, ' ').trim();
+}
+
+/** The facets' counts summed over the targets, most frequent first. */
+function facetCounts(facets, field) {
+  const counts = new Map();
+  for (const f of facets || []) {
+    if (f.field !== field) continue;
+    for (const { value, count } of f.values) counts.set(value, (counts.get(value) || 0) + count);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || String(a[0]).localeCompare(String(b[0])));
+}
+
+function renderFacets(res, query) {
+  const groups = FACETS.map(({ field, label }) => {
+    const chips = facetCounts(res?.facets, field)
+      .map(([value, count]) => ({ value, count, token: filterToken(field, value) }))
+      .filter((c) => c.token);
+    const pressed = chips.filter((c) => hasToken(query, c.token));
+    // One value alone narrows nothing, unless it is the filter in use.
+    if (chips.length < 2 && !pressed.length) return null;
+    const shown = [...pressed, ...chips.filter((c) => !pressed.includes(c)).slice(0, MAX_CHIPS)];
+    return h('div', { class: 'facet', 'data-field': field },
+      h('span', { class: 'facet-label' }, label),
+      shown.map((c) => h('button', {
+        type: 'button', class: 'chip', 'data-filter': c.token, 'aria-pressed': String(pressed.includes(c)),
+        title: pressed.includes(c) ? `Remove ${c.token}` : `Add ${c.token}`,
+      }, String(c.value), h('span', { class: 'count' }, c.count.toLocaleString()))));
+  }).filter(Boolean);
+  $('facets').replaceChildren(...groups);
+  show('facets', groups.length > 0);
+}
+
+async function loadFacets(seq, query) {
+  let res = null;
+  try {
+    res = await engine.search(query, { perPage: 1, facets: FACETS.map((f) => f.field) });
+  } catch {
+    // The results already say what is wrong with the query.
+  }
+  if (seq === searchSeq) renderFacets(res, query);
+}
+
+$('facets').addEventListener('click', (e) => {
+  const chip = e.target.closest('.chip');
+  if (!chip) return;
+  input.value = toggleToken(input.value, chip.dataset.filter);
+  state = { query: input.value, page: 1 };
+  runSearch();
+});
+
+// The repository browser (git-nav), beside the examples when the index
+// holds git repositories: repositories → branches → directories and files;
+// a file opens as a search for its text.
+const GIT_ROOT = { label: 'Repositories', query: 'profile:git-nav' };
+const GIT_KINDS = { 'git-repo-owner': 'owner', 'git-repo': 'repository', 'git-ref': 'branch', 'git-tree': 'directory', 'git-blob': 'file' };
+let gitTrail = [GIT_ROOT];
+let gitChats = [];
+
+/** The level below a listed chat, or null for a file. */
+function gitLevelOf(c) {
+  const repo = c.chats_meta_git_repo;
+  const name = c.chats_name || '';
+  const plain = /^[\w.\/-]+$/;
+  switch (c.chats_type) {
+    case 'git-repo-owner': return plain.test(name) ? `git-owner:${name}` : `git-ls-tree-id:${c.chats_id}`;
+    case 'git-repo': return repo && plain.test(repo) ? `git-repository:${repo}` : `git-ls-tree-id:${c.chats_id}`;
+    case 'git-ref':
+      return repo && plain.test(repo) && plain.test(name)
+        ? `git-repository:${repo} git-branch:${name}` : `git-ls-tree-id:${c.chats_id}`;
+    case 'git-blob': return null;
+    default: return `git-ls-tree-id:${c.chats_id}`;
+  }
+}
+
+async function showGitLevel(trail) {
+  const level = trail[trail.length - 1];
+  let res;
+  try {
+    res = await engine.search(level.query);
+  } catch (e) {
+    showError(e, level.query);
+    return;
+  }
+  gitTrail = trail;
+  $('git-crumbs').replaceChildren(...trail.map((t, i) => h('li', {},
+    i === trail.length - 1 ? h('span', { 'aria-current': 'location' }, t.label)
+      : h('button', { type: 'button', class: 'link', 'data-depth': i }, t.label))));
+  $('git-entries').replaceChildren(...res.results.chats.map((c) => {
+    const kind = GIT_KINDS[c.chats_type] || c.chats_type;
+    const label = c.chats_type === 'git-repo' && c.chats_meta_git_repo ? c.chats_meta_git_repo : c.chats_name;
+    return h('li', {}, h('button', { type: 'button', class: `git-entry git-${kind}`, 'data-chat-id': c.chats_id, 'data-name': label },
+      label, tag(kind)));
+  }));
+  gitChats = res.results.chats;
+  return res.results.chats.length;
+}
+
+$('git-crumbs').addEventListener('click', (e) => {
+  const b = e.target.closest('button[data-depth]');
+  if (b) showGitLevel(gitTrail.slice(0, Number(b.dataset.depth) + 1));
+});
+$('git-entries').addEventListener('click', (e) => {
+  const b = e.target.closest('.git-entry');
+  if (!b) return;
+  const c = gitChats.find((x) => String(x.chats_id) === b.dataset.chatId);
+  const next = gitLevelOf(c);
+  if (next) {
+    showGitLevel([...gitTrail, { label: b.firstChild.textContent, query: next }]);
+  } else {
+    input.value = `chat-id:${c.chats_id} msg-type:git-blob`;
+    state = { query: input.value, page: 1 };
+    runSearch();
+  }
+});
+
+let hasRepositories = false;
+async function initGitBrowser() {
+  hasRepositories = (await showGitLevel([GIT_ROOT])) > 0;
+  show('git-browser', hasRepositories && !state.query.trim());
+}
+
 // ---------------------------------------------------------------------------
 
 let engine = null;
@@ -236,21 +380,26 @@ async function runSearch() {
   if (!query) {
     resultsEl.replaceChildren();
     show('summary', false);
+    show('facets', false);
     show('pager', false);
     notice('');
     show('welcome', true);
+    show('git-browser', hasRepositories);
     return;
   }
   show('welcome', false);
+  show('git-browser', false);
   const t0 = performance.now();
   try {
     const res = await engine.search(state.query, { page: state.page, perPage: PER_PAGE });
     if (seq !== searchSeq) return; // a newer search is under way
     render(res, performance.now() - t0);
+    loadFacets(seq, state.query);
   } catch (e) {
     if (seq !== searchSeq) return;
     resultsEl.replaceChildren();
     show('summary', false);
+    show('facets', false);
     show('pager', false);
     notice('');
     showError(e, state.query);
@@ -450,6 +599,7 @@ async function main() {
     state = { query: q, page: Math.max(1, Number(params.get('page')) || 1) };
   }
   await runSearch();
+  await initGitBrowser();
   input.focus();
   document.body.dataset.state = 'ready';
 }

@@ -338,7 +338,7 @@ export interface AssistOutcome {
   stages: StageReport[];
 }
 
-export type OutputFormat = 'json' | 'terse' | 'verbose' | 'markdown';
+export type OutputFormat = 'json' | 'terse' | 'verbose' | 'markdown' | 'mcp';
 
 export interface FormatOptions {
   /** Token budget (characters / 4) of the rendered text. */

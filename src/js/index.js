@@ -555,7 +555,7 @@ export class GitSenseSearch extends EventTarget {
 
   /**
    * Renders a results object (or its JSON text) for an LLM or a person:
-   * format 'terse' | 'verbose' | 'markdown' | 'json'; options { maxTokens,
+   * format 'terse' | 'verbose' | 'markdown' | 'mcp' | 'json'; options { maxTokens,
    * elapsedSecs }. With maxTokens the text's estimate (characters / 4)
    * stays within it: contents and snippets are shortened, then the
    * lowest-ranked results dropped, and the text says so; a budget too small

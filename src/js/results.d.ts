@@ -64,7 +64,9 @@ export interface MessageResult extends ResultBase {
   /** `chat_path` HTML-escaped (with highlight 'html'). */
   chat_path_html?: string;
   /** `messages_meta_<key>` fields (docs sections: `_url`, `_anchor`, `_title`;
-   * chat exports: `_conversation_id`) from the message's extracted metadata. */
+   * chat exports: `_conversation_id`; a git file's messages: `_commit_hash`,
+   * `_commit_author`, `_commit_date`, `_commit_message`, its last commit)
+   * from the message's extracted metadata. */
   [meta: `messages_meta_${string}`]: MetaValue | undefined;
 }
 

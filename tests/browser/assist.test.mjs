@@ -530,7 +530,7 @@ test('formatResults renders every format within its budget, as the CLI does', as
   const seen = { truncated: 0, tooSmall: 0, whole: 0 };
   for (const query of ['payment', 'in:messages refund OR stripe', 'nothing-matches-this-zzzz']) {
     const results = (await page.evaluate((q) => window.engine.search(q, { highlight: 'raw' }), query));
-    for (const format of ['terse', 'verbose', 'markdown']) {
+    for (const format of ['terse', 'verbose', 'markdown', 'mcp']) {
       for (const maxTokens of budgets) {
         const what = `${query} ${format} ${maxTokens}`;
         const args = ['search', SAMPLE_INDEX, query, '--format', format];
@@ -559,7 +559,7 @@ test('formatResults renders every format within its budget, as the CLI does', as
         if (maxTokens) assert.ok(tokens(got.text) <= maxTokens, `${what}: ${tokens(got.text)} tokens`);
         if (/truncated: true|\(truncated/.test(got.text)) seen.truncated += 1;
         else seen.whole += 1;
-        if (format === 'markdown') {
+        if (format === 'markdown' || format === 'mcp') {
           assert.ok(got.text.startsWith('---\n'), what);
           assert.match(got.text, /\nquery: "/, what);
           assert.match(got.text, /\ntotal_results: \d+\n/, what);
@@ -578,7 +578,7 @@ test('formatResults renders every format within its budget, as the CLI does', as
     return {
       full: await f(results, 'markdown', {}),
       cut: await f(results, 'markdown', { maxTokens: 600 }),
-      terseCut: await f(results, 'terse', { maxTokens: 200 }),
+      terseCut: await f(results, 'terse', { maxTokens: 100 }),
       fromText: await f(json, 'markdown', { maxTokens: 600 }),
       defaultFormat: await f(results),
       json: await f(results, 'json', { maxTokens: 800 }),
@@ -594,7 +594,7 @@ test('formatResults renders every format within its budget, as the CLI does', as
   assert.ok(tokens(r.cut) <= 600);
   assert.match(r.cut, /\ntruncated: true\n/);
   assert.match(r.terseCut, /\(truncated/);
-  assert.ok(tokens(r.terseCut) <= 200);
+  assert.ok(tokens(r.terseCut) <= 100);
   assert.equal(r.fromText, r.cut, 'JSON text and the object render alike');
   assert.equal(r.defaultFormat, r.full, 'markdown is the default format');
   assert.ok(tokens(r.json) <= 800);

@@ -9,11 +9,12 @@ use gitsense_engine::index::FinishProgress;
 use gitsense_engine::plan::QueryMode;
 use gitsense_engine::{Engine, Error, ErrorKind, Highlight, SearchOptions};
 use gitsense_import as import;
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command as Process, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+mod highlight;
 mod progress;
 mod sources;
 use progress::{Steps, Unit};
@@ -233,6 +234,10 @@ struct SearchArgs {
     /// Results per target and page (default: the profile's limit).
     #[arg(long)]
     per_page: Option<u64>,
+    /// At most N results in all (the lowest-ranked leave first); without a
+    /// cursor to continue from.
+    #[arg(short = 'n', long, value_name = "N", conflicts_with_all = ["per_page", "cursor"])]
+    limit: Option<u64>,
     /// Facets to count over the matches (comma list or repeated), each
     /// FIELD or FIELD:TYPE as insight-field: takes them.
     #[arg(long, value_name = "FIELD[:TYPE]", value_delimiter = ',')]
@@ -240,15 +245,22 @@ struct SearchArgs {
     /// The current chat id, for scope: queries.
     #[arg(long, value_name = "ID")]
     current_chat: Option<i64>,
-    /// Output format: json (the results object), terse, verbose, markdown.
-    #[arg(long, default_value = "json", value_parser = ["json", "terse", "verbose", "markdown"])]
-    format: String,
-    /// Shorthand for --format verbose.
-    #[arg(long, conflicts_with_all = ["format", "markdown"])]
+    /// Output format: json (the results object), terse, verbose, markdown,
+    /// mcp (markdown whose git files are their match's lines, as gitctx
+    /// writes them). Default: terse when standard output is a terminal,
+    /// json otherwise.
+    #[arg(long, value_parser = ["json", "terse", "verbose", "markdown", "mcp"])]
+    format: Option<String>,
+    /// Shorthand for --format verbose: on a terminal, git files' lines are
+    /// numbered and coloured (plain when piped or NO_COLOR is set).
+    #[arg(short = 'v', long)]
     verbose: bool,
     /// Shorthand for --format markdown.
-    #[arg(long, conflicts_with_all = ["format", "verbose"])]
+    #[arg(long)]
     markdown: bool,
+    /// Shorthand for --format mcp.
+    #[arg(long)]
+    mcp: bool,
     /// Snippet markers: html (escaped text, <mark>), raw (<GSC>…</GSC>), none.
     #[arg(long, default_value = "html", value_parser = ["html", "raw", "none"])]
     highlight: String,
@@ -328,6 +340,12 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
+    if let Command::Search(a) = &cli.command {
+        if let Some(conflict) = format_flag_conflict(a) {
+            eprintln!("Error: {conflict}");
+            return ExitCode::from(2);
+        }
+    }
     // Ctrl-C or a kill mid-build must not leave temporary files behind.
     gitsense_engine::index::tempfiles::remove_on_signal();
     match run(cli) {
@@ -347,6 +365,53 @@ fn main() -> ExitCode {
                 _ => ExitCode::from(1),
             }
         }
+    }
+}
+
+/// Two flags that each choose the output format, as gitctx words it:
+/// `--mcp and --verbose are mutually exclusive`.
+fn format_flag_conflict(a: &SearchArgs) -> Option<String> {
+    let given: Vec<&str> = [
+        (a.format.is_some(), "--format"),
+        (a.mcp, "--mcp"),
+        (a.markdown, "--markdown"),
+        (a.verbose, "--verbose"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    match given.as_slice() {
+        [first, second, ..] => Some(format!("{first} and {second} are mutually exclusive")),
+        _ => None,
+    }
+}
+
+/// The format a search prints: the flag given, else terse for a person at
+/// a terminal and the results object for a program reading a pipe.
+fn output_format(a: &SearchArgs) -> Result<Format, Error> {
+    if a.verbose {
+        Ok(Format::Verbose)
+    } else if a.markdown {
+        Ok(Format::Markdown)
+    } else if a.mcp {
+        Ok(Format::Mcp)
+    } else if let Some(f) = &a.format {
+        f.parse()
+    } else if std::io::stdout().is_terminal() {
+        Ok(Format::Terse)
+    } else {
+        Ok(Format::Json)
+    }
+}
+
+/// Colours only for a terminal, and never when `NO_COLOR` is set to
+/// anything but the empty string (no-color.org).
+fn paint() -> &'static dyn format::Paint {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    if !no_color && std::io::stdout().is_terminal() {
+        &highlight::Ansi
+    } else {
+        &format::Plain
     }
 }
 
@@ -455,13 +520,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
         }
         Command::Search(a) => {
             let started = Instant::now();
-            let fmt: Format = if a.verbose {
-                Format::Verbose
-            } else if a.markdown {
-                Format::Markdown
-            } else {
-                a.format.parse().map_err(|e| (e, None))?
-            };
+            let fmt = output_format(&a).map_err(|e| (e, None))?;
             let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
             let highlight = match (a.highlight.as_str(), fmt) {
                 ("raw", _) => Highlight::Raw,
@@ -474,7 +533,7 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
             // JSON, the rendered text otherwise.
             let opts = SearchOptions {
                 page: a.page,
-                per_page: a.per_page,
+                per_page: a.per_page.or(a.limit),
                 current_chat_id: a.current_chat,
                 highlight,
                 include_content: !a.no_content,
@@ -490,22 +549,30 @@ fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
                 snippet_tokens: a.snippet_tokens,
                 time_budget_ms: Some(a.time_budget_ms),
             };
-            let results = engine
+            let mut results = engine
                 .search(&a.query, &opts)
                 .map_err(|e| (e, Some(a.query.clone())))?;
+            if let Some(n) = a.limit {
+                // A cursor would continue past the results left out here.
+                if gitsense_engine::budget::limit(&mut results, n as usize) {
+                    results.next_cursor = None;
+                }
+            }
             let elapsed = started.elapsed().as_secs_f64();
             let out = match fmt {
                 Format::Json if a.pretty => {
                     serde_json::to_string_pretty(&results).unwrap_or_default()
                 }
                 Format::Json => format::render(&results, fmt, None),
-                _ => format::format_results(
+                _ => format::format_painted(
                     &results,
                     fmt,
                     &FormatOptions {
                         max_tokens: a.max_tokens,
                         elapsed_secs: Some(elapsed),
                     },
+                    &format::Preamble::default(),
+                    paint(),
                 )
                 .map_err(|e| (e, None))?,
             };

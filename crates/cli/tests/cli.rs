@@ -98,8 +98,12 @@ fn terse_prints_one_line_per_result_and_a_summary() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 7, "{out}");
     assert!(lines[6].starts_with("6 results in ") && lines[6].ends_with('s'));
+    // Chats as `location:score kind#id chat:N`, the repository's files
+    // as gitctx shows them: `path:line:score sha (date, author) "subject"`.
     for l in &lines[..6] {
-        assert!(l.contains(" chat:") && l.contains('#'), "{l}");
+        let git_file = l.contains(":-")
+            && l.ends_with(" 6c4d2e7 (2025-11-29, GitSense Support) \"Initial import\"");
+        assert!(git_file || (l.contains(" chat:") && l.contains('#')), "{l}");
     }
 }
 
@@ -136,8 +140,10 @@ fn verbose_shows_context() {
     let o = cli(&["search", &idx, "payment", "--verbose"]);
     assert!(o.status.success());
     let out = stdout(&o);
-    assert!(out.contains("message ") && out.contains("  chat ") && out.contains("    "));
+    assert!(out.contains("chat 41 (") && out.contains("  chat ") && out.contains("    "));
     assert!(out.contains("| branch main"));
+    // A git file's header has its match's lines and last commit.
+    assert!(out.contains("frontend/src/components/PaymentForm.jsx:2-3 (-4.966) 6c4d2e7 (2025-11-29, GitSense Support)\n  Initial import\n"), "{out}");
 }
 
 #[test]
@@ -145,7 +151,7 @@ fn conflicting_flags_exit_2_with_a_message() {
     let idx = built_index();
     let o = cli(&["search", &idx, "payment", "--format", "json", "--verbose"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("mutually exclusive"), "{}", stderr(&o));
     let o = cli(&["search", &idx, "payment", "--verbose", "--markdown"]);
     assert_eq!(o.status.code(), Some(2));
     let o = cli(&["build", "--out", "/tmp/x.gsx"]);

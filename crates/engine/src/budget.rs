@@ -122,6 +122,19 @@ pub fn fit(
     Ok(())
 }
 
+/// Keeps at most `n` results in all: the lowest-ranked leave first, from
+/// the longest list's tail, as [`fit`] drops them. Returns whether any
+/// left (the caller's limit, not a budget: `truncated` stays as it was).
+pub fn limit(r: &mut SearchResults, n: usize) -> bool {
+    let over = r.len().saturating_sub(n);
+    if over == 0 {
+        return false;
+    }
+    let order = drop_order(r);
+    drop_results(r, &order[..over]);
+    true
+}
+
 #[derive(Clone, Copy)]
 enum List {
     Chats,

@@ -29,7 +29,8 @@ const CHAT_ROW_SQL: &str = "SELECT d.uuid, c.name, c.type, d.owner, c.modified_a
     FROM chats c JOIN chat_details d ON d.id = c.id WHERE c.id = ?1";
 /// A returned message's row, text and chat.
 const MESSAGE_ROW_SQL: &str = "SELECT m.chat_id, m.type, m.role, t.body, t.meta, d.chat_path,
-        c.branch_name, m.created_at, m.updated_at, c.repo, m.file_path, t.title, m.language
+        c.branch_name, m.created_at, m.updated_at, c.repo, m.file_path, t.title, m.language,
+        CASE WHEN c.type = 'git-blob' THEN d.meta END
     FROM messages m JOIN message_text t ON t.id = m.id
     JOIN chats c ON c.id = m.chat_id JOIN chat_details d ON d.id = c.id
     WHERE m.id = ?1";
@@ -820,6 +821,7 @@ impl Engine {
                         r.get::<_, Option<String>>(10)?,
                         r.get::<_, String>(11)?,
                         r.get::<_, Option<String>>(12)?,
+                        r.get::<_, Option<String>>(13)?,
                     ))
                 })
             })
@@ -838,8 +840,10 @@ impl Engine {
             fpath,
             title,
             language,
+            blob_meta,
         ) = row;
         let mut meta = flatten_meta("messages", &parse_json(meta.as_deref()));
+        insert_commit(&mut meta, &parse_json(blob_meta.as_deref()));
         insert_absent(
             &mut meta,
             "messages_meta_file_path",
@@ -1127,6 +1131,30 @@ fn finish_snippet(s: &str, mode: Highlight) -> String {
             "",
         ),
     }
+}
+
+/// The last commit that changed a git file (its chat's `meta.commit`), as
+/// `messages_meta_commit_{hash,author,date,message}` on each of the file's
+/// messages, so a result can say which version of the file it shows.
+fn insert_commit(meta: &mut Map<String, Value>, chat_meta: &Value) {
+    let Some(c) = chat_meta.get("commit").filter(|c| c.is_object()) else {
+        return;
+    };
+    let text = |k: &str| {
+        c.get(k)
+            .and_then(Value::as_str)
+            .map(|s| Value::String(s.to_string()))
+    };
+    insert_absent(meta, "messages_meta_commit_hash", text("hash"));
+    insert_absent(meta, "messages_meta_commit_author", text("author"));
+    insert_absent(
+        meta,
+        "messages_meta_commit_date",
+        c.get("timestamp")
+            .and_then(Value::as_i64)
+            .map(|t| Value::String(crate::util::iso8601_utc(t))),
+    );
+    insert_absent(meta, "messages_meta_commit_message", text("message"));
 }
 
 /// First characters of a text, for results of searches without keywords.

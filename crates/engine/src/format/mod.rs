@@ -4,6 +4,12 @@
 //! in the result's language, falling back to `markdown`). Each ends with
 //! `N results in X.XXs` when given the elapsed time.
 //!
+//! A file of a git repository is shown as gitctx shows it: its path and
+//! the lines where the match is ([`match_lines`]), and the last commit
+//! that changed it (short SHA, date, author, message). Verbose output draws
+//! those lines numbered, through a [`Paint`] (plain here; the CLI's paints
+//! a terminal's colours).
+//!
 //! [`format_results`] is the entry point for LLM consumers: it renders
 //! within a token budget (chars/4 estimate of the rendered text), shortening
 //! and then dropping results through [`crate::budget::fit`].
@@ -50,6 +56,8 @@ pub enum Format {
     Terse,
     Verbose,
     Markdown,
+    /// Markdown as gitctx's `--mcp` writes it ([`mcp`]).
+    Mcp,
 }
 
 impl std::str::FromStr for Format {
@@ -59,11 +67,12 @@ impl std::str::FromStr for Format {
             "json" => Format::Json,
             "terse" => Format::Terse,
             "verbose" => Format::Verbose,
-            "markdown" | "md" | "mcp" => Format::Markdown,
+            "markdown" | "md" => Format::Markdown,
+            "mcp" => Format::Mcp,
             _ => {
                 return Err(crate::Error::new(
                     "options.bad_format",
-                    format!("unknown format '{s}'; use json, terse, verbose or markdown"),
+                    format!("unknown format '{s}'; use json, terse, verbose, markdown or mcp"),
                 ))
             }
         })
@@ -111,6 +120,104 @@ pub struct Row<'a> {
     pub language: String,
     pub snippet: String,
     pub content: Option<&'a str>,
+    /// The last commit that changed a git file.
+    pub commit: Option<CommitLine>,
+    /// Where the match is in `content` (1-based, inclusive), for a git
+    /// file's text.
+    pub lines: Option<(usize, usize)>,
+}
+
+/// A commit as one line shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitLine {
+    pub hash: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    pub author: String,
+    /// The message's first line.
+    pub subject: String,
+}
+
+impl CommitLine {
+    fn of(m: &serde_json::Map<String, Value>) -> Option<CommitLine> {
+        let hash = meta_str(m, "messages_meta_commit_hash")?;
+        let date = meta_str(m, "messages_meta_commit_date").unwrap_or_default();
+        Some(CommitLine {
+            hash,
+            date: date.chars().take(10).collect(),
+            author: meta_str(m, "messages_meta_commit_author").unwrap_or_default(),
+            subject: m
+                .get("messages_meta_commit_message")
+                .and_then(Value::as_str)
+                .and_then(|t| t.lines().next())
+                .map(|t| one_line_field(t).into_owned())
+                .unwrap_or_default(),
+        })
+    }
+
+    /// The first seven characters of the hash, as git abbreviates it.
+    pub fn short(&self) -> &str {
+        &self.hash[..self.hash.len().min(7)]
+    }
+}
+
+/// The lines of `content` where a snippet's matches are (1-based,
+/// inclusive): the snippet's longest fragment (`...` separates them) is
+/// found in the text, and the range runs from its first highlighted term
+/// to its last (the whole fragment if it has none). `None` when the
+/// fragment is not in the text (a snippet of a shortened text, or of
+/// another column). Highlights may be `<mark>` (HTML) or `<GSC>` (raw).
+///
+/// ```
+/// use gitsense_engine::format::match_lines;
+/// let text = "fn a() {}\nfn retry_payment() {\n    charge()\n}\n";
+/// let snippet = "...a() {}\nfn <GSC>retry_payment</GSC>() {\n    charge...";
+/// assert_eq!(match_lines(text, snippet), Some((2, 2)));
+/// assert_eq!(match_lines(text, "fn a() {}\nfn retry"), Some((1, 2)));
+/// assert_eq!(match_lines(text, "elsewhere"), None);
+/// ```
+pub fn match_lines(content: &str, snippet: &str) -> Option<(usize, usize)> {
+    let (plain, first, last) = snippet
+        .split("...")
+        .map(unmark)
+        .filter(|(p, _, _)| !p.trim().is_empty())
+        .max_by_key(|(p, _, _)| p.len())?;
+    let at = content.find(plain.as_str())?;
+    let line_at = |offset: usize| content[..at + offset].matches('\n').count() + 1;
+    Some((
+        line_at(first.unwrap_or(0)),
+        line_at(last.unwrap_or(plain.len())),
+    ))
+}
+
+/// A snippet fragment's plain text and the byte offsets in it of the first
+/// highlight's start and the last highlight's end.
+fn unmark(fragment: &str) -> (String, Option<usize>, Option<usize>) {
+    const TAGS: [(&str, bool); 4] = [
+        ("<mark>", true),
+        ("</mark>", false),
+        ("<GSC>", true),
+        ("</GSC>", false),
+    ];
+    let (mut plain, mut first, mut last) = (String::new(), None, None);
+    let mut rest = fragment;
+    loop {
+        let next = TAGS
+            .iter()
+            .filter_map(|(t, open)| rest.find(t).map(|i| (i, *t, *open)))
+            .min_by_key(|(i, _, _)| *i);
+        let Some((i, tag, open)) = next else {
+            plain.push_str(&strip_marks(rest));
+            return (plain, first, last);
+        };
+        plain.push_str(&strip_marks(&rest[..i]));
+        if open {
+            first.get_or_insert(plain.len());
+        } else {
+            last = Some(plain.len());
+        }
+        rest = &rest[i + tag.len()..];
+    }
 }
 
 /// A meta field as one line (see [`one_line_field`]).
@@ -161,9 +268,13 @@ pub fn rows(r: &SearchResults) -> Vec<Row<'_>> {
                     .unwrap_or(""),
             ),
             content: None,
+            commit: None,
+            lines: None,
         });
     }
     for m in &r.results.messages {
+        let marked = m.messages_content_snippet.as_deref().unwrap_or("");
+        let is_file = m.messages_type.as_deref() == Some("git-blob");
         out.push(Row {
             kind: "message",
             id: m.messages_id.to_string(),
@@ -178,15 +289,22 @@ pub fn rows(r: &SearchResults) -> Vec<Row<'_>> {
             role: m.messages_role.as_deref().map(one_line_field),
             // Only a file's own text is in the file's language; overviews
             // and chat messages are prose (markdown).
-            language: if m.messages_type.as_deref() == Some("git-blob") {
+            language: if is_file {
                 meta_str(&m.meta, "messages_meta_language")
                     .filter(|l| !l.is_empty())
                     .unwrap_or_else(|| "markdown".into())
             } else {
                 "markdown".into()
             },
-            snippet: strip_marks(m.messages_content_snippet.as_deref().unwrap_or("")),
+            lines: m
+                .messages_content
+                .as_deref()
+                .filter(|_| is_file)
+                .and_then(|c| match_lines(c, marked)),
+            snippet: strip_marks(marked),
             content: m.messages_content.as_deref(),
+            // The file's own text; an overview of it stays a message.
+            commit: CommitLine::of(&m.meta).filter(|_| is_file),
         });
     }
     for b in &r.results.code_blocks {
@@ -208,6 +326,8 @@ pub fn rows(r: &SearchResults) -> Vec<Row<'_>> {
                 .unwrap_or_else(|| "markdown".into()),
             snippet: strip_marks(b.code_blocks_content_snippet.as_deref().unwrap_or("")),
             content: b.code_blocks_content.as_deref(),
+            commit: None,
+            lines: None,
         });
     }
     out
@@ -289,7 +409,54 @@ fn text_preamble(p: &Preamble) -> String {
         .collect()
 }
 
-/// `location:score kind#id [role] "snippet"`, one line per result.
+/// Lines of a git file shown around the lines of its match.
+const CONTEXT_LINES: usize = 2;
+
+/// How verbose output draws its parts; [`Plain`] leaves text as it is.
+/// Text handed to a painter is already one line each ([`one_line_field`]).
+pub trait Paint {
+    /// Secondary text (a commit message).
+    fn dim(&self, text: &str) -> String;
+    /// Lines of code in `language`, in order, so a painter can carry state
+    /// (an open block comment) from one line to the next.
+    fn code(&self, language: &str, lines: &[&str]) -> Vec<String>;
+}
+
+/// Text as it is: for pipes, files, `NO_COLOR` and the browser.
+pub struct Plain;
+
+impl Paint for Plain {
+    fn dim(&self, text: &str) -> String {
+        text.to_string()
+    }
+    fn code(&self, _language: &str, lines: &[&str]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+}
+
+/// `(first, last)` line of `content` shown for a match on `lines`: the
+/// match and [`CONTEXT_LINES`] either side, within the text.
+fn excerpt_range(content: &str, lines: (usize, usize)) -> (usize, usize) {
+    let total = content.lines().count().max(1);
+    (
+        lines.0.saturating_sub(CONTEXT_LINES).max(1),
+        (lines.1 + CONTEXT_LINES).min(total),
+    )
+}
+
+/// `(date, author)` and the subject of a commit, as terse shows them.
+fn commit_terse(c: &CommitLine) -> String {
+    format!(
+        "{} ({}, {}) \"{}\"",
+        c.short(),
+        c.date,
+        c.author,
+        one_line(&c.subject, 50)
+    )
+}
+
+/// `location:score kind#id [role] "snippet"`, one line per result; a git
+/// file's `path:line:score sha (date, author) "commit subject"`.
 pub fn terse(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
     let mut s = text_preamble(pre);
     for row in rows(r) {
@@ -298,6 +465,15 @@ pub fn terse(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String 
             .clone()
             .or_else(|| row.chat_path.as_deref().map(str::to_string))
             .unwrap_or_default();
+        if let Some(c) = &row.commit {
+            let line = row.lines.map(|(a, _)| format!(":{a}")).unwrap_or_default();
+            s.push_str(&format!(
+                "{loc}{line}:{:.2} {}\n",
+                row.score,
+                commit_terse(c)
+            ));
+            continue;
+        }
         s.push_str(&format!(
             "{}:{:.2} {}#{} chat:{}{} \"{}\"\n",
             loc,
@@ -315,17 +491,68 @@ pub fn terse(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String 
     s + &facet_lines(r, "") + &truncation_note(r) + &footer(r, elapsed)
 }
 
+/// A git file's header (`path:first-last (score) sha (date, author)`) and
+/// its commit subject, painted dim.
+fn git_header(row: &Row, c: &CommitLine, paint: &dyn Paint) -> String {
+    let range = row
+        .lines
+        .map(|(a, b)| format!(":{a}-{b}"))
+        .unwrap_or_default();
+    format!(
+        "{}{range} ({:.3}) {} ({}, {})\n  {}\n",
+        row.path.as_deref().unwrap_or(&row.title),
+        row.score,
+        c.short(),
+        c.date,
+        c.author,
+        paint.dim(&c.subject)
+    )
+}
+
+/// The lines around a git file's match, numbered from their place in the
+/// file.
+fn numbered_excerpt(content: &str, lines: (usize, usize), lang: &str, paint: &dyn Paint) -> String {
+    let (first, last) = excerpt_range(content, lines);
+    let text: Vec<Cow<str>> = content
+        .lines()
+        .skip(first - 1)
+        .take(last + 1 - first)
+        .map(one_line_field)
+        .collect();
+    let plain: Vec<&str> = text.iter().map(|l| l.as_ref()).collect();
+    let width = last.to_string().len();
+    let mut s = String::new();
+    for (i, line) in paint.code(lang, &plain).into_iter().enumerate() {
+        let n = format!("{:>width$}", first + i);
+        s.push_str(&format!("    {} │ {line}\n", paint.dim(&n)));
+    }
+    s
+}
+
 /// Header, metadata line and the snippet in context, blank line between.
 pub fn verbose(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
+    verbose_painted(r, elapsed, pre, &Plain)
+}
+
+/// [`verbose`] with the code of git files drawn by `paint`.
+pub fn verbose_painted(
+    r: &SearchResults,
+    elapsed: Option<f64>,
+    pre: &Preamble,
+    paint: &dyn Paint,
+) -> String {
     let mut s = text_preamble(pre);
     for row in rows(r) {
-        s.push_str(&format!(
-            "{} {} ({:.3}) {}\n",
-            row.kind,
-            row.id,
-            row.score,
-            row.path.clone().unwrap_or_else(|| row.title.clone())
-        ));
+        match &row.commit {
+            Some(c) => s.push_str(&git_header(&row, c, paint)),
+            None => s.push_str(&format!(
+                "{} {} ({:.3}) {}\n",
+                row.kind,
+                row.id,
+                row.score,
+                row.path.clone().unwrap_or_else(|| row.title.clone())
+            )),
+        }
         s.push_str(&format!(
             "  chat {}: {}{}{}\n",
             row.chat_id,
@@ -339,8 +566,15 @@ pub fn verbose(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Strin
                 .map(|x| format!(" | {x}"))
                 .unwrap_or_default()
         ));
-        for line in row.snippet.lines() {
-            s.push_str(&format!("    {}\n", one_line_field(line)));
+        match (row.content, row.lines) {
+            (Some(content), Some(lines)) => {
+                s.push_str(&numbered_excerpt(content, lines, &row.language, paint))
+            }
+            _ => {
+                for line in row.snippet.lines() {
+                    s.push_str(&format!("    {}\n", one_line_field(line)));
+                }
+            }
         }
         s.push('\n');
     }
@@ -368,6 +602,17 @@ fn fence_for(content: &str) -> String {
 /// YAML front matter listing the results, then one `##` section each with
 /// a fenced block in the result's language (fallback `markdown`).
 pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
+    markdown_as(r, elapsed, pre, false)
+}
+
+/// [`markdown`] as gitctx's `--mcp` writes a git file: its section is
+/// `## path:first-last` over the lines of its match (with
+/// [`CONTEXT_LINES`] either side) instead of the whole file.
+pub fn mcp(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
+    markdown_as(r, elapsed, pre, true)
+}
+
+fn markdown_as(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble, mcp: bool) -> String {
     let rows = rows(r);
     let mut s = String::from("---\n");
     for (k, v) in &pre.fields {
@@ -402,6 +647,15 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Stri
         if let Some(p) = &row.path {
             s.push_str(&format!("    path: {}\n", yaml_str(p)));
         }
+        if let Some(c) = &row.commit {
+            if let Some(p) = &row.path {
+                s.push_str(&format!("    file_path: {}\n", yaml_str(p)));
+            }
+            if let Some((a, b)) = row.lines {
+                s.push_str(&format!("    line_numbers: {a}-{b}\n"));
+            }
+            s.push_str(&format!("    commit_sha: {}\n", yaml_str(&c.hash)));
+        }
         s.push_str(&format!("    score: {:.3}\n", row.score));
     }
     s.push_str("---\n");
@@ -419,10 +673,22 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Stri
                 .map(str::to_string)
                 .unwrap_or_else(|| row.title.clone())
         });
-        s.push_str(&format!("\n## {} {}: {}\n\n", row.kind, row.id, heading));
+        // The lines of a git file's match, where mcp shows them alone.
+        let excerpt = match (&row.commit, row.lines, row.content) {
+            (Some(_), Some(lines), Some(content)) if mcp => Some((lines, content)),
+            _ => None,
+        };
+        match excerpt {
+            Some(((a, b), _)) => s.push_str(&format!("\n## {heading}:{a}-{b}\n\n")),
+            None => s.push_str(&format!("\n## {} {}: {}\n\n", row.kind, row.id, heading)),
+        }
         s.push_str(&format!(
-            "**Score:** {:.3} | **Chat:** {}{}{}\n\n",
+            "**Score:** {:.3}{} | **Chat:** {}{}{}\n\n",
             row.score,
+            row.commit
+                .as_ref()
+                .map(|c| format!(" | **Commit:** {}", c.short()))
+                .unwrap_or_default(),
             row.chat_id,
             row.branch
                 .as_deref()
@@ -433,10 +699,19 @@ pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> Stri
                 .map(|p| format!(" | **Path:** {p}"))
                 .unwrap_or_default()
         ));
-        let body = row
-            .content
-            .map(str::to_string)
-            .unwrap_or_else(|| row.snippet.clone());
+        let body = match (excerpt, row.content) {
+            (Some((lines, content)), _) => {
+                let (first, last) = excerpt_range(content, lines);
+                let shown: Vec<&str> = content
+                    .lines()
+                    .skip(first - 1)
+                    .take(last + 1 - first)
+                    .collect();
+                shown.join("\n")
+            }
+            (None, Some(content)) => content.to_string(),
+            (None, None) => row.snippet.clone(),
+        };
         let fence = fence_for(&body);
         s.push_str(&format!(
             "{fence}{}\n{}\n{fence}\n",
@@ -472,11 +747,22 @@ pub fn render(r: &SearchResults, f: Format, elapsed: Option<f64>) -> String {
 
 /// Renders with a preamble (ignored by `Json`, which is the object alone).
 pub fn render_with(r: &SearchResults, f: Format, elapsed: Option<f64>, pre: &Preamble) -> String {
+    render_painted(r, f, elapsed, pre, &Plain)
+}
+
+fn render_painted(
+    r: &SearchResults,
+    f: Format,
+    elapsed: Option<f64>,
+    pre: &Preamble,
+    paint: &dyn Paint,
+) -> String {
     match f {
         Format::Json => serde_json::to_string(r).unwrap_or_default(),
         Format::Terse => terse(r, elapsed, pre),
-        Format::Verbose => verbose(r, elapsed, pre),
+        Format::Verbose => verbose_painted(r, elapsed, pre, paint),
         Format::Markdown => markdown(r, elapsed, pre),
+        Format::Mcp => mcp(r, elapsed, pre),
     }
 }
 
@@ -505,7 +791,20 @@ pub fn format_with(
     opts: &FormatOptions,
     pre: &Preamble,
 ) -> Result<String> {
-    let draw = |r: &SearchResults| render_with(r, f, opts.elapsed_secs, pre);
+    format_painted(r, f, opts, pre, &Plain)
+}
+
+/// [`format_with`] with verbose code drawn by `paint`. The budget is
+/// measured on what is drawn, colours included, so it holds for the
+/// bytes printed.
+pub fn format_painted(
+    r: &SearchResults,
+    f: Format,
+    opts: &FormatOptions,
+    pre: &Preamble,
+    paint: &dyn Paint,
+) -> Result<String> {
+    let draw = |r: &SearchResults| render_painted(r, f, opts.elapsed_secs, pre, paint);
     let Some(max) = opts.max_tokens else {
         return Ok(draw(r));
     };
