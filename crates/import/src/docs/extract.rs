@@ -209,7 +209,8 @@ const SKIP_TAGS: &[&str] = &[
 /// `Contents_element` / `region-contents`), node navigation (makeinfo
 /// `nav-panel`), line numbers, rustdoc's version and source links
 /// (`out-of-band`, `srclink`) and its collapse toggles (`hideme`),
-/// Doxygen's breadcrumbs in a title (`ingroups`).
+/// Doxygen's breadcrumbs in a title (`ingroups`), the previous/next card
+/// of Hugo's Doks theme (`page-nav`).
 const SKIP_CLASSES: &[&str] = &[
     "headerlink",
     "hash-link",
@@ -235,6 +236,7 @@ const SKIP_CLASSES: &[&str] = &[
     "md-sidebar",
     "md-source-file",
     "rightside",
+    "page-nav",
 ];
 
 /// ARIA roles of page furniture.
