@@ -8,7 +8,10 @@
 //! `hidden`. What remains is cut into [`Unit`]s: one per heading (a
 //! section, up to the next heading) and one per API definition (a `<dt>`
 //! with an `id` and its `<dd>`, as Sphinx and other generators write
-//! them), plus an untitled intro when text comes before the first heading.
+//! them, or a heading anchored at an API item's id that shows the item's
+//! name as code, as rustdoc and Javadoc write them), plus an untitled
+//! intro when text comes before the first heading. The functions a
+//! DocBook `funcsynopsis` declares are further names of its section.
 //! Every element `id` is remembered with the unit holding it, so links
 //! into the page (`page.html#index-3`) can be resolved to a unit.
 //!
