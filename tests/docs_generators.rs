@@ -243,7 +243,14 @@ fn rustdoc_items_are_definitions_named_by_their_path() {
         (insert.kind, insert.title.as_str()),
         (UnitKind::Definition, "std::collections::HashMap::insert")
     );
-    assert_eq!(insert.aliases, ["insert", "HashMap::insert"]);
+    assert_eq!(
+        insert.aliases,
+        [
+            "insert",
+            "HashMap::insert",
+            "pub fn insert(&mut self, k: K, v: V) -> Option<V>"
+        ]
+    );
     assert!(
         insert
             .text
@@ -308,7 +315,7 @@ fn rustdoc_items_are_definitions_named_by_their_path() {
     let option = parse(&std.join("option/enum.Option.html"));
     let some = unit(&option, "variant.Some");
     assert_eq!(some.title, "std::option::Option::Some");
-    assert_eq!(some.aliases, ["Some", "Option::Some"]);
+    assert_eq!(some.aliases, ["Some", "Option::Some", "Some(T)"]);
     assert_eq!(unit(&option, "impl").kind, UnitKind::Section);
     let iterator = parse(&std.join("iter/trait.Iterator.html"));
     assert_eq!(

@@ -1289,8 +1289,12 @@ impl Walker {
         };
         // An API item's heading (rustdoc's signature, Javadoc's member
         // name): a definition named by its path, as a Sphinx `<dt id>` is,
-        // its heading kept as the first line of its text.
-        let names = self.item_names(name);
+        // its heading kept as the first line of its text and, as every
+        // heading is, one of its names (a signature, `start: Idx`).
+        let mut names = self.item_names(name);
+        if !names.contains(&title) {
+            names.push(title.clone());
+        }
         let qualified = names[0].clone();
         self.open_unit(UnitKind::Definition, qualified.clone(), anchor, level);
         let u = self.current();
@@ -1903,7 +1907,10 @@ mod tests {
                 (UnitKind::Section, "Usage notes", 3),
             ]
         );
-        assert_eq!(p.units[7].aliases, ["len", "Span::len"]);
+        assert_eq!(
+            p.units[7].aliases,
+            ["len", "Span::len", "pub fn len(&self) -> u32"]
+        );
         assert!(p.units[7].text.starts_with("#### pub fn len(&self) -> u32"));
     }
 
