@@ -127,8 +127,9 @@ HELD_OUT = ("commons-lang3", "debian-reference", "gettext", "mkdocs", "rust-std"
 SMOKE_SITES = ("mkdocs", "gettext")
 # Packages of generators that no site above covers, unpacked by
 # --fetch-only --packages for the extraction tests (tests/docs_generators.rs):
-# bash-doc's manual is makeinfo HTML (gettext's is texi2html).
-FIXTURE_PACKAGES = ("bash-doc",)
+# bash-doc's manual is makeinfo HTML (gettext's is texi2html); libpam-doc's
+# guides are chunked DocBook XSL with function synopses (funcsynopsis).
+FIXTURE_PACKAGES = ("bash-doc", "libpam-doc")
 
 
 # ---------------------------------------------------------------- HTML

