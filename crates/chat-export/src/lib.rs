@@ -245,7 +245,7 @@ impl<R: Read> ExportReader<R> {
     pub fn next_conversation(&mut self) -> Result<Option<ConversationRecords>> {
         loop {
             let element = self.elements.index;
-            match self.elements.next()? {
+            match self.elements.next_element()? {
                 Next::Element(v) => {
                     if let Some(conv) = self.st.read(element, &v) {
                         return Ok(Some(self.st.records(element, conv)));
