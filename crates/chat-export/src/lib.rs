@@ -1,6 +1,8 @@
 //! Chat exports read as GitSense records: ChatGPT and Claude data exports
 //! and ShareGPT-style files, from any [`std::io::Read`] (no file system, no
-//! threads: the native importer and the browser module share this crate).
+//! threads: the native importer and the browser module share this crate;
+//! in a dedicated worker a `Read` over `FileReaderSync` reads of
+//! `File.slice()` pieces streams a dropped file).
 //!
 //! Input: a JSON array of conversations (or the same objects as JSON
 //! Lines, one after another). Each element's format is told by its keys
