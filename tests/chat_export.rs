@@ -993,7 +993,7 @@ fn an_export_without_messages_fails_with_an_error_naming_what_it_held() {
     let out = dir.path().join("o.gsx");
     // Only hidden messages.
     let hidden = CHATGPT_SAMPLE.replace(r#""current_node": "a1""#, r#""current_node": "ctx""#);
-    let cases: [(&str, String, &str); 3] = [
+    let cases: [(&str, String, &str); 5] = [
         (
             "hidden.json",
             hidden,
@@ -1005,6 +1005,20 @@ fn an_export_without_messages_fails_with_an_error_naming_what_it_held() {
             "none of its 2 elements is a conversation in a known format (ChatGPT: an object with 'mapping'; Claude: with 'chat_messages'; ShareGPT: with 'conversations' or 'messages'); element 0 is an object with the keys title, turns, uuid",
         ),
         ("empty.json", "[]".into(), "it holds no conversations"),
+        (
+            "truncated.json",
+            r#"[{"uuid": "x", "chat_messages": [{"sender": "human", "te"#.into(),
+            "it holds no conversations (the file is truncated)",
+        ),
+        (
+            "shape.json",
+            r#"[{"uuid": "x", "name": "n", "chat_messages": [{"sender": "human", "body": "hi"}]}]"#
+                .into(),
+            "its 1 conversations (claude) have no message with text; left out: 0 hidden or \
+             non-text messages, 0 on other branches, 1 turns without text; left out 1 records \
+             of an unexpected shape (the first: element 0, chat_messages[0]: neither a 'text' \
+             string nor a 'content' array)",
+        ),
     ];
     for (name, text, what) in cases {
         let export = write_raw(dir.path(), name, text.as_bytes());

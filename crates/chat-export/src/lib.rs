@@ -1,6 +1,8 @@
 //! Chat exports read as GitSense records: ChatGPT and Claude data exports
 //! and ShareGPT-style files, from any [`std::io::Read`] (no file system, no
-//! threads: the native importer and the browser module share this crate).
+//! threads: the native importer and the browser module share this crate;
+//! in a dedicated worker a `Read` over `FileReaderSync` reads of
+//! `File.slice()` pieces streams a dropped file).
 //!
 //! Input: a JSON array of conversations (or the same objects as JSON
 //! Lines, one after another). Each element's format is told by its keys
@@ -65,10 +67,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use stream::{Elements, Layout, Next, Repairs};
 
+pub mod feed;
 pub mod fenced;
 pub mod formats;
 pub mod stream;
 
+pub use feed::ExportFeeder;
 pub use stream::Position;
 
 /// Longest conversation name, in characters (before the ellipsis).
@@ -244,22 +248,35 @@ impl<R: Read> ExportReader<R> {
     /// are no conversation are counted and passed over.
     pub fn next_conversation(&mut self) -> Result<Option<ConversationRecords>> {
         loop {
-            let element = self.elements.index;
-            match self.elements.next()? {
-                Next::Element(v) => {
-                    if let Some(conv) = self.st.read(element, &v) {
-                        return Ok(Some(self.st.records(element, conv)));
-                    }
-                }
-                Next::End => return Ok(None),
-                Next::Truncated { inside_element, at } => {
-                    self.truncated = true;
-                    self.warnings
-                        .push(truncation_warning(element, inside_element, at));
-                    return Ok(None);
-                }
+            match self.step()? {
+                Step::Conversation(c) => return Ok(Some(*c)),
+                Step::Skipped => {}
+                Step::End => return Ok(None),
             }
         }
+    }
+
+    /// Reads one element of the export.
+    fn step(&mut self) -> Result<Step> {
+        let element = self.elements.index;
+        Ok(match self.elements.next_element()? {
+            Next::Element(v) => match self.st.read(element, &v) {
+                Some(conv) => Step::Conversation(Box::new(self.st.records(element, conv))),
+                None => Step::Skipped,
+            },
+            Next::End => Step::End,
+            Next::Truncated { inside_element, at } => {
+                self.truncated = true;
+                self.warnings
+                    .push(truncation_warning(element, inside_element, at));
+                Step::End
+            }
+        })
+    }
+
+    /// How many elements have been read.
+    fn elements_read(&self) -> usize {
+        self.elements.index
     }
 
     /// Where the reader stands in the input (for progress).
@@ -317,6 +334,15 @@ impl<R: Read> ExportReader<R> {
             warnings,
         })
     }
+}
+
+/// What reading one element gave.
+enum Step {
+    Conversation(Box<ConversationRecords>),
+    /// An element that is no conversation (counted).
+    Skipped,
+    /// The export ended (cleanly or truncated).
+    End,
 }
 
 fn truncation_warning(element: usize, inside_element: bool, at: Position) -> String {
@@ -591,6 +617,99 @@ mod tests {
                     read_all(Slices(&bytes, n)),
                     whole,
                     "{name} in slices of {n}"
+                );
+            }
+        }
+    }
+
+    /// What the feeder gives for `input` fed `n` bytes at a time: the
+    /// records, then the summary's counts and warnings, or the error.
+    fn fed(input: &[u8], n: usize) -> std::result::Result<(Vec<String>, String), String> {
+        let mut f = ExportFeeder::new("c.json");
+        let mut out = Vec::new();
+        for piece in input.chunks(n) {
+            for c in f.feed(piece).map_err(|e| e.to_string())? {
+                out.push(format!("{:?}", (c.chat, c.messages, c.code_blocks)));
+            }
+        }
+        let (rest, s) = f.finish("c.json").map_err(|e| e.to_string())?;
+        out.extend(
+            rest.into_iter()
+                .map(|c| format!("{:?}", (c.chat, c.messages, c.code_blocks))),
+        );
+        Ok((
+            out,
+            format!(
+                "{} {} {} {:?}",
+                s.format, s.conversations, s.messages, s.warnings
+            ),
+        ))
+    }
+
+    /// The same for an [`ExportReader`] over the whole input.
+    fn pulled(input: &[u8]) -> std::result::Result<(Vec<String>, String), String> {
+        let mut r = ExportReader::new(input, "c.json").map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        while let Some(c) = r.next_conversation().map_err(|e| e.to_string())? {
+            out.push(format!("{:?}", (c.chat, c.messages, c.code_blocks)));
+        }
+        let s = r.finish("c.json").map_err(|e| e.to_string())?;
+        Ok((
+            out,
+            format!(
+                "{} {} {} {:?}",
+                s.format, s.conversations, s.messages, s.warnings
+            ),
+        ))
+    }
+
+    #[test]
+    fn an_export_fed_in_pieces_gives_what_reading_it_whole_gives() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/chat-exports"
+        );
+        let mut inputs: Vec<Vec<u8>> = ["chatgpt-conversations.json", "claude-conversations.json"]
+            .iter()
+            .map(|n| std::fs::read(format!("{dir}/{n}")).unwrap())
+            .collect();
+        let conv = |id: &str, text: &str| {
+            format!(
+                r#"{{"id": "{id}", "conversations": [{{"from": "human", "value": "{text}"}}]}}"#
+            )
+        };
+        for text in [
+            // A lone high surrogate escape just before the element's end.
+            format!("[{}]", conv("a", r"x\ud83d")),
+            // A byte order mark, and elements that are no conversation.
+            format!("\u{feff}[7, \"s\", {}, null]", conv("b", "y")),
+            // JSON Lines.
+            format!("{}\n{}\n", conv("c", "a"), conv("d", "b")),
+            // Truncated inside an element, and after one.
+            format!(r#"[{}, {{"id": "e", "conv"#, conv("e", "z")),
+            format!("[{}", conv("f", "v")),
+            // Invalid JSON after a good element.
+            format!("[{}, }}]", conv("g", "w")),
+            "[]".into(),
+            "  ".into(),
+            "x".into(),
+            r#"[{"mapping": 1}]"#.into(),
+        ] {
+            inputs.push(text.into_bytes());
+        }
+        // Invalid UTF-8 inside a value.
+        inputs.push(
+            b"[{\"id\": \"h\", \"conversations\": [{\"from\": \"gpt\", \"value\": \"caf\xe9\"}]}]"
+                .to_vec(),
+        );
+        for input in &inputs {
+            let whole = pulled(input);
+            for n in [1, 2, 5, 13, 64, 4096] {
+                assert_eq!(
+                    fed(input, n),
+                    whole,
+                    "{} fed {n} bytes at a time",
+                    String::from_utf8_lossy(input)
                 );
             }
         }

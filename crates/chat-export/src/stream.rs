@@ -2,7 +2,7 @@
 //!
 //! In: the export's bytes from any reader (a file natively, a `File`
 //! read in slices in the browser), a JSON array or JSON Lines. Out: one
-//! `serde_json::Value` per element ([`Elements::next`]), the reader's
+//! `serde_json::Value` per element ([`Elements::next_element`]), the reader's
 //! position (line, byte) for messages, and a count of the characters
 //! repaired on the way.
 //!
@@ -445,7 +445,7 @@ impl<R: Read> Elements<R> {
         Ok(None)
     }
 
-    pub fn next(&mut self) -> Result<Next> {
+    pub fn next_element(&mut self) -> Result<Next> {
         if self.done {
             return Ok(Next::End);
         }
@@ -609,9 +609,9 @@ mod tests {
     fn positions_after_a_repair_are_those_of_the_file() {
         let input: &[u8] = b"[\"\xff\xff\",\n \"ok\", }]";
         let mut e = Elements::new(input, "e.json").unwrap();
-        assert!(matches!(e.next().unwrap(), Next::Element(_)));
-        assert!(matches!(e.next().unwrap(), Next::Element(_)));
-        let err = match e.next() {
+        assert!(matches!(e.next_element().unwrap(), Next::Element(_)));
+        assert!(matches!(e.next_element().unwrap(), Next::Element(_)));
+        let err = match e.next_element() {
             Err(err) => err,
             Ok(_) => panic!("'}}' is not an element"),
         };
