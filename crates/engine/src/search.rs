@@ -282,6 +282,20 @@ impl Engine {
         &self.info
     }
 
+    /// Applies a write to a writable index (see [`index::live`]): `json`
+    /// holds the records (`add`, `update`) or ids (`remove`); one
+    /// transaction, all or nothing. The next search sees it.
+    pub fn write(
+        &mut self,
+        op: index::live::WriteOp,
+        json: &str,
+    ) -> Result<index::live::WriteSummary> {
+        let summary = index::live::write(&self.conn, op, json)?;
+        self.tally.forget_counts();
+        self.info = index::read_info(&self.conn)?;
+        Ok(summary)
+    }
+
     pub fn connection(&self) -> &Connection {
         &self.conn
     }

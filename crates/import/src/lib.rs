@@ -7,7 +7,9 @@
 
 pub mod chat_export;
 pub mod docs;
-pub mod fenced;
+/// The fenced-block parser lives in the engine, which the browser's
+/// writable indexes share; importers keep their path to it.
+pub use gitsense_engine::fenced;
 pub mod git;
 pub mod gitsense_db;
 pub mod languages;
