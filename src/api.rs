@@ -7,10 +7,12 @@
 //! the worker can report a clean error instead of dying silently.
 
 use super::host::{error_to_js, js_error, to_js};
+use super::local;
 use super::session::{current, install, take, Session};
 use super::storage::lazy::{probe_result, Prefetched};
 use super::storage::StoragePref;
 use gitsense_engine::error::Error;
+use gitsense_engine::index::live::WriteOp;
 use js_sys::{Function, Reflect, Uint8Array};
 use serde::Deserialize;
 use std::rc::Rc;
@@ -140,10 +142,63 @@ pub async fn session_open(
     Ok(to_js(&info))
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LocalOptions {
+    name: String,
+    #[serde(default)]
+    storage: StoragePref,
+    #[serde(default)]
+    create: bool,
+}
+
+/// Opens (or, with `create`, makes) a writable index of the page's own
+/// (see [`super::local`]); resolves with its `info()`.
+#[wasm_bindgen(js_name = localOpen)]
+pub async fn local_open(options: JsValue) -> Result<JsValue, JsValue> {
+    let opts: LocalOptions = serde_wasm_bindgen::from_value(options).map_err(|e| {
+        js(Error::new(
+            "options.invalid",
+            format!(
+                "bad options: {e} (expects {{name, storage: 'auto'|'opfs'|'indexeddb'|'memory'}})"
+            ),
+        ))
+    })?;
+    if current().is_some() || local::current().is_some() {
+        return Err(js(Error::new(
+            "engine.already_open",
+            "this worker already has an open index",
+        )));
+    }
+    let index = local::LocalIndex::open(&opts.name, opts.storage, opts.create)
+        .await
+        .map_err(js)?;
+    let info = index.info().map_err(js)?;
+    local::install(index);
+    Ok(to_js(&info))
+}
+
+/// Applies a write (`add`, `update`, `remove`) to the open writable
+/// index; resolves with its summary once it is committed.
+#[wasm_bindgen(js_name = localWrite)]
+pub async fn local_write(op: String, json: String) -> Result<JsValue, JsValue> {
+    let index = local::current().ok_or_else(|| {
+        js(Error::new(
+            "write.read_only",
+            "this engine serves a published index: only an index made by create() takes writes",
+        ))
+    })?;
+    let op = WriteOp::parse(&op).map_err(js)?;
+    Ok(to_js(&index.write(op, &json).await.map_err(js)?))
+}
+
 /// Runs a query; returns the results object as JSON text. In lazy mode
 /// the pages it will read are fetched in batches first.
 #[wasm_bindgen(js_name = sessionSearch)]
 pub async fn session_search(query: String, options_json: String) -> Result<String, JsValue> {
+    if let Some(index) = local::current() {
+        return index.search(&query, &options_json).map_err(js);
+    }
     let s = session()?;
     s.warm(&query, &options_json).await;
     s.search(&query, &options_json).map_err(js)
@@ -151,6 +206,9 @@ pub async fn session_search(query: String, options_json: String) -> Result<Strin
 
 #[wasm_bindgen(js_name = sessionInfo)]
 pub fn session_info() -> Result<JsValue, JsValue> {
+    if let Some(index) = local::current() {
+        return Ok(to_js(&index.info().map_err(js)?));
+    }
     Ok(to_js(&session()?.info().map_err(js)?))
 }
 
@@ -189,6 +247,9 @@ pub async fn session_stored_files() -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = sessionClose)]
 pub fn session_close() {
     super::assist::cancel_all();
+    if let Some(index) = local::take() {
+        index.close();
+    }
     if let Some(s) = take() {
         s.close();
     }

@@ -167,7 +167,20 @@ pub fn to_js<T: Serialize + ?Sized>(v: &T) -> JsValue {
 /// The structured error object JS receives: `{code, message, position?,
 /// location?}`.
 pub fn error_to_js(e: &Error) -> JsValue {
-    to_js(e)
+    let v = to_js(e);
+    // A write's bad record: `where: { record: 'messages[3]', field:
+    // 'chat_id' }` beside the location it comes from.
+    if e.code.starts_with("write.") {
+        if let Some((record, field)) = e.location.as_deref().and_then(|l| l.rsplit_once('.')) {
+            #[derive(Serialize)]
+            struct Where<'a> {
+                record: &'a str,
+                field: &'a str,
+            }
+            let _ = js_sys::Reflect::set(&v, &"where".into(), &to_js(&Where { record, field }));
+        }
+    }
+    v
 }
 
 /// Calls an optional progress callback with `{phase, loaded, total}`;

@@ -323,3 +323,140 @@ fn a_published_index_refuses_writes() {
     let err = e.write(WriteOp::Add, r#"{"chats": []}"#).unwrap_err();
     assert_eq!(err.code, "write.read_only");
 }
+
+/// A published index of chat 1 (`Payments`) with `messages` (id, text).
+fn published(path: &std::path::Path, messages: &[(i64, &str)]) -> std::path::PathBuf {
+    let mut w = IndexWriter::create(
+        path,
+        SourceInfo {
+            description: "published".into(),
+            built_at: Some("2026-01-01T00:00:00Z".into()),
+        },
+    )
+    .unwrap();
+    w.add_chat(&Chat {
+        id: 1,
+        parent_id: 0,
+        chat_type: "regular".into(),
+        uuid: None,
+        name: "Payments".into(),
+        owner: None,
+        group_id: None,
+        created_at: None,
+        modified_at: None,
+        meta: json!({}),
+    })
+    .unwrap();
+    for (id, text) in messages {
+        w.add_message(&Message {
+            id: *id,
+            chat_id: 1,
+            msg_type: "regular".into(),
+            role: "user".into(),
+            content: (*text).into(),
+            title: String::new(),
+            keywords: String::new(),
+            meta: json!({}),
+            created_at: None,
+            updated_at: None,
+        })
+        .unwrap();
+    }
+    w.finish().unwrap();
+    path.to_path_buf()
+}
+
+/// A copy of a published file made writable as an overlay.
+fn overlay_of(file: &std::path::Path, copy: &std::path::Path) -> Engine {
+    std::fs::copy(file, copy).unwrap();
+    let conn = Connection::open(copy).unwrap();
+    live::adopt(&conn, "base").unwrap();
+    Engine::from_connection(conn).unwrap()
+}
+
+fn ids(e: &Engine, q: &str) -> Vec<i64> {
+    let r = e
+        .search(
+            q,
+            &SearchOptions {
+                per_page: Some(50),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let mut ids: Vec<i64> = r.results.messages.iter().map(|m| m.messages_id).collect();
+    ids.sort_unstable();
+    ids
+}
+
+#[test]
+fn an_overlay_searches_the_published_records_and_the_pages_own_as_one_index_and_survives_a_new_revision(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let rev1 = published(
+        &dir.path().join("rev1.gsx"),
+        &[
+            (1, "refund the payment"),
+            (2, "payment failed twice"),
+            (3, "card payment declined"),
+        ],
+    );
+    let mut e = overlay_of(&rev1, &dir.path().join("overlay1.db"));
+    write(
+        &mut e,
+        WriteOp::Add,
+        json!({ "messages": [message(10, 1, "user", "my own payment note")] }),
+    );
+    write(
+        &mut e,
+        WriteOp::Add,
+        json!({ "chats": [chat(20, 1, "Drafts")], "messages": [message(21, 20, "user", "draft about a payment plan")] }),
+    );
+    write(&mut e, WriteOp::Remove, json!({ "messageIds": [2] }));
+    write(
+        &mut e,
+        WriteOp::Update,
+        json!({ "messages": [message(3, 1, "user", "card declined, no longer about money")] }),
+    );
+    assert_eq!(
+        ids(&e, "payment"),
+        [1, 10, 21],
+        "one ranking and count over both"
+    );
+    let r = e
+        .search(
+            "payment",
+            &SearchOptions {
+                per_page: Some(2),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        (r.total_counts.messages, r.pagination.total_pages),
+        (3, 2),
+        "paginated across both"
+    );
+
+    // The publisher's next revision holds the page's message 10 itself
+    // (same id) and a new message 4.
+    let rev2 = published(
+        &dir.path().join("rev2.gsx"),
+        &[
+            (1, "refund the payment"),
+            (2, "payment failed twice"),
+            (3, "card payment declined"),
+            (4, "payment by bank transfer"),
+            (10, "my own payment note"),
+        ],
+    );
+    let mut next = overlay_of(&rev2, &dir.path().join("overlay2.db"));
+    assert_eq!(next.replay_overlay(e.connection()).unwrap(), 4);
+    assert_eq!(
+        ids(&next, "payment"),
+        [1, 4, 10, 21],
+        "the page's writes survive; id 10 is not doubled"
+    );
+    assert_eq!(ids(&next, "declined"), [3]);
+    assert_eq!(next.info().messages, 5);
+}

@@ -11,22 +11,27 @@
 
 /** A structured error: `{ code, message, position }`. */
 export class GitSenseSearchError extends Error {
-  constructor({ code, message, position, location } = {}) {
+  constructor({ code, message, position, location, where } = {}) {
     super(message || code || 'unknown error');
     this.name = 'GitSenseSearchError';
     this.code = code || 'internal.error';
     this.position = Number.isInteger(position) ? position : null;
     if (location) this.location = location;
+    // A write's bad record: { record: 'messages[3]', field: 'chat_id' }.
+    if (where) this.where = where;
   }
 
   toJSON() {
     const o = { code: this.code, message: this.message, position: this.position };
     if (this.location) o.location = this.location;
+    if (this.where) o.where = this.where;
     return o;
   }
 }
 
 const STORAGE_MODES = ['auto', 'opfs', 'indexeddb', 'memory', 'lazy'];
+/** Where a writable index (create / open({ name })) can live. */
+const WRITABLE_STORAGE = ['auto', 'opfs', 'indexeddb', 'memory'];
 
 /**
  * The engine's files (worker.js and the wasm modules) are found next to
@@ -289,10 +294,16 @@ export class GitSenseSearch extends EventTarget {
    * reading it lazily over HTTP Range requests while a copy fills OPFS in
    * the background; else by downloading it.
    */
-  static async open({ manifestUrl, storage = 'auto', lazyFill = true, offline, requestTimeoutMs, firstQuery, assetsUrl, onProgress, onUpdate, onError } = {}) {
+  static async open({ manifestUrl, name, storage = 'auto', lazyFill = true, offline, requestTimeoutMs, firstQuery, assetsUrl, onProgress, onUpdate, onError } = {}) {
     requireBrowser();
+    if (manifestUrl === undefined && name !== undefined) {
+      return GitSenseSearch.#openLocal({ name, storage, assetsUrl, onError, create: false });
+    }
+    if (name !== undefined) {
+      throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() takes a manifestUrl (a published index) or a name (a writable index made by create()), not both: an overlay of local writes over a published index is not supported yet' });
+    }
     if (typeof manifestUrl !== 'string' || !manifestUrl) {
-      throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl' });
+      throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl (a published index) or a name (a writable index)' });
     }
     if (!STORAGE_MODES.includes(storage)) {
       throw new GitSenseSearchError({
@@ -363,6 +374,80 @@ export class GitSenseSearch extends EventTarget {
       throw e;
     }
     return engine;
+  }
+
+  /**
+   * Makes a writable index of the page's own, called `name` (letters,
+   * digits, '-', '_', '.'): no manifest; records come from add(),
+   * update() and remove(). `storage`: 'auto' (OPFS, else IndexedDB),
+   * 'opfs', 'indexeddb' or 'memory'. Fails with index.exists when there
+   * is one of that name already (open({ name }) opens it).
+   */
+  static async create({ name, storage = 'auto', assetsUrl, onError } = {}) {
+    requireBrowser();
+    return GitSenseSearch.#openLocal({ name, storage, assetsUrl, onError, create: true });
+  }
+
+  static async #openLocal({ name, storage, assetsUrl, onError, create }) {
+    if (typeof name !== 'string' || !name) {
+      throw new GitSenseSearchError({ code: 'options.invalid', message: `a writable index needs a name, not ${JSON.stringify(name)}` });
+    }
+    if (!WRITABLE_STORAGE.includes(storage)) {
+      throw new GitSenseSearchError({
+        code: 'options.invalid',
+        message: `a writable index's storage is one of ${WRITABLE_STORAGE.join(', ')}, not ${JSON.stringify(storage)}`,
+      });
+    }
+    const assets = assetsOption(assetsUrl);
+    const engine = new GitSenseSearch();
+    if (onError) engine.addEventListener('error', (e) => onError(e.detail));
+    engine.#startup.pageOpen = performance.timeOrigin + performance.now();
+    engine.#channel = new Channel(startWorker(assets), (m) => engine.#event(m), workerUrl(assets));
+    try {
+      await engine.#channel.call('openLocal', { name, storage, create });
+    } catch (e) {
+      engine.#channel.terminate();
+      throw e;
+    }
+    return engine;
+  }
+
+  /**
+   * Writable index: adds records `{ chats, messages, codeBlocks }` (the
+   * model's fields: a chat { id, name, parent_id, ... }, a message { id,
+   * chat_id, role, content, ... }, a code block { id, message_id,
+   * content, ... }; a message's fenced blocks become code blocks by
+   * themselves). One transaction: all or nothing; once the promise
+   * resolves the records are stored and the next search sees them.
+   * Resolves { chats, messages, codeBlocks, revision }: rows written.
+   * A bad record rejects with write.bad_record (write.duplicate_id,
+   * write.not_found) and `where: { record: 'messages[3]', field:
+   * 'chat_id' }`, and nothing is written.
+   */
+  add(records) {
+    return this.#write('add', records);
+  }
+
+  /** Writable index: replaces records by id (as add(); a message's code blocks are cut from its new text). */
+  update(records) {
+    return this.#write('update', records);
+  }
+
+  /**
+   * Writable index: removes { chatIds, messageIds, blockIds } (a chat
+   * with its messages, code blocks and child chats; a message with its
+   * code blocks); ids not in the index are skipped.
+   */
+  remove(ids) {
+    return this.#write('remove', ids);
+  }
+
+  async #write(op, value) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new GitSenseSearchError({ code: 'write.bad_input', message: `${op}() takes an object, not ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}` });
+    }
+    const summary = await this.#call('write', { op, json: toJson(value, `the records given to ${op}()`) });
+    return { chats: summary.chats, messages: summary.messages, codeBlocks: summary.codeBlocks, revision: summary.revision };
   }
 
   /**

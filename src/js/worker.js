@@ -14,6 +14,10 @@
 // 'manifest', text } as soon as the manifest is in, then { type:
 // 'prefetched', value }).
 //
+// A writable index ('openLocal' { name, storage, create }, then 'write'
+// { op: 'add'|'update'|'remove', json }) has no manifest: nothing is
+// prefetched, no update check runs; 'search' and 'info' answer for it.
+//
 // An assisted search is a run of requests: 'assistStart' → { session, step,
 // reports } (JSON text), then, while step.kind is 'ask', the page awaits its
 // LLM and sends 'assistAdvance' { session, answer }; 'assistCancel' drops a
@@ -28,6 +32,8 @@ import init, {
   sessionFill,
   sessionStoredFiles,
   sessionClose,
+  localOpen,
+  localWrite,
   storageClear,
   syntaxGuide,
   panicForTests,
@@ -219,6 +225,16 @@ const ops = {
     }
     return info;
   },
+  // A writable index of the page's own (GitSenseSearch.create / open({ name })).
+  async openLocal({ name, storage, create }) {
+    // Writes run code the first module leaves to the second (split.js):
+    // fetched now, not by a stub's synchronous load mid-write.
+    await loadSecondary();
+    const info = await localOpen({ name, storage, create });
+    mark('opened');
+    return info;
+  },
+  write: ({ op, json }) => localWrite(op, json),
   async search({ query, options }) {
     const t0 = performance.now();
     mark('firstSearch');

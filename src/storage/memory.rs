@@ -48,6 +48,23 @@ impl MemoryStore {
         import_bytes(&self.util, idx, bytes, mem_err)
     }
 
+    /// Imports the bytes of a file that is not a published index (a
+    /// writable index, `crate::local`) under `name`.
+    pub fn import(&self, name: &str, bytes: &Uint8Array) -> Result<()> {
+        let file = StoredIndex {
+            name: name.to_string(),
+            scope: String::new(),
+            seq: 0,
+            sha256: String::new(),
+            size: u64::from(bytes.length()),
+        };
+        import_bytes(&self.util, &file, bytes, mem_err)
+    }
+
+    pub(crate) fn util(&self) -> &MemVfsUtil {
+        &self.util
+    }
+
     /// Starts a streamed import (see [`super::StoreStream`]).
     pub fn begin_import(
         &self,

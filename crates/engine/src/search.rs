@@ -291,9 +291,24 @@ impl Engine {
         json: &str,
     ) -> Result<index::live::WriteSummary> {
         let summary = index::live::write(&self.conn, op, json)?;
+        self.forget_cached()?;
+        Ok(summary)
+    }
+
+    /// Replays the writes of the overlay `from` onto this engine's index
+    /// (see [`index::live::replay`]); how many.
+    pub fn replay_overlay(&mut self, from: &Connection) -> Result<u64> {
+        let n = index::live::replay(from, &self.conn)?;
+        self.forget_cached()?;
+        Ok(n)
+    }
+
+    /// After the index changed under the connection: counts and phrase
+    /// row counts read afresh.
+    fn forget_cached(&mut self) -> Result<()> {
         self.tally.forget_counts();
         self.info = index::read_info(&self.conn)?;
-        Ok(summary)
+        Ok(())
     }
 
     pub fn connection(&self) -> &Connection {

@@ -165,6 +165,13 @@ pub fn is_writable(conn: &Connection) -> bool {
 /// Applies one write (see the module docs) in one transaction; the engine
 /// over `conn` must forget what it cached ([`crate::Engine::write`] does).
 pub fn write(conn: &Connection, op: WriteOp, json: &str) -> Result<WriteSummary> {
+    apply(conn, op, json, false)
+}
+
+/// [`write`]; `upsert`: an add replaces a record of the same id, an
+/// update adds one that is missing (replaying an overlay's writes over a
+/// new revision of its published index).
+fn apply(conn: &Connection, op: WriteOp, json: &str, upsert: bool) -> Result<WriteSummary> {
     if !is_writable(conn) {
         return Err(Error::new(
             "write.read_only",
@@ -184,11 +191,131 @@ pub fn write(conn: &Connection, op: WriteOp, json: &str) -> Result<WriteSummary>
     let mut w = Write::new(&tx)?;
     match op {
         WriteOp::Remove => w.remove(&RemoveIds::parse(&input)?)?,
-        WriteOp::Add | WriteOp::Update => w.put(op, &Batch::parse(&input)?)?,
+        WriteOp::Add | WriteOp::Update => w.put(op, &Batch::parse(&input)?, upsert)?,
     }
     let summary = w.finish(op, json)?;
+    if overlay_base(&tx)?.is_some() {
+        tx.execute(
+            "INSERT INTO overlay_log(op, input) VALUES (?1, ?2)",
+            params![op.name(), json],
+        )
+        .ctx("logging the write")?;
+    }
     tx.commit().ctx("committing the write")?;
     Ok(summary)
+}
+
+/// `index_meta` key of an overlay: the SHA-256 of the published index it
+/// is a copy of.
+const BASE_KEY: &str = "overlay_base";
+
+/// Makes a copy of a published index (opened read-write) a writable
+/// overlay over it: the page's writes go into the copy, so a search ranks,
+/// counts and pages the published records and the page's own as one
+/// index, and each write is logged, so that [`replay`] can apply them
+/// again to a copy of the next revision. `base_sha256` names the
+/// published file.
+///
+/// ```
+/// use gitsense_engine::index::live::{self, WriteOp};
+/// use gitsense_engine::{Engine, SearchOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = gitsense_engine::index::write_example(&dir.path().join("p.gsx"))?;
+/// let conn = rusqlite::Connection::open(&path)?; // a copy of the published file
+/// live::adopt(&conn, "sha-of-the-published-file")?;
+/// let mut engine = Engine::from_connection(conn)?;
+/// engine.write(WriteOp::Add, r#"{"messages": [{"id": 99, "chat_id": 1,
+///   "role": "user", "content": "Can a payment be retried twice?"}]}"#)?;
+/// let r = engine.search("payment", &SearchOptions::default())?;
+/// assert_eq!(r.total_counts.messages, 2); // the published one and the page's
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn adopt(conn: &Connection, base_sha256: &str) -> Result<()> {
+    let tx = conn.unchecked_transaction().ctx("adopting the index")?;
+    let mut sums = [0i64; 4];
+    {
+        let mut s = tx
+            .prepare("SELECT chunk, records FROM message_rank")
+            .ctx("reading ranking records")?;
+        let mut rows = s.query([]).ctx("reading ranking records")?;
+        while let Some(r) = rows.next().ctx("reading ranking records")? {
+            let chunk: i64 = r.get(0).ctx("reading ranking records")?;
+            let blob: Vec<u8> = r.get(1).ctx("reading ranking records")?;
+            let decoded =
+                records::decode(chunk, &blob, &records::MESSAGE_FIELDS).ok_or_else(|| {
+                    Error::new(
+                        "index.corrupt",
+                        format!("message_rank chunk {chunk} does not decode"),
+                    )
+                })?;
+            for (_, f) in decoded.iter() {
+                add_lengths(&mut sums, f, 1);
+            }
+        }
+    }
+    let mut meta: Vec<(&str, String)> = SUM_KEYS
+        .iter()
+        .copied()
+        .zip(sums.map(|v| v.to_string()))
+        .collect();
+    meta.push((BASE_KEY, base_sha256.to_string()));
+    for (k, v) in meta {
+        tx.execute(
+            "INSERT OR REPLACE INTO index_meta(key, value) VALUES (?1, ?2)",
+            params![k, v],
+        )
+        .ctx("writing index_meta")?;
+    }
+    // The file is no longer the one published: its checksum would lie.
+    tx.execute(
+        "DELETE FROM index_meta WHERE key = ?1",
+        [super::checksum::CHECKSUM_KEY],
+    )
+    .ctx("writing index_meta")?;
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS overlay_log(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, input TEXT NOT NULL);",
+    )
+    .ctx("creating the overlay log")?;
+    tx.commit().ctx("adopting the index")
+}
+
+/// The SHA-256 of the published index an overlay is a copy of; `None`
+/// for an index that is not an overlay.
+pub fn overlay_base(conn: &Connection) -> Result<Option<String>> {
+    conn.query_row(
+        "SELECT value FROM index_meta WHERE key = ?1",
+        [BASE_KEY],
+        |r| r.get(0),
+    )
+    .optional()
+    .ctx("reading index_meta")
+}
+
+/// Applies the writes logged in the overlay `from` to `to` (a copy of a
+/// new revision, [`adopt`]ed), in order: a record the new revision holds
+/// already is matched by id and replaced, never doubled. Returns how many
+/// writes were replayed.
+pub fn replay(from: &Connection, to: &Connection) -> Result<u64> {
+    let log: Vec<(String, String)> = from
+        .prepare("SELECT op, input FROM overlay_log ORDER BY seq")
+        .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+        .ctx("reading the overlay log")?;
+    for (op, input) in &log {
+        apply(to, WriteOp::parse(op)?, input, true)?;
+    }
+    Ok(log.len() as u64)
+}
+
+/// Adds (`sign` 1) or takes away (-1) a message record's title and
+/// keyword token counts (fields 1 and 3) to the sums `rank_stats`
+/// averages come from.
+fn add_lengths(sums: &mut [i64; 4], f: &[i64], sign: i64) {
+    for (slot, col) in [(0usize, 1usize), (2, 3)] {
+        if f[col] > 0 {
+            sums[slot] += sign * f[col];
+            sums[slot + 1] += sign;
+        }
+    }
 }
 
 /// A revision: the first 16 bytes of SHA-256 over the previous revision,
@@ -561,8 +688,21 @@ impl<'c> Write<'c> {
     }
 
     /// Adds or replaces the batch's records.
-    fn put(&mut self, op: WriteOp, b: &Batch) -> Result<()> {
-        if op == WriteOp::Update {
+    fn put(&mut self, op: WriteOp, b: &Batch, upsert: bool) -> Result<()> {
+        if upsert {
+            // Whatever holds these ids goes first (a chat keeps its messages).
+            for (_, c) in &b.chats {
+                if self.delete_chat_row(c.id)? {
+                    self.reshaped.insert(c.id);
+                }
+            }
+            for (_, m) in &b.messages {
+                self.delete_message(m.id)?;
+            }
+            for (_, cb) in &b.blocks {
+                self.delete_block(cb.id)?;
+            }
+        } else if op == WriteOp::Update {
             for (at, c) in &b.chats {
                 self.must_exist("chats", c.id, format!("{at}.id"), "chat")?;
                 self.delete_chat_row(c.id)?;
@@ -981,17 +1121,6 @@ impl<'c> Write<'c> {
         for (s, k) in sums.iter_mut().zip(SUM_KEYS) {
             *s = meta.get(k).and_then(|v| v.parse().ok()).unwrap_or(0);
         }
-        // Title is field 1 of a message record, keywords field 3.
-        let add = |sums: &mut [i64; 4], recs: &mut dyn Iterator<Item = &[i64]>, sign: i64| {
-            for f in recs {
-                for (slot, col) in [(0usize, 1usize), (2, 3)] {
-                    if f[col] > 0 {
-                        sums[slot] += sign * f[col];
-                        sums[slot + 1] += sign;
-                    }
-                }
-            }
-        };
         for &chunk in &self.message_chunks {
             let old = self.rewrite_chunk(
                 "message_rank",
@@ -1000,8 +1129,12 @@ impl<'c> Write<'c> {
                 message_records,
             )?;
             let (old, new) = old;
-            add(&mut sums, &mut old.iter().map(|(_, f)| f.as_slice()), -1);
-            add(&mut sums, &mut new.iter().map(|(_, f)| f.as_slice()), 1);
+            for (_, f) in &old {
+                add_lengths(&mut sums, f, -1);
+            }
+            for (_, f) in &new {
+                add_lengths(&mut sums, f, 1);
+            }
         }
         for &chunk in &self.code_chunks {
             self.rewrite_chunk("code_rank", chunk, &records::CODE_FIELDS, code_records)?;
