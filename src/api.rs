@@ -150,12 +150,22 @@ struct LocalOptions {
     storage: StoragePref,
     #[serde(default)]
     create: bool,
+    /// An overlay over the index published here.
+    #[serde(default)]
+    manifest_url: Option<String>,
+    #[serde(default)]
+    request_timeout_ms: Option<u32>,
 }
 
-/// Opens (or, with `create`, makes) a writable index of the page's own
-/// (see [`super::local`]); resolves with its `info()`.
+/// Opens (or, with `create`, makes) a writable index of the page's own,
+/// or with `manifestUrl` an overlay over a published index (see
+/// [`super::local`]); resolves with its `info()` (an overlay's with
+/// `source`: `stored` or `downloaded`).
 #[wasm_bindgen(js_name = localOpen)]
-pub async fn local_open(options: JsValue) -> Result<JsValue, JsValue> {
+pub async fn local_open(
+    options: JsValue,
+    on_progress: Option<Function>,
+) -> Result<JsValue, JsValue> {
     let opts: LocalOptions = serde_wasm_bindgen::from_value(options).map_err(|e| {
         js(Error::new(
             "options.invalid",
@@ -170,18 +180,39 @@ pub async fn local_open(options: JsValue) -> Result<JsValue, JsValue> {
             "this worker already has an open index",
         )));
     }
-    let index = local::LocalIndex::open(&opts.name, opts.storage, opts.create)
-        .await
-        .map_err(js)?;
-    let info = index.info().map_err(js)?;
+    let (index, source) = match &opts.manifest_url {
+        Some(url) => {
+            let (index, stored) = local::LocalIndex::open_overlay(
+                url,
+                &opts.name,
+                opts.storage,
+                opts.request_timeout_ms,
+                on_progress.as_ref(),
+            )
+            .await
+            .map_err(js)?;
+            (index, Some(if stored { "stored" } else { "downloaded" }))
+        }
+        None => (
+            local::LocalIndex::open(&opts.name, opts.storage, opts.create)
+                .await
+                .map_err(js)?,
+            None,
+        ),
+    };
+    let info = to_js(&index.info().map_err(js)?);
+    if let Some(source) = source {
+        let _ = Reflect::set(&info, &"source".into(), &source.into());
+    }
     local::install(index);
-    Ok(to_js(&info))
+    Ok(info)
 }
 
 /// Applies a write (`add`, `update`, `remove`) to the open writable
-/// index; resolves with its summary once it is committed.
+/// index, at most once per `key` when given (a request another tab may
+/// send again); resolves with its summary once it is committed.
 #[wasm_bindgen(js_name = localWrite)]
-pub async fn local_write(op: String, json: String) -> Result<JsValue, JsValue> {
+pub async fn local_write(op: String, json: String, key: Option<String>) -> Result<JsValue, JsValue> {
     let index = local::current().ok_or_else(|| {
         js(Error::new(
             "write.read_only",
@@ -189,16 +220,54 @@ pub async fn local_write(op: String, json: String) -> Result<JsValue, JsValue> {
         ))
     })?;
     let op = WriteOp::parse(&op).map_err(js)?;
-    Ok(to_js(&index.write(op, &json).await.map_err(js)?))
+    Ok(to_js(&index.write(op, &json, key.as_deref()).await.map_err(js)?))
+}
+
+// A writable index has functions of its own (the worker calls them once
+// it opened one), so that a published index's visit runs none of its code
+// and the module's first part does not grow with it (xtask wasm_split).
+
+fn local_index() -> Result<Rc<local::LocalIndex>, JsValue> {
+    local::current().ok_or_else(|| {
+        js(Error::new(
+            "engine.closed",
+            "no writable index is open in this worker",
+        ))
+    })
+}
+
+/// Runs a query on the writable index; the results object as JSON text.
+#[wasm_bindgen(js_name = localSearch)]
+pub fn local_search(query: String, options_json: String) -> Result<String, JsValue> {
+    local_index()?.search(&query, &options_json).map_err(js)
+}
+
+#[wasm_bindgen(js_name = localInfo)]
+pub fn local_info() -> Result<JsValue, JsValue> {
+    Ok(to_js(&local_index()?.info().map_err(js)?))
+}
+
+/// An overlay: checks the manifest and swaps in a new revision with the
+/// page's writes applied; a writable index: `current`.
+#[wasm_bindgen(js_name = localUpdate)]
+pub async fn local_update(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
+    let index = local_index()?;
+    let status = index.update(on_progress.as_ref()).await.map_err(js)?;
+    Ok(to_js(&status))
+}
+
+/// Closes the writable index and releases its storage.
+#[wasm_bindgen(js_name = localClose)]
+pub fn local_close() {
+    if let Some(index) = local::take() {
+        index.close();
+    }
 }
 
 /// Runs a query; returns the results object as JSON text. In lazy mode
 /// the pages it will read are fetched in batches first.
 #[wasm_bindgen(js_name = sessionSearch)]
 pub async fn session_search(query: String, options_json: String) -> Result<String, JsValue> {
-    if let Some(index) = local::current() {
-        return index.search(&query, &options_json).map_err(js);
-    }
     let s = session()?;
     s.warm(&query, &options_json).await;
     s.search(&query, &options_json).map_err(js)
@@ -206,9 +275,6 @@ pub async fn session_search(query: String, options_json: String) -> Result<Strin
 
 #[wasm_bindgen(js_name = sessionInfo)]
 pub fn session_info() -> Result<JsValue, JsValue> {
-    if let Some(index) = local::current() {
-        return Ok(to_js(&index.info().map_err(js)?));
-    }
     Ok(to_js(&session()?.info().map_err(js)?))
 }
 
@@ -219,6 +285,11 @@ pub async fn session_update(
     on_progress: Option<Function>,
     manifest: Option<String>,
 ) -> Result<JsValue, JsValue> {
+    if let Some(index) = local::current() {
+        return Ok(to_js(
+            &index.update(on_progress.as_ref()).await.map_err(js)?,
+        ));
+    }
     let s = session()?;
     let status = s
         .update_with(on_progress.as_ref(), manifest.as_deref())
@@ -247,9 +318,6 @@ pub async fn session_stored_files() -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = sessionClose)]
 pub fn session_close() {
     super::assist::cancel_all();
-    if let Some(index) = local::take() {
-        index.close();
-    }
     if let Some(s) = take() {
         s.close();
     }

@@ -18,20 +18,35 @@
 //!
 //! The file is `gsw-<name>.db`, apart from the published indexes'
 //! `gsx-…` names, so neither ever takes the other for its own.
+//!
+//! An overlay (`open({ manifestUrl, name })`) is a copy of the published
+//! index made writable ([`live::adopt`]): the page's writes go into the
+//! copy, so one search ranks, counts and pages the published records and
+//! the page's own together, with the statistics of both (two searches
+//! merged by rank could not: each index's scores rest on its own term
+//! statistics, and a published record the page removed or replaced would
+//! still be counted). Each write is logged in the copy; a new revision of
+//! the published index is downloaded into a new copy, the log applied to
+//! it (records it already holds are matched by id), and the copies
+//! swapped. Its files are `gso-<name>~<seq>.db`: the highest whose
+//! adoption finished is the overlay, a lower or unfinished one is removed.
 
-use super::host::{self, js_error, now_ms};
+use super::host::{self, js_error, now_ms, report};
+use super::session::{download_verified, fetch_manifest, UpdateStatus};
 use super::storage::memory::{self, MemoryStore};
 use super::storage::opfs::{self, OpfsStore};
 use super::storage::StoragePref;
+use super::storage::StoredIndex;
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::live::{self, WriteOp, WriteSummary};
 use gitsense_engine::index::IndexInfo;
 use gitsense_engine::search::Engine;
+use js_sys::Function;
 use js_sys::Uint8Array;
 use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -66,6 +81,119 @@ impl Place {
             _ => memory::VFS_NAME,
         }
     }
+
+    /// Every file stored here.
+    async fn names(&self) -> Result<Vec<String>> {
+        match self {
+            Place::Opfs(s) => s.names(),
+            Place::IndexedDb { db, .. } => idb_names(db).await,
+            Place::Memory(m) => m.names(),
+        }
+    }
+
+    /// Makes a stored file openable (IndexedDB: into the memory VFS).
+    async fn load(&self, file: &str) -> Result<()> {
+        if let Place::IndexedDb { db, memory } = self {
+            if !memory.contains(file) {
+                let bytes: Uint8Array = host::idb_get(db, file)
+                    .await
+                    .map_err(|e| js_error(&e, "storage.failed", "reading IndexedDB"))?
+                    .unchecked_into();
+                memory.import(file, &bytes)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores bytes (a published index) as `file`; IndexedDB keeps them
+    /// once [`LocalIndex::save`] runs.
+    async fn import(&self, file: &str, bytes: &Uint8Array) -> Result<()> {
+        match self {
+            Place::Opfs(s) => {
+                let f = StoredIndex {
+                    name: file.to_string(),
+                    scope: String::new(),
+                    seq: 0,
+                    sha256: String::new(),
+                    size: u64::from(bytes.length()),
+                };
+                s.store(&f, bytes).await?;
+                s.ensure_room(1).await
+            }
+            Place::IndexedDb { memory, .. } | Place::Memory(memory) => memory.import(file, bytes),
+        }
+    }
+
+    async fn remove(&self, file: &str) -> Result<()> {
+        match self {
+            Place::Opfs(s) => s.remove(file),
+            Place::IndexedDb { db, memory } => {
+                if memory.contains(file) {
+                    memory.remove(file)?;
+                }
+                host::idb_delete(db, file)
+                    .await
+                    .map_err(|e| js_error(&e, "storage.failed", "removing from IndexedDB"))?;
+                Ok(())
+            }
+            Place::Memory(m) => m.remove(file),
+        }
+    }
+
+    /// A read-write engine over `file`.
+    fn engine(&self, file: &str) -> Result<Engine> {
+        engine_over(self.connection(file)?)
+    }
+
+    /// A read-write connection to `file` (made if missing).
+    fn connection(&self, file: &str) -> Result<Connection> {
+        let conn = Connection::open_with_flags_and_vfs(
+            file,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            self.vfs(),
+        )
+        .map_err(|e| storage_err("opening the writable index", e))?;
+        conn.execute_batch("PRAGMA temp_store = MEMORY")
+            .map_err(|e| Error::db("configuring the connection", e))?;
+        Ok(conn)
+    }
+}
+
+fn engine_over(conn: Connection) -> Result<Engine> {
+    let mut engine = Engine::from_connection(conn)?;
+    engine.set_clock(now_ms);
+    engine.set_time_budget(Some(SEARCH_BUDGET_MS));
+    Ok(engine)
+}
+
+/// An overlay's published side.
+struct Overlay {
+    manifest_url: String,
+    request_timeout_ms: Option<u32>,
+    /// The SHA-256 of the published index the copy in use was made from.
+    base: RefCell<String>,
+    seq: Cell<u64>,
+    /// Set while an update runs.
+    updating: Cell<bool>,
+    last_update: RefCell<Option<UpdateStatus>>,
+}
+
+/// What `info().overlay` says.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OverlayInfo {
+    pub manifest_url: String,
+    /// The SHA-256 of the published index under the page's writes.
+    pub base_sha256: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_update: Option<UpdateStatus>,
+}
+
+/// The file of an overlay's copy number `seq`.
+fn overlay_file(name: &str, seq: u64) -> String {
+    format!("gso-{name}~{seq:08}.db")
 }
 
 /// Milliseconds of the last write and search.
@@ -94,15 +222,18 @@ pub struct LocalInfo {
     pub index: IndexInfo,
     pub size_bytes: u64,
     pub timings: LocalTimings,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<OverlayInfo>,
 }
 
 pub struct LocalIndex {
     name: String,
-    file: String,
+    file: RefCell<String>,
     place: Place,
     storage_reason: String,
     engine: RefCell<Option<Engine>>,
     timings: RefCell<LocalTimings>,
+    overlay: Option<Overlay>,
 }
 
 /// The longest index name.
@@ -140,21 +271,10 @@ impl LocalIndex {
         let t = now_ms();
         let file = file_of(name)?;
         let (place, reason) = Self::place(pref, &file, create).await?;
-        let exists = match &place {
-            Place::Opfs(s) => s.contains(&file)?,
-            Place::IndexedDb { db, memory } => {
-                let stored = idb_names(db).await?.contains(&file);
-                if stored && !memory.contains(&file) {
-                    let bytes: Uint8Array = host::idb_get(db, &file)
-                        .await
-                        .map_err(|e| js_error(&e, "storage.failed", "reading IndexedDB"))?
-                        .unchecked_into();
-                    memory.import(&file, &bytes)?;
-                }
-                stored
-            }
-            Place::Memory(m) => m.contains(&file),
-        };
+        let exists = place.names().await?.contains(&file);
+        if exists {
+            place.load(&file).await?;
+        }
         match (create, exists) {
             (true, true) => {
                 return Err(Error::new(
@@ -174,39 +294,257 @@ impl LocalIndex {
             // The database and its rollback journal.
             s.ensure_room(2).await?;
         }
-        let conn = Connection::open_with_flags_and_vfs(
-            &file,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            place.vfs(),
-        )
-        .map_err(|e| storage_err("opening the writable index", e))?;
-        conn.execute_batch("PRAGMA temp_store = MEMORY")
-            .map_err(|e| Error::db("configuring the connection", e))?;
         if create {
             let now = js_sys::Date::new_0()
                 .to_iso_string()
                 .as_string()
                 .unwrap_or_default();
-            live::create(&conn, &format!("local:{name}"), &now)?;
+            live::create(&place.connection(&file)?, &format!("local:{name}"), &now)?;
         }
-        let mut engine = Engine::from_connection(conn)?;
-        engine.set_clock(now_ms);
-        engine.set_time_budget(Some(SEARCH_BUDGET_MS));
+        // Opened afresh: create() made the schema under the engine.
+        let engine = place.engine(&file)?;
         let index = LocalIndex {
             name: name.to_string(),
-            file,
+            file: RefCell::new(file),
             place,
             storage_reason: reason,
             engine: RefCell::new(Some(engine)),
             timings: RefCell::new(LocalTimings::default()),
+            overlay: None,
         };
         if create {
             index.save().await?;
         }
         index.timings.borrow_mut().open_ms = now_ms() - t;
         Ok(index)
+    }
+
+    /// Opens the overlay `name` over the index published at
+    /// `manifest_url`: the copy stored last (no network needed), else a
+    /// copy of the index the manifest names, downloaded now. The caller
+    /// checks for a new revision with [`LocalIndex::update`].
+    pub async fn open_overlay(
+        manifest_url: &str,
+        name: &str,
+        pref: StoragePref,
+        request_timeout_ms: Option<u32>,
+        on_progress: Option<&Function>,
+    ) -> Result<(LocalIndex, bool)> {
+        let t = now_ms();
+        file_of(name)?;
+        let (place, reason) = Self::place(pref, "", true).await?;
+        let prefix = format!("gso-{name}~");
+        let mut copies: Vec<(u64, String)> = place
+            .names()
+            .await?
+            .into_iter()
+            .filter_map(|f| {
+                let seq = f.strip_prefix(&prefix)?.strip_suffix(".db")?.parse().ok()?;
+                Some((seq, f))
+            })
+            .collect();
+        copies.sort_unstable_by(|a, b| b.cmp(a));
+        // The newest copy whose adoption finished; the rest go.
+        let mut found: Option<(u64, String, Engine, String)> = None;
+        for (seq, file) in copies {
+            if found.is_none() {
+                place.load(&file).await?;
+                let engine = place.engine(&file)?;
+                if let Some(base) = live::overlay_base(engine.connection())? {
+                    found = Some((seq, file, engine, base));
+                    continue;
+                }
+            }
+            place.remove(&file).await?;
+        }
+        let stored = found.is_some();
+        let (seq, file, engine, base) = match found {
+            Some(f) => f,
+            None => {
+                if !host::is_online() {
+                    return Err(Error::new(
+                        "network.offline",
+                        "the browser is offline and this overlay's published index is not stored yet",
+                    ));
+                }
+                let manifest = fetch_manifest(manifest_url, request_timeout_ms).await?;
+                let file = overlay_file(name, 1);
+                let engine = Self::adopt(
+                    &place,
+                    &file,
+                    manifest_url,
+                    &manifest,
+                    None,
+                    on_progress,
+                    request_timeout_ms,
+                )
+                .await?;
+                (1, file, engine, manifest.sha256)
+            }
+        };
+        let index = LocalIndex {
+            name: name.to_string(),
+            file: RefCell::new(file),
+            place,
+            storage_reason: reason,
+            engine: RefCell::new(Some(engine)),
+            timings: RefCell::new(LocalTimings::default()),
+            overlay: Some(Overlay {
+                manifest_url: manifest_url.to_string(),
+                request_timeout_ms,
+                base: RefCell::new(base),
+                seq: Cell::new(seq),
+                updating: Cell::new(false),
+                last_update: RefCell::new(None),
+            }),
+        };
+        index.save().await?;
+        index.timings.borrow_mut().open_ms = now_ms() - t;
+        report(on_progress, "ready", 1.0, 1.0);
+        Ok((index, stored))
+    }
+
+    /// Downloads the index `manifest` names into `file`, makes it an
+    /// overlay with the writes of `previous` applied, and opens it. A
+    /// failure removes the file.
+    #[allow(clippy::too_many_arguments)]
+    async fn adopt(
+        place: &Place,
+        file: &str,
+        manifest_url: &str,
+        manifest: &gitsense_publish::Manifest,
+        previous: Option<&Engine>,
+        on_progress: Option<&Function>,
+        request_timeout_ms: Option<u32>,
+    ) -> Result<Engine> {
+        let fetched =
+            download_verified(manifest_url, manifest, on_progress, request_timeout_ms).await?;
+        place.import(file, &fetched.bytes).await?;
+        let made = place.engine(file).and_then(|engine| {
+            if engine.info().revision != manifest.revision {
+                return Err(Error::new(
+                    "download.revision_mismatch",
+                    format!(
+                        "the downloaded index has corpus revision {} but the manifest announces {}",
+                        engine.info().revision,
+                        manifest.revision
+                    ),
+                ));
+            }
+            let conn = engine.connection();
+            live::adopt(conn, &manifest.sha256, previous.map(Engine::connection))?;
+            Ok(())
+        });
+        if let Err(e) = made {
+            let _ = place.remove(file).await;
+            return Err(e);
+        }
+        // Opened afresh: the adoption changed the index under the engine.
+        place.engine(file)
+    }
+
+    /// An overlay: checks the manifest and, for a new revision, makes a
+    /// copy of it with the page's writes applied and swaps it in; the
+    /// old copy answers until then. A plain writable index: `current`.
+    pub async fn update(&self, on_progress: Option<&Function>) -> Result<UpdateStatus> {
+        let revision = self.with_engine(|e| Ok(e.info().revision.clone()))?;
+        let Some(o) = &self.overlay else {
+            return Ok(UpdateStatus {
+                status: "current",
+                revision,
+                reason: None,
+            });
+        };
+        if o.updating.replace(true) {
+            return Err(Error::new(
+                "engine.busy",
+                "an update is already in progress",
+            ));
+        }
+        let result = self.update_overlay(o, on_progress, revision).await;
+        o.updating.set(false);
+        if let Ok(status) = &result {
+            *o.last_update.borrow_mut() = Some(status.clone());
+        }
+        result
+    }
+
+    async fn update_overlay(
+        &self,
+        o: &Overlay,
+        on_progress: Option<&Function>,
+        revision: String,
+    ) -> Result<UpdateStatus> {
+        let offline = |reason: String| UpdateStatus {
+            status: "offline",
+            revision: revision.clone(),
+            reason: Some(reason),
+        };
+        if !host::is_online() {
+            return Ok(offline("the browser is offline".into()));
+        }
+        let manifest = match fetch_manifest(&o.manifest_url, o.request_timeout_ms).await {
+            Ok(m) => m,
+            Err(e) if e.code == "network.failed" || e.code == "network.timeout" => {
+                return Ok(offline(e.message))
+            }
+            Err(e) => return Err(e),
+        };
+        if manifest.sha256 == *o.base.borrow() {
+            return Ok(UpdateStatus {
+                status: "current",
+                revision,
+                reason: None,
+            });
+        }
+        let seq = o.seq.get() + 1;
+        let file = overlay_file(&self.name, seq);
+        let engine = {
+            let current = self.engine.borrow();
+            let Some(current) = current.as_ref() else {
+                return Err(Error::new(
+                    "engine.closed",
+                    "the search engine has been closed",
+                ));
+            };
+            // The page's writes wait for the swap (the worker runs one
+            // message at a time, and this borrow spans no write).
+            Self::adopt_blocking_writes(&self.place, &file, o, &manifest, current, on_progress)
+                .await?
+        };
+        let old = self.file.replace(file);
+        *self.engine.borrow_mut() = Some(engine);
+        *o.base.borrow_mut() = manifest.sha256.clone();
+        o.seq.set(seq);
+        self.save().await?;
+        self.place.remove(&old).await?;
+        let revision = self.with_engine(|e| Ok(e.info().revision.clone()))?;
+        report(on_progress, "ready", 1.0, 1.0);
+        Ok(UpdateStatus {
+            status: "updated",
+            revision,
+            reason: None,
+        })
+    }
+
+    async fn adopt_blocking_writes(
+        place: &Place,
+        file: &str,
+        o: &Overlay,
+        manifest: &gitsense_publish::Manifest,
+        current: &Engine,
+        on_progress: Option<&Function>,
+    ) -> Result<Engine> {
+        Self::adopt(
+            place,
+            file,
+            &o.manifest_url,
+            manifest,
+            Some(current),
+            on_progress,
+            o.request_timeout_ms,
+        )
+        .await
     }
 
     /// The storage `pref` asks for. `auto`: OPFS where sync access
@@ -282,11 +620,14 @@ impl LocalIndex {
         Ok(out)
     }
 
-    /// Applies a write; resolves once it is committed where the index
-    /// lives (see the module docs).
-    pub async fn write(&self, op: WriteOp, json: &str) -> Result<WriteSummary> {
+    /// Applies a write (at most once per `key`, when given); resolves
+    /// once it is committed where the index lives (see the module docs).
+    pub async fn write(&self, op: WriteOp, json: &str, key: Option<&str>) -> Result<WriteSummary> {
         let t = now_ms();
-        let summary = self.with_engine(|e| e.write(op, json))?;
+        let summary = self.with_engine(|e| match key {
+            Some(key) => e.write_once(op, json, key),
+            None => e.write(op, json),
+        })?;
         if let Err(e) = self.save().await {
             // Memory holds a write IndexedDB does not: back to the copy
             // saved last, so that what searches see is what is kept.
@@ -303,7 +644,8 @@ impl LocalIndex {
             return Ok(());
         };
         let t = now_ms();
-        let bytes = memory.export(&self.file)?;
+        let file = self.file.borrow().clone();
+        let bytes = memory.export(&file)?;
         let size = bytes.len();
         let bytes = Uint8Array::from(bytes.as_slice());
         #[derive(Serialize)]
@@ -315,7 +657,7 @@ impl LocalIndex {
         host::idb_put(
             db,
             host::to_js(&Meta {
-                name: &self.file,
+                name: &file,
                 writable: true,
                 size,
             }),
@@ -329,26 +671,14 @@ impl LocalIndex {
 
     /// IndexedDB: reopens the index from the bytes saved last.
     async fn reload(&self) -> Result<()> {
-        let Place::IndexedDb { db, memory } = &self.place else {
+        let Place::IndexedDb { memory, .. } = &self.place else {
             return Ok(());
         };
+        let file = self.file.borrow().clone();
         self.engine.borrow_mut().take();
-        memory.remove(&self.file)?;
-        let bytes: Uint8Array = host::idb_get(db, &self.file)
-            .await
-            .map_err(|e| js_error(&e, "storage.failed", "reading IndexedDB"))?
-            .unchecked_into();
-        memory.import(&self.file, &bytes)?;
-        let conn = Connection::open_with_flags_and_vfs(
-            &self.file,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            memory::VFS_NAME,
-        )
-        .map_err(|e| storage_err("reopening the writable index", e))?;
-        let mut engine = Engine::from_connection(conn)?;
-        engine.set_clock(now_ms);
-        engine.set_time_budget(Some(SEARCH_BUDGET_MS));
-        *self.engine.borrow_mut() = Some(engine);
+        memory.remove(&file)?;
+        self.place.load(&file).await?;
+        *self.engine.borrow_mut() = Some(self.place.engine(&file)?);
         Ok(())
     }
 
@@ -359,10 +689,15 @@ impl LocalIndex {
             name: self.name.clone(),
             storage: self.place.kind(),
             storage_reason: self.storage_reason.clone(),
-            file: self.file.clone(),
+            file: self.file.borrow().clone(),
             size_bytes: index.size_bytes(),
             index,
             timings: self.timings.borrow().clone(),
+            overlay: self.overlay.as_ref().map(|o| OverlayInfo {
+                manifest_url: o.manifest_url.clone(),
+                base_sha256: o.base.borrow().clone(),
+                last_update: o.last_update.borrow().clone(),
+            }),
         })
     }
 
@@ -373,7 +708,7 @@ impl LocalIndex {
         match &self.place {
             Place::Opfs(s) => s.release(),
             Place::IndexedDb { db, memory } => {
-                let _ = memory.remove(&self.file);
+                let _ = memory.remove(&self.file.borrow());
                 host::idb_close(db);
             }
             // The memory VFS keeps it for the worker's life: a reopen in

@@ -367,11 +367,15 @@ fn published(path: &std::path::Path, messages: &[(i64, &str)]) -> std::path::Pat
 }
 
 /// A copy of a published file made writable as an overlay.
-fn overlay_of(file: &std::path::Path, copy: &std::path::Path) -> Engine {
+fn overlay_of(
+    file: &std::path::Path,
+    copy: &std::path::Path,
+    previous: Option<&Engine>,
+) -> (Engine, u64) {
     std::fs::copy(file, copy).unwrap();
     let conn = Connection::open(copy).unwrap();
-    live::adopt(&conn, "base").unwrap();
-    Engine::from_connection(conn).unwrap()
+    let replayed = live::adopt(&conn, "base", previous.map(Engine::connection)).unwrap();
+    (Engine::from_connection(conn).unwrap(), replayed)
 }
 
 fn ids(e: &Engine, q: &str) -> Vec<i64> {
@@ -401,7 +405,7 @@ fn an_overlay_searches_the_published_records_and_the_pages_own_as_one_index_and_
             (3, "card payment declined"),
         ],
     );
-    let mut e = overlay_of(&rev1, &dir.path().join("overlay1.db"));
+    let (mut e, _) = overlay_of(&rev1, &dir.path().join("overlay1.db"), None);
     write(
         &mut e,
         WriteOp::Add,
@@ -450,8 +454,8 @@ fn an_overlay_searches_the_published_records_and_the_pages_own_as_one_index_and_
             (10, "my own payment note"),
         ],
     );
-    let mut next = overlay_of(&rev2, &dir.path().join("overlay2.db"));
-    assert_eq!(next.replay_overlay(e.connection()).unwrap(), 4);
+    let (next, replayed) = overlay_of(&rev2, &dir.path().join("overlay2.db"), Some(&e));
+    assert_eq!(replayed, 4);
     assert_eq!(
         ids(&next, "payment"),
         [1, 4, 10, 21],
@@ -459,4 +463,24 @@ fn an_overlay_searches_the_published_records_and_the_pages_own_as_one_index_and_
     );
     assert_eq!(ids(&next, "declined"), [3]);
     assert_eq!(next.info().messages, 5);
+    // Its log holds the four writes again, for the revision after.
+    let (third, replayed) = overlay_of(&rev2, &dir.path().join("overlay3.db"), Some(&next));
+    assert_eq!((replayed, ids(&third, "payment")), (4, vec![1, 4, 10, 21]));
+}
+
+#[test]
+fn a_write_sent_again_under_its_key_is_applied_once() {
+    let mut e = writable();
+    let input =
+        json!({ "chats": [chat(1, 0, "Once")], "messages": [message(1, 1, "user", "only once")] })
+            .to_string();
+    let first = e.write_once(WriteOp::Add, &input, "tab-a:1").unwrap();
+    let again = e.write_once(WriteOp::Add, &input, "tab-a:1").unwrap();
+    assert_eq!(first, again, "the first attempt's summary");
+    assert_eq!(e.info().messages, 1);
+    let other = e.write_once(WriteOp::Add, &input, "tab-b:1").unwrap_err();
+    assert_eq!(
+        other.code, "write.duplicate_id",
+        "another key is another write"
+    );
 }

@@ -222,6 +222,185 @@ class Channel {
   }
 }
 
+/** How long a tab waits for the tab owning a shared index to answer (it may be taking over from one that closed). */
+const OWNER_WAIT_MS = 15000;
+
+/**
+ * A writable index shared by the tabs of an origin. One tab owns it: its
+ * worker holds the storage (a worker's OPFS access handles are
+ * exclusive), elected with a Web Lock named after the index; the other
+ * tabs send their calls to the owner over a BroadcastChannel and get the
+ * answers back. When the owner's tab closes, the browser releases its
+ * lock and the tab that queued first for it takes over: it opens the
+ * index from storage (every write that resolved was committed there) and
+ * announces itself, and the others send it the calls the old owner left
+ * unanswered. A write sent again carries the key of its first attempt, so
+ * one the old owner committed is not applied twice. The same interface
+ * as Channel (call, terminate).
+ */
+class SharedIndex {
+  static supported() {
+    return typeof navigator !== 'undefined' && navigator.locks && typeof BroadcastChannel === 'function' && typeof crypto !== 'undefined' && crypto.randomUUID;
+  }
+
+  /** Joins the tabs sharing `key`: owns it (opening it with `start(create)`) if no tab does, else relays to the owner. */
+  static async join(key, start, create, onEvent) {
+    const shared = new SharedIndex(key, start, onEvent);
+    try {
+      if (await shared.#lock(true)) {
+        await shared.#own(create);
+      } else {
+        if (create) {
+          throw new GitSenseSearchError({ code: 'index.exists', message: 'another tab has this writable index open: open({ name }) joins it' });
+        }
+        await shared.#follow();
+      }
+    } catch (e) {
+      shared.terminate();
+      throw e;
+    }
+    return shared;
+  }
+
+  constructor(key, start, onEvent) {
+    this.lockName = `gitsense-search:${key}`;
+    this.start = start;
+    this.onEvent = onEvent;
+    this.tab = crypto.randomUUID();
+    this.bc = new BroadcastChannel(this.lockName);
+    this.bc.onmessage = ({ data }) => this.#message(data);
+    this.local = null; // the Channel to this tab's worker, while it owns the index
+    this.owner = null; // the owning tab's id
+    this.pending = new Map(); // calls sent to the owner, not answered yet
+    this.nextId = 1;
+    this.release = null; // lets go of the lock
+    this.abort = new AbortController(); // drops a queued lock request
+    this.closed = false;
+    this.ownerKnown = null;
+  }
+
+  /** Requests the lock: `now` only if free (resolves whether it was got); else queued, resolving when got. */
+  #lock(now) {
+    return new Promise((resolve, reject) => {
+      const options = now ? { ifAvailable: true } : { signal: this.abort.signal };
+      navigator.locks
+        .request(this.lockName, options, (lock) => {
+          if (!lock || this.closed) {
+            resolve(false);
+            return undefined;
+          }
+          resolve(true);
+          return new Promise((r) => {
+            this.release = r;
+          });
+        })
+        .catch((e) => (this.closed ? resolve(false) : reject(e)));
+    });
+  }
+
+  async #own(create) {
+    // A closed owner's worker may hold the storage a moment longer.
+    const until = Date.now() + OWNER_WAIT_MS;
+    for (;;) {
+      try {
+        this.local = await this.start(create);
+        break;
+      } catch (e) {
+        if (e.code !== 'storage.busy' || Date.now() > until) throw e;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    this.owner = this.tab;
+    this.bc.postMessage({ type: 'owner', tab: this.tab });
+    // Calls this tab had sent to the owner that left.
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      this.local.call(p.op, p.args).then(p.resolve, p.reject);
+    }
+  }
+
+  async #follow() {
+    const known = new Promise((resolve) => {
+      this.ownerKnown = resolve;
+    });
+    this.bc.postMessage({ type: 'hello', tab: this.tab });
+    const timeout = new Promise((_, reject) =>
+      setTimeout(() => reject(new GitSenseSearchError({ code: 'storage.busy', message: `the tab that has this writable index open did not answer within ${OWNER_WAIT_MS} ms` })), OWNER_WAIT_MS),
+    );
+    await Promise.race([known, timeout]);
+    // Queue for the index: this tab takes over when the owner leaves.
+    this.#lock(false).then(
+      (got) => {
+        if (got && !this.closed) this.#own(false).catch((e) => this.onEvent({ type: 'crash', error: { code: e.code || 'internal.error', message: e.message } }));
+      },
+      () => {},
+    );
+  }
+
+  #message(m) {
+    if (!m || this.closed) return;
+    if (m.type === 'owner') {
+      this.owner = m.tab;
+      if (this.ownerKnown) this.ownerKnown();
+      // The calls the previous owner left unanswered go to this one.
+      for (const id of this.pending.keys()) this.#send(id);
+    } else if (m.type === 'hello' && this.local) {
+      this.bc.postMessage({ type: 'owner', tab: this.tab });
+    } else if (m.type === 'req' && m.to === this.tab && this.local) {
+      const reply = (ok, v) => this.bc.postMessage({ type: 'res', to: m.from, id: m.id, ok, [ok ? 'value' : 'error']: v });
+      this.local.call(m.op, m.args).then(
+        (value) => reply(true, value),
+        (e) => reply(false, e && e.toJSON ? e.toJSON() : { code: 'internal.error', message: String(e) }),
+      );
+    } else if (m.type === 'res' && m.to === this.tab) {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.ok) p.resolve(m.value);
+      else p.reject(new GitSenseSearchError(m.error));
+    } else if (m.type === 'event' && !this.local) {
+      this.onEvent(m.event);
+    }
+  }
+
+  #send(id) {
+    const p = this.pending.get(id);
+    if (p && this.owner && this.owner !== this.tab) this.bc.postMessage({ type: 'req', to: this.owner, from: this.tab, id, op: p.op, args: p.args });
+  }
+
+  call(op, args) {
+    if (this.closed) return Promise.reject(new GitSenseSearchError({ code: 'engine.closed', message: 'the search engine has been closed' }));
+    const tagged = (v) => (op === 'info' && v && typeof v === 'object' ? { ...v, tab: { owner: Boolean(this.local) } } : v);
+    if (this.local) return this.local.call(op, args).then(tagged);
+    // Closing a tab that does not own the index closes nothing but its link.
+    if (op === 'close') return Promise.resolve(null);
+    // A write relayed keeps one key through every attempt (see the class).
+    const sent = op === 'write' && !args.key ? { ...args, key: crypto.randomUUID() } : args;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { op, args: sent, resolve, reject });
+      this.#send(id);
+    }).then(tagged);
+  }
+
+  /** Events of the owner's worker reach every tab. */
+  relay(m) {
+    if (this.local && !this.closed) this.bc.postMessage({ type: 'event', event: m });
+  }
+
+  terminate() {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort();
+    for (const p of this.pending.values()) p.reject(new GitSenseSearchError({ code: 'engine.closed', message: 'the search engine has been closed' }));
+    this.pending.clear();
+    if (this.local) this.local.terminate();
+    this.local = null;
+    if (this.release) this.release();
+    this.bc.close();
+  }
+}
+
 /** A thrown value in words, whatever it is. */
 function describe(e) {
   if (e instanceof Error) return `${e.name}: ${e.message}`;
@@ -296,11 +475,14 @@ export class GitSenseSearch extends EventTarget {
    */
   static async open({ manifestUrl, name, storage = 'auto', lazyFill = true, offline, requestTimeoutMs, firstQuery, assetsUrl, onProgress, onUpdate, onError } = {}) {
     requireBrowser();
-    if (manifestUrl === undefined && name !== undefined) {
-      return GitSenseSearch.#openLocal({ name, storage, assetsUrl, onError, create: false });
-    }
     if (name !== undefined) {
-      throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() takes a manifestUrl (a published index) or a name (a writable index made by create()), not both: an overlay of local writes over a published index is not supported yet' });
+      // A writable index, or with manifestUrl an overlay over that
+      // published index (a copy of it holding the page's writes too).
+      if (manifestUrl !== undefined && (typeof manifestUrl !== 'string' || !manifestUrl)) {
+        throw new GitSenseSearchError({ code: 'options.invalid', message: `manifestUrl must be a URL string, not ${JSON.stringify(manifestUrl)}` });
+      }
+      const url = manifestUrl === undefined ? undefined : new URL(manifestUrl, pageBase()).href;
+      return GitSenseSearch.#openLocal({ name, storage, assetsUrl, onError, onProgress, onUpdate, create: false, manifestUrl: url, requestTimeoutMs });
     }
     if (typeof manifestUrl !== 'string' || !manifestUrl) {
       throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl (a published index) or a name (a writable index)' });
@@ -388,7 +570,7 @@ export class GitSenseSearch extends EventTarget {
     return GitSenseSearch.#openLocal({ name, storage, assetsUrl, onError, create: true });
   }
 
-  static async #openLocal({ name, storage, assetsUrl, onError, create }) {
+  static async #openLocal({ name, storage, assetsUrl, onError, onProgress, onUpdate, create, manifestUrl, requestTimeoutMs }) {
     if (typeof name !== 'string' || !name) {
       throw new GitSenseSearchError({ code: 'options.invalid', message: `a writable index needs a name, not ${JSON.stringify(name)}` });
     }
@@ -400,15 +582,31 @@ export class GitSenseSearch extends EventTarget {
     }
     const assets = assetsOption(assetsUrl);
     const engine = new GitSenseSearch();
-    if (onError) engine.addEventListener('error', (e) => onError(e.detail));
-    engine.#startup.pageOpen = performance.timeOrigin + performance.now();
-    engine.#channel = new Channel(startWorker(assets), (m) => engine.#event(m), workerUrl(assets));
-    try {
-      await engine.#channel.call('openLocal', { name, storage, create });
-    } catch (e) {
-      engine.#channel.terminate();
-      throw e;
+    if (onProgress) engine.addEventListener('progress', (e) => onProgress(e.detail));
+    if (onUpdate) engine.addEventListener('update', (e) => onUpdate(e.detail));
+    if (onError) {
+      engine.addEventListener('updateerror', (e) => onError(e.detail));
+      engine.addEventListener('error', (e) => onError(e.detail));
     }
+    engine.#startup.pageOpen = performance.timeOrigin + performance.now();
+    const onEvent = (m) => {
+      engine.#event(m);
+      if (engine.#channel instanceof SharedIndex) engine.#channel.relay(m);
+    };
+    // The engine of this tab: a worker that opens the index.
+    const start = async (create) => {
+      const channel = new Channel(startWorker(assets), onEvent, workerUrl(assets));
+      try {
+        await channel.call('openLocal', { name, storage, create, manifestUrl, requestTimeoutMs });
+      } catch (e) {
+        channel.terminate();
+        throw e;
+      }
+      return channel;
+    };
+    // Kept in browser storage, the index is shared with the origin's other
+    // tabs (one worker at a time can hold OPFS); in memory it is this tab's.
+    engine.#channel = storage !== 'memory' && SharedIndex.supported() ? await SharedIndex.join(`${manifestUrl || ''}#${name}`, start, create, onEvent) : await start(create);
     return engine;
   }
 
@@ -426,11 +624,6 @@ export class GitSenseSearch extends EventTarget {
    */
   add(records) {
     return this.#write('add', records);
-  }
-
-  /** Writable index: replaces records by id (as add(); a message's code blocks are cut from its new text). */
-  update(records) {
-    return this.#write('update', records);
   }
 
   /**
@@ -524,11 +717,16 @@ export class GitSenseSearch extends EventTarget {
   }
 
   /**
-   * Checks the manifest now; a changed index is downloaded, verified and
-   * swapped in while the current one keeps answering. Resolves
-   * { status: 'current'|'updated'|'offline', revision }.
+   * Without arguments: checks the manifest now; a changed index is
+   * downloaded, verified and swapped in while the current one keeps
+   * answering (an overlay: with the page's writes applied to it).
+   * Resolves { status: 'current'|'updated'|'offline', revision }.
+   *
+   * With records (a writable index): replaces them by id, as add()
+   * writes them (a message's code blocks are cut from its new text).
    */
-  update() {
+  update(records) {
+    if (arguments.length > 0) return this.#write('update', records);
     return this.#call('update');
   }
 

@@ -34,6 +34,10 @@ import init, {
   sessionClose,
   localOpen,
   localWrite,
+  localSearch,
+  localInfo,
+  localUpdate,
+  localClose,
   storageClear,
   syntaxGuide,
   panicForTests,
@@ -73,6 +77,7 @@ function loadModule(pageCompiles) {
   return ready;
 }
 let crash = null; // { code, message } once the wasm instance has trapped
+let writable = false; // a writable index (openLocal) is open: the local* functions serve it
 let updating = null; // the update in flight, shared by every caller
 
 self.addEventListener('gitsense-panic', (e) => {
@@ -226,17 +231,26 @@ const ops = {
     return info;
   },
   // A writable index of the page's own (GitSenseSearch.create / open({ name })).
-  async openLocal({ name, storage, create }) {
+  // With manifestUrl: an overlay over that published index, its stored
+  // copy checked for a new revision in the background ('update' event).
+  async openLocal({ name, storage, create, manifestUrl, requestTimeoutMs }) {
     // Writes run code the first module leaves to the second (split.js):
     // fetched now, not by a stub's synchronous load mid-write.
     await loadSecondary();
-    const info = await localOpen({ name, storage, create });
+    const info = await localOpen({ name, storage, create, manifestUrl, requestTimeoutMs }, progress);
+    writable = true;
     mark('opened');
+    if (info.overlay && info.source === 'stored') {
+      setTimeout(() => {
+        if (!updateAsked) announce(() => localUpdate(progress), 'update');
+      }, BACKGROUND_DELAY_MS);
+    }
     return info;
   },
-  write: ({ op, json }) => localWrite(op, json),
+  write: ({ op, json, key }) => localWrite(op, json, key),
   async search({ query, options }) {
     const t0 = performance.now();
+    if (writable) return { json: localSearch(query, options), ms: performance.now() - t0 };
     mark('firstSearch');
     try {
       const json = await sessionSearch(query, options);
@@ -248,6 +262,7 @@ const ops = {
     }
   },
   info: () => {
+    if (writable) return localInfo();
     const info = sessionInfo();
     const { split, ready } = splitState();
     info.module = { split, secondLoaded: ready };
@@ -257,11 +272,12 @@ const ops = {
   },
   update: () => {
     updateAsked = true;
-    return update();
+    return writable ? localUpdate(progress) : update();
   },
   files: () => sessionStoredFiles(),
   close() {
-    sessionClose();
+    if (writable) localClose();
+    else sessionClose();
     return null;
   },
   clear: () => storageClear(),

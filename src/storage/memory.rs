@@ -40,6 +40,11 @@ impl MemoryStore {
             .collect())
     }
 
+    /// Every file in the memory VFS.
+    pub fn names(&self) -> Result<Vec<String>> {
+        self.util.names().map_err(|e| mem_err("listing files", e))
+    }
+
     pub fn contains(&self, name: &str) -> bool {
         self.util.contains(name).unwrap_or(false)
     }

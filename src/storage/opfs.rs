@@ -174,11 +174,14 @@ impl OpfsStore {
     /// Whether the pool holds a file called `name` (any file, not only a
     /// published index).
     pub fn contains(&self, name: &str) -> Result<bool> {
-        let names = self
-            .util
+        Ok(self.names()?.iter().any(|n| n == name))
+    }
+
+    /// Every file in the pool.
+    pub fn names(&self) -> Result<Vec<String>> {
+        self.util
             .names()
-            .map_err(|e| opfs_err("listing OPFS files", e))?;
-        Ok(names.iter().any(|n| n == name))
+            .map_err(|e| opfs_err("listing OPFS files", e))
     }
 
     /// Makes room for `n` more files in the pool.

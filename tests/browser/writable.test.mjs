@@ -5,7 +5,8 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, call, closePage, clearStorage } from './harness.mjs';
+import { setup, call, closePage, clearStorage, publish, SAMPLE_INDEX, FIXTURES } from './harness.mjs';
+import path from 'node:path';
 
 let site;
 before(async () => {
@@ -55,7 +56,7 @@ function conversation(chat, first, n, word) {
   return messages;
 }
 
-const counts = (r) => r.total_counts;
+const counts = (r) => r.totalCounts;
 
 test('a created index takes writes, answers at once and reopens after a reload', async () => {
   const page = await fresh();
@@ -81,8 +82,8 @@ test('a created index takes writes, answers at once and reopens after a reload',
   // The results object of a published index, chat path from the parent.
   assert.equal(after.results.messages[0].chat_path, 'Ledger work -> Reconciliation');
   assert.equal(typeof after.results.messages[0].fts_rank, 'number');
-  assert.equal(counts(code).code_blocks, 1, 'fenced blocks became code blocks');
-  assert.equal(code.results.code_blocks[0].code_blocks_language, 'python');
+  assert.equal(counts(code).codeBlocks, 1, 'fenced blocks became code blocks');
+  assert.equal(code.results.codeBlocks[0].code_blocks_language, 'python');
 
   // A reload: the worker is gone, the index is read back from OPFS.
   await closePage(page);
@@ -97,7 +98,7 @@ test('a created index takes writes, answers at once and reopens after a reload',
   assert.equal(reopened.value.info.index.revision, info.index.revision, 'the same index, write for write');
 
   // create() of an existing name and open() of a missing one say so.
-  const twice = await run(again, (G) => G.create({ name: 'chat-app', storage: 'memory' }));
+  const twice = await run(again, (G) => G.create({ name: 'chat-app' }));
   assert.equal(twice.error.code, 'index.exists');
   await call(again, 'close');
   const missing = await run(again, (G) => G.open({ name: 'no-such-index' }));
@@ -113,7 +114,7 @@ test('update and remove change what the next search finds', async () => {
       const e = await G.create({ name: 'edits' });
       await e.add({ chats: [{ id: 1, name: 'Parent' }, { id: 2, parent_id: 1, name: 'Child' }], messages: msgs });
       const seen = [];
-      const n = async (q) => (await e.search(q)).total_counts;
+      const n = async (q) => (await e.search(q)).totalCounts;
       seen.push(await n('settle'));
       await e.update({ messages: [{ id: 1, chat_id: 2, role: 'user', content: 'Now about invoices instead' }], chats: [{ id: 1, name: 'Renamed' }] });
       seen.push(await n('invoices'));
@@ -135,7 +136,7 @@ test('update and remove change what the next search finds', async () => {
   assert.equal(out.value.path, 'Renamed -> Child', 'a renamed parent renames its child chat path');
   // Message 1 no longer says settle; message 2 (with its code block) removed.
   assert.equal(removedOne.messages, 2);
-  assert.equal(removedChat.messages + removedChat.chats + removedChat.code_blocks, 0, 'a chat goes with its child chats, messages and code blocks');
+  assert.equal(removedChat.messages + removedChat.chats + removedChat.codeBlocks, 0, 'a chat goes with its child chats, messages and code blocks');
   assert.deepEqual([out.value.info.index.chats, out.value.info.index.messages, out.value.info.index.code_blocks], [0, 0, 0]);
   await closePage(page);
 });
@@ -160,7 +161,7 @@ test('bad input names the record and field and writes nothing', async () => {
         errors.push(err.toJSON());
       }
     }
-    return { errors, found: (await e.search('kept OR orphan OR also')).total_counts, info: await e.info() };
+    return { errors, found: (await e.search('kept OR orphan OR also')).totalCounts, info: await e.info() };
   });
   assert.ifError(out.error);
   const [badType, badRef, dup, notObject] = out.value.errors;
@@ -212,9 +213,120 @@ test('where OPFS is not used, IndexedDB keeps every committed write', async () =
     const r = await e.search('archive');
     const info = await e.info();
     await e.close();
-    return { n: r.total_counts.messages, storage: info.storage };
+    return { n: r.totalCounts.messages, storage: info.storage };
   });
   assert.ifError(reopened.error);
   assert.deepEqual(reopened.value, { n: 5, storage: 'indexeddb' });
   await closePage(again);
+});
+
+test('an overlay searches the published index and the page\'s writes as one, and survives a new revision', async () => {
+  const page = await fresh();
+  publish(site, SAMPLE_INDEX, 'ov');
+  const first = await run(page, async (G) => {
+    window.engine = await G.open({ manifestUrl: '/ov/manifest.json', name: 'notes' });
+    const e = window.engine;
+    const n = async (q) => (await e.search(q, { perPage: 50 })).totalCounts.messages;
+    const published = await n('error');
+    const removed = (await e.search('error')).results.messages[0].messages_id;
+    await e.add({ chats: [{ id: 5000, name: 'My notes' }], messages: [{ id: 2999, chat_id: 5000, role: 'user', content: 'an error only zebracorn pages have' }] });
+    const withMine = await n('error');
+    await e.remove({ messageIds: [removed] });
+    const paged = await e.search('error', { perPage: 10, page: 8 });
+    return { info: await e.info(), published, withMine, removed, after: await n('error'), mine: await n('zebracorn'), paged: paged.pagination, last: paged.results.messages.length };
+  });
+  assert.ifError(first.error);
+  const v = first.value;
+  assert.equal(v.info.source, 'downloaded');
+  assert.equal(v.info.overlay.manifestUrl, `${site.url}ov/manifest.json`);
+  assert.equal(v.withMine, v.published + 1, 'one count over both');
+  assert.equal(v.after, v.published, 'a published message the page removed is gone');
+  assert.equal(v.mine, 1);
+  assert.equal(v.paged.totalPages, Math.ceil((v.after + 1) / 10), 'pages run across both (the chats target counts one)');
+  await closePage(page);
+
+  // A reload answers from the stored overlay, then a new revision is
+  // published at the same URL: the page's writes are applied to it, and
+  // its own message 2999 (which the new revision also holds) is matched
+  // by id, not doubled.
+  const again = await site.blank();
+  const stored = await run(again, async (G) => {
+    window.engine = await G.open({ manifestUrl: '/ov/manifest.json', name: 'notes' });
+    return { info: await window.engine.info(), mine: (await window.engine.search('zebracorn')).totalCounts.messages };
+  });
+  assert.ifError(stored.error);
+  assert.equal(stored.value.info.source, 'stored');
+  assert.equal(stored.value.mine, 1);
+  publish(site, path.join(FIXTURES, 'vocab.gsx'), 'ov');
+  const swapped = await run(again, async () => {
+    const e = window.engine;
+    const status = await e.update();
+    const r = await e.search('zebracorn');
+    return { status, info: await e.info(), mine: r.totalCounts.messages, id: r.results.messages[0]?.messages_id, error: (await e.search('error')).totalCounts.messages };
+  });
+  assert.ifError(swapped.error);
+  assert.equal(swapped.value.status.status, 'updated');
+  assert.deepEqual([swapped.value.mine, swapped.value.id], [1, 2999]);
+  const removedHeld = v.removed <= 3000 ? 1 : 0; // vocab.gsx holds messages 1 to 3000
+  assert.equal(swapped.value.info.index.messages, 3000 - removedHeld, 'message 2999 replaced, not doubled');
+  await closePage(again);
+});
+
+test('three tabs share one index: two write through the owner, and another takes over when it closes', async () => {
+  const owner = await fresh();
+  const made = await run(owner, async (G) => {
+    window.engine = await G.create({ name: 'shared-chats' });
+    await window.engine.add({ chats: [{ id: 1, name: 'Shared' }] });
+    return window.engine.info();
+  });
+  assert.ifError(made.error);
+  assert.equal(made.value.tab.owner, true);
+  const tabs = [await site.blank(), await site.blank()];
+  for (const t of tabs) {
+    const joined = await run(t, async (G) => {
+      window.engine = await G.open({ name: 'shared-chats' });
+      return window.engine.info();
+    });
+    assert.ifError(joined.error);
+    assert.equal(joined.value.tab.owner, false, 'the owner tab keeps the storage');
+  }
+  // Each of the two tabs adds ten messages, one at a time; the owner tab
+  // closes after the first few.
+  const writes = tabs.map((t, n) =>
+    run(
+      t,
+      async (G, n) => {
+        const done = [];
+        for (let i = 0; i < 10; i++) {
+          const id = 100 * (n + 1) + i;
+          await window.engine.add({ messages: [{ id, chat_id: 1, role: 'user', content: `handover note ${id}` }] });
+          done.push(id);
+          await new Promise((r) => setTimeout(r, 60));
+        }
+        return done;
+      },
+      n,
+    ),
+  );
+  await new Promise((r) => setTimeout(r, 250));
+  await closePage(owner);
+  const results = await Promise.all(writes);
+  for (const r of results) {
+    assert.ifError(r.error);
+    assert.equal(r.value.length, 10, 'every write resolved');
+  }
+  const seen = await Promise.all(
+    tabs.map((t) =>
+      run(t, async () => {
+        const r = await window.engine.search('handover', { perPage: 50 });
+        return { n: r.totalCounts.messages, owner: (await window.engine.info()).tab.owner };
+      }),
+    ),
+  );
+  for (const s of seen) {
+    assert.ifError(s.error);
+    assert.equal(s.value.n, 20, 'no committed write lost, none applied twice');
+  }
+  assert.equal(seen.filter((s) => s.value.owner).length, 1, 'one of the two tabs owns the index now');
+  for (const t of tabs) await closePage(t);
 });

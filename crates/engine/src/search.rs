@@ -295,12 +295,17 @@ impl Engine {
         Ok(summary)
     }
 
-    /// Replays the writes of the overlay `from` onto this engine's index
-    /// (see [`index::live::replay`]); how many.
-    pub fn replay_overlay(&mut self, from: &Connection) -> Result<u64> {
-        let n = index::live::replay(from, &self.conn)?;
+    /// [`Engine::write`] at most once per `key` (see
+    /// [`index::live::write_once`]).
+    pub fn write_once(
+        &mut self,
+        op: index::live::WriteOp,
+        json: &str,
+        key: &str,
+    ) -> Result<index::live::WriteSummary> {
+        let summary = index::live::write_once(&self.conn, op, json, key)?;
         self.forget_cached()?;
-        Ok(n)
+        Ok(summary)
     }
 
     /// After the index changed under the connection: counts and phrase

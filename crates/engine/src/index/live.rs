@@ -76,7 +76,7 @@ impl WriteOp {
 }
 
 /// What a write changed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteSummary {
     /// Rows added, replaced or removed, by kind.
@@ -165,13 +165,47 @@ pub fn is_writable(conn: &Connection) -> bool {
 /// Applies one write (see the module docs) in one transaction; the engine
 /// over `conn` must forget what it cached ([`crate::Engine::write`] does).
 pub fn write(conn: &Connection, op: WriteOp, json: &str) -> Result<WriteSummary> {
-    apply(conn, op, json, false)
+    apply(conn, op, json, false, None)
 }
+
+/// [`write`] at most once per `key`: a request id its sender may send
+/// again when it cannot know whether the first attempt committed (a
+/// tab's write relayed by another tab that closed meanwhile). A key
+/// applied already answers with the summary it had and writes nothing.
+/// The last [`KEYS_KEPT`] keys are remembered.
+pub fn write_once(conn: &Connection, op: WriteOp, json: &str, key: &str) -> Result<WriteSummary> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS live_requests(key TEXT PRIMARY KEY, summary TEXT NOT NULL)",
+    )
+    .ctx("creating the request table")?;
+    let done: Option<String> = conn
+        .query_row(
+            "SELECT summary FROM live_requests WHERE key = ?1",
+            [key],
+            |r| r.get(0),
+        )
+        .optional()
+        .ctx("reading the request table")?;
+    if let Some(summary) = done {
+        return serde_json::from_str(&summary)
+            .map_err(|e| Error::new("index.corrupt", format!("a stored write summary: {e}")));
+    }
+    apply(conn, op, json, false, Some(key))
+}
+
+/// How many request keys [`write_once`] remembers.
+pub const KEYS_KEPT: i64 = 1000;
 
 /// [`write`]; `upsert`: an add replaces a record of the same id, an
 /// update adds one that is missing (replaying an overlay's writes over a
 /// new revision of its published index).
-fn apply(conn: &Connection, op: WriteOp, json: &str, upsert: bool) -> Result<WriteSummary> {
+fn apply(
+    conn: &Connection,
+    op: WriteOp,
+    json: &str,
+    upsert: bool,
+    key: Option<&str>,
+) -> Result<WriteSummary> {
     if !is_writable(conn) {
         return Err(Error::new(
             "write.read_only",
@@ -201,6 +235,20 @@ fn apply(conn: &Connection, op: WriteOp, json: &str, upsert: bool) -> Result<Wri
         )
         .ctx("logging the write")?;
     }
+    if let Some(key) = key {
+        let text = serde_json::to_string(&summary)
+            .map_err(|e| Error::new("internal.error", format!("a write summary: {e}")))?;
+        tx.execute(
+            "INSERT INTO live_requests(key, summary) VALUES (?1, ?2)",
+            params![key, text],
+        )
+        .ctx("recording the request")?;
+        tx.execute(
+            "DELETE FROM live_requests WHERE rowid <= (SELECT max(rowid) FROM live_requests) - ?1",
+            [KEYS_KEPT],
+        )
+        .ctx("recording the request")?;
+    }
     tx.commit().ctx("committing the write")?;
     Ok(summary)
 }
@@ -212,9 +260,13 @@ const BASE_KEY: &str = "overlay_base";
 /// Makes a copy of a published index (opened read-write) a writable
 /// overlay over it: the page's writes go into the copy, so a search ranks,
 /// counts and pages the published records and the page's own as one
-/// index, and each write is logged, so that [`replay`] can apply them
-/// again to a copy of the next revision. `base_sha256` names the
-/// published file.
+/// index, and each write is logged. `previous`: the overlay over an
+/// earlier revision, whose logged writes are applied to the copy in order
+/// (a record the new revision holds already is matched by id and
+/// replaced, never doubled); returns how many. `base_sha256` names the
+/// published file; it is recorded last, so a copy with it
+/// ([`overlay_base`]) is complete, and one without it (an interrupted
+/// adoption) is not to be used.
 ///
 /// ```
 /// use gitsense_engine::index::live::{self, WriteOp};
@@ -222,7 +274,7 @@ const BASE_KEY: &str = "overlay_base";
 /// # let dir = tempfile::tempdir()?;
 /// # let path = gitsense_engine::index::write_example(&dir.path().join("p.gsx"))?;
 /// let conn = rusqlite::Connection::open(&path)?; // a copy of the published file
-/// live::adopt(&conn, "sha-of-the-published-file")?;
+/// live::adopt(&conn, "sha-of-the-published-file", None)?;
 /// let mut engine = Engine::from_connection(conn)?;
 /// engine.write(WriteOp::Add, r#"{"messages": [{"id": 99, "chat_id": 1,
 ///   "role": "user", "content": "Can a payment be retried twice?"}]}"#)?;
@@ -230,7 +282,7 @@ const BASE_KEY: &str = "overlay_base";
 /// assert_eq!(r.total_counts.messages, 2); // the published one and the page's
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn adopt(conn: &Connection, base_sha256: &str) -> Result<()> {
+pub fn adopt(conn: &Connection, base_sha256: &str, previous: Option<&Connection>) -> Result<u64> {
     let tx = conn.unchecked_transaction().ctx("adopting the index")?;
     let mut sums = [0i64; 4];
     {
@@ -253,16 +305,10 @@ pub fn adopt(conn: &Connection, base_sha256: &str) -> Result<()> {
             }
         }
     }
-    let mut meta: Vec<(&str, String)> = SUM_KEYS
-        .iter()
-        .copied()
-        .zip(sums.map(|v| v.to_string()))
-        .collect();
-    meta.push((BASE_KEY, base_sha256.to_string()));
-    for (k, v) in meta {
+    for (k, v) in SUM_KEYS.iter().zip(sums) {
         tx.execute(
             "INSERT OR REPLACE INTO index_meta(key, value) VALUES (?1, ?2)",
-            params![k, v],
+            params![k, v.to_string()],
         )
         .ctx("writing index_meta")?;
     }
@@ -276,11 +322,37 @@ pub fn adopt(conn: &Connection, base_sha256: &str) -> Result<()> {
         "CREATE TABLE IF NOT EXISTS overlay_log(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, input TEXT NOT NULL);",
     )
     .ctx("creating the overlay log")?;
-    tx.commit().ctx("adopting the index")
+    tx.commit().ctx("adopting the index")?;
+    let log: Vec<(String, String)> = match previous {
+        Some(from) => from
+            .prepare("SELECT op, input FROM overlay_log ORDER BY seq")
+            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .ctx("reading the overlay log")?,
+        None => Vec::new(),
+    };
+    // Not logged as they apply (no base yet): the log is copied whole below.
+    for (op, input) in &log {
+        apply(conn, WriteOp::parse(op)?, input, true, None)?;
+    }
+    let tx = conn.unchecked_transaction().ctx("adopting the index")?;
+    for (op, input) in &log {
+        tx.execute(
+            "INSERT INTO overlay_log(op, input) VALUES (?1, ?2)",
+            params![op, input],
+        )
+        .ctx("copying the overlay log")?;
+    }
+    tx.execute(
+        "INSERT OR REPLACE INTO index_meta(key, value) VALUES (?1, ?2)",
+        params![BASE_KEY, base_sha256],
+    )
+    .ctx("writing index_meta")?;
+    tx.commit().ctx("adopting the index")?;
+    Ok(log.len() as u64)
 }
 
 /// The SHA-256 of the published index an overlay is a copy of; `None`
-/// for an index that is not an overlay.
+/// for an index that is not an overlay (or whose adoption did not finish).
 pub fn overlay_base(conn: &Connection) -> Result<Option<String>> {
     conn.query_row(
         "SELECT value FROM index_meta WHERE key = ?1",
@@ -289,21 +361,6 @@ pub fn overlay_base(conn: &Connection) -> Result<Option<String>> {
     )
     .optional()
     .ctx("reading index_meta")
-}
-
-/// Applies the writes logged in the overlay `from` to `to` (a copy of a
-/// new revision, [`adopt`]ed), in order: a record the new revision holds
-/// already is matched by id and replaced, never doubled. Returns how many
-/// writes were replayed.
-pub fn replay(from: &Connection, to: &Connection) -> Result<u64> {
-    let log: Vec<(String, String)> = from
-        .prepare("SELECT op, input FROM overlay_log ORDER BY seq")
-        .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-        .ctx("reading the overlay log")?;
-    for (op, input) in &log {
-        apply(to, WriteOp::parse(op)?, input, true)?;
-    }
-    Ok(log.len() as u64)
 }
 
 /// Adds (`sign` 1) or takes away (-1) a message record's title and
