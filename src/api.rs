@@ -212,7 +212,11 @@ pub async fn local_open(
 /// index, at most once per `key` when given (a request another tab may
 /// send again); resolves with its summary once it is committed.
 #[wasm_bindgen(js_name = localWrite)]
-pub async fn local_write(op: String, json: String, key: Option<String>) -> Result<JsValue, JsValue> {
+pub async fn local_write(
+    op: String,
+    json: String,
+    key: Option<String>,
+) -> Result<JsValue, JsValue> {
     let index = local::current().ok_or_else(|| {
         js(Error::new(
             "write.read_only",
@@ -220,7 +224,9 @@ pub async fn local_write(op: String, json: String, key: Option<String>) -> Resul
         ))
     })?;
     let op = WriteOp::parse(&op).map_err(js)?;
-    Ok(to_js(&index.write(op, &json, key.as_deref()).await.map_err(js)?))
+    Ok(to_js(
+        &index.write(op, &json, key.as_deref()).await.map_err(js)?,
+    ))
 }
 
 // A writable index has functions of its own (the worker calls them once
