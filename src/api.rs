@@ -159,8 +159,7 @@ struct LocalOptions {
 
 /// Opens (or, with `create`, makes) a writable index of the page's own,
 /// or with `manifestUrl` an overlay over a published index (see
-/// [`super::local`]); resolves with its `info()` (an overlay's with
-/// `source`: `stored` or `downloaded`).
+/// [`super::local`]); resolves with its `info()`.
 #[wasm_bindgen(js_name = localOpen)]
 pub async fn local_open(
     options: JsValue,
@@ -180,30 +179,21 @@ pub async fn local_open(
             "this worker already has an open index",
         )));
     }
-    let (index, source) = match &opts.manifest_url {
-        Some(url) => {
-            let (index, stored) = local::LocalIndex::open_overlay(
-                url,
-                &opts.name,
-                opts.storage,
-                opts.request_timeout_ms,
-                on_progress.as_ref(),
-            )
+    let index = match &opts.manifest_url {
+        Some(url) => local::LocalIndex::open_overlay(
+            url,
+            &opts.name,
+            opts.storage,
+            opts.request_timeout_ms,
+            on_progress.as_ref(),
+        )
+        .await
+        .map_err(js)?,
+        None => local::LocalIndex::open(&opts.name, opts.storage, opts.create)
             .await
-            .map_err(js)?;
-            (index, Some(if stored { "stored" } else { "downloaded" }))
-        }
-        None => (
-            local::LocalIndex::open(&opts.name, opts.storage, opts.create)
-                .await
-                .map_err(js)?,
-            None,
-        ),
+            .map_err(js)?,
     };
     let info = to_js(&index.info().map_err(js)?);
-    if let Some(source) = source {
-        let _ = Reflect::set(&info, &"source".into(), &source.into());
-    }
     local::install(index);
     Ok(info)
 }

@@ -170,6 +170,7 @@ fn engine_over(conn: Connection) -> Result<Engine> {
 
 /// An overlay's published side.
 struct Overlay {
+    source: Cell<&'static str>,
     manifest_url: String,
     request_timeout_ms: Option<u32>,
     /// The SHA-256 of the published index the copy in use was made from.
@@ -184,6 +185,9 @@ struct Overlay {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OverlayInfo {
+    /// How the copy in use came: `stored` (opened from storage) or
+    /// `downloaded` (this session, at open or by an update).
+    pub source: &'static str,
     pub manifest_url: String,
     /// The SHA-256 of the published index under the page's writes.
     pub base_sha256: String,
@@ -329,7 +333,7 @@ impl LocalIndex {
         pref: StoragePref,
         request_timeout_ms: Option<u32>,
         on_progress: Option<&Function>,
-    ) -> Result<(LocalIndex, bool)> {
+    ) -> Result<LocalIndex> {
         let t = now_ms();
         file_of(name)?;
         let (place, reason) = Self::place(pref, "", true).await?;
@@ -369,16 +373,16 @@ impl LocalIndex {
                 }
                 let manifest = fetch_manifest(manifest_url, request_timeout_ms).await?;
                 let file = overlay_file(name, 1);
-                let engine = Self::adopt(
+                Self::fetch_into(
                     &place,
                     &file,
                     manifest_url,
                     &manifest,
-                    None,
                     on_progress,
                     request_timeout_ms,
                 )
                 .await?;
+                let engine = Self::adopt(&place, &file, &manifest, None)?;
                 (1, file, engine, manifest.sha256)
             }
         };
@@ -390,6 +394,7 @@ impl LocalIndex {
             engine: RefCell::new(Some(engine)),
             timings: RefCell::new(LocalTimings::default()),
             overlay: Some(Overlay {
+                source: Cell::new(if stored { "stored" } else { "downloaded" }),
                 manifest_url: manifest_url.to_string(),
                 request_timeout_ms,
                 base: RefCell::new(base),
@@ -401,25 +406,33 @@ impl LocalIndex {
         index.save().await?;
         index.timings.borrow_mut().open_ms = now_ms() - t;
         report(on_progress, "ready", 1.0, 1.0);
-        Ok((index, stored))
+        Ok(index)
     }
 
-    /// Downloads the index `manifest` names into `file`, makes it an
-    /// overlay with the writes of `previous` applied, and opens it. A
-    /// failure removes the file.
-    #[allow(clippy::too_many_arguments)]
-    async fn adopt(
+    /// Downloads the index `manifest` names and stores it as `file`.
+    async fn fetch_into(
         place: &Place,
         file: &str,
         manifest_url: &str,
         manifest: &gitsense_publish::Manifest,
-        previous: Option<&Engine>,
         on_progress: Option<&Function>,
         request_timeout_ms: Option<u32>,
-    ) -> Result<Engine> {
+    ) -> Result<()> {
         let fetched =
             download_verified(manifest_url, manifest, on_progress, request_timeout_ms).await?;
-        place.import(file, &fetched.bytes).await?;
+        place.import(file, &fetched.bytes).await
+    }
+
+    /// Makes the stored copy `file` of the index `manifest` names an
+    /// overlay with the writes of `previous` applied, and opens it; a
+    /// failure removes the file. Synchronous: no write can come between
+    /// reading `previous`'s log and the swap that follows.
+    fn adopt(
+        place: &Place,
+        file: &str,
+        manifest: &gitsense_publish::Manifest,
+        previous: Option<&Engine>,
+    ) -> Result<Engine> {
         let made = place.engine(file).and_then(|engine| {
             if engine.info().revision != manifest.revision {
                 return Err(Error::new(
@@ -431,16 +444,22 @@ impl LocalIndex {
                     ),
                 ));
             }
-            let conn = engine.connection();
-            live::adopt(conn, &manifest.sha256, previous.map(Engine::connection))?;
-            Ok(())
+            live::adopt(
+                engine.connection(),
+                &manifest.sha256,
+                previous.map(Engine::connection),
+            )?;
+            // Opened afresh: the adoption changed the index under it.
+            place.engine(file)
         });
-        if let Err(e) = made {
-            let _ = place.remove(file).await;
-            return Err(e);
+        if made.is_err() {
+            // (An IndexedDB copy is saved only once adopted: none to remove.)
+            let _ = match place {
+                Place::Opfs(s) => s.remove(file),
+                Place::IndexedDb { memory, .. } | Place::Memory(memory) => memory.remove(file),
+            };
         }
-        // Opened afresh: the adoption changed the index under the engine.
-        place.engine(file)
+        made
     }
 
     /// An overlay: checks the manifest and, for a new revision, makes a
@@ -499,6 +518,17 @@ impl LocalIndex {
         }
         let seq = o.seq.get() + 1;
         let file = overlay_file(&self.name, seq);
+        Self::fetch_into(
+            &self.place,
+            &file,
+            &o.manifest_url,
+            &manifest,
+            on_progress,
+            o.request_timeout_ms,
+        )
+        .await?;
+        // From here to the swap nothing awaits: the page's writes so far
+        // are in the log the new copy replays, later ones go to it.
         let engine = {
             let current = self.engine.borrow();
             let Some(current) = current.as_ref() else {
@@ -507,15 +537,13 @@ impl LocalIndex {
                     "the search engine has been closed",
                 ));
             };
-            // The page's writes wait for the swap (the worker runs one
-            // message at a time, and this borrow spans no write).
-            Self::adopt_blocking_writes(&self.place, &file, o, &manifest, current, on_progress)
-                .await?
+            Self::adopt(&self.place, &file, &manifest, Some(current))?
         };
         let old = self.file.replace(file);
         *self.engine.borrow_mut() = Some(engine);
         *o.base.borrow_mut() = manifest.sha256.clone();
         o.seq.set(seq);
+        o.source.set("downloaded");
         self.save().await?;
         self.place.remove(&old).await?;
         let revision = self.with_engine(|e| Ok(e.info().revision.clone()))?;
@@ -525,26 +553,6 @@ impl LocalIndex {
             revision,
             reason: None,
         })
-    }
-
-    async fn adopt_blocking_writes(
-        place: &Place,
-        file: &str,
-        o: &Overlay,
-        manifest: &gitsense_publish::Manifest,
-        current: &Engine,
-        on_progress: Option<&Function>,
-    ) -> Result<Engine> {
-        Self::adopt(
-            place,
-            file,
-            &o.manifest_url,
-            manifest,
-            Some(current),
-            on_progress,
-            o.request_timeout_ms,
-        )
-        .await
     }
 
     /// The storage `pref` asks for. `auto`: OPFS where sync access
@@ -694,6 +702,7 @@ impl LocalIndex {
             index,
             timings: self.timings.borrow().clone(),
             overlay: self.overlay.as_ref().map(|o| OverlayInfo {
+                source: o.source.get(),
                 manifest_url: o.manifest_url.clone(),
                 base_sha256: o.base.borrow().clone(),
                 last_update: o.last_update.borrow().clone(),

@@ -325,10 +325,11 @@ export interface WritableInfo {
   file: string;
   index: EngineInfo['index'];
   sizeBytes: number;
-  /** An overlay: how open() got its copy. */
-  source?: 'stored' | 'downloaded';
   timings: { openMs: number; lastWriteMs?: number; lastSaveMs?: number; lastSearchMs?: number };
-  overlay?: { manifestUrl: string; baseSha256: string; lastUpdate?: UpdateStatus };
+  /** An overlay: its published index, how the copy in use came, the last update check. */
+  overlay?: { source: 'stored' | 'downloaded'; manifestUrl: string; baseSha256: string; lastUpdate?: UpdateStatus };
+  /** A tab sharing the index with others: whether this tab's worker holds it. */
+  tab?: { owner: boolean };
 }
 
 /** A structured error as data (inside stage reports): see GitSenseSearchError. */

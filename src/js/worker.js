@@ -171,7 +171,7 @@ function announce(run, type) {
 
 function update(manifestText) {
   if (!updating) {
-    updating = sessionUpdate(progress, manifestText).finally(() => {
+    updating = (writable ? localUpdate(progress) : sessionUpdate(progress, manifestText)).finally(() => {
       updating = null;
     });
   }
@@ -240,9 +240,9 @@ const ops = {
     const info = await localOpen({ name, storage, create, manifestUrl, requestTimeoutMs }, progress);
     writable = true;
     mark('opened');
-    if (info.overlay && info.source === 'stored') {
+    if (info.overlay && info.overlay.source === 'stored') {
       setTimeout(() => {
-        if (!updateAsked) announce(() => localUpdate(progress), 'update');
+        if (!updateAsked) announce(() => update(), 'update');
       }, BACKGROUND_DELAY_MS);
     }
     return info;
@@ -272,7 +272,7 @@ const ops = {
   },
   update: () => {
     updateAsked = true;
-    return writable ? localUpdate(progress) : update();
+    return update();
   },
   files: () => sessionStoredFiles(),
   close() {

@@ -137,7 +137,7 @@ test('update and remove change what the next search finds', async () => {
   // Message 1 no longer says settle; message 2 (with its code block) removed.
   assert.equal(removedOne.messages, 2);
   assert.equal(removedChat.messages + removedChat.chats + removedChat.codeBlocks, 0, 'a chat goes with its child chats, messages and code blocks');
-  assert.deepEqual([out.value.info.index.chats, out.value.info.index.messages, out.value.info.index.code_blocks], [0, 0, 0]);
+  assert.deepEqual([out.value.info.index.chats, out.value.info.index.messages, out.value.info.index.codeBlocks], [0, 0, 0]);
   await closePage(page);
 });
 
@@ -237,7 +237,7 @@ test('an overlay searches the published index and the page\'s writes as one, and
   });
   assert.ifError(first.error);
   const v = first.value;
-  assert.equal(v.info.source, 'downloaded');
+  assert.equal(v.info.overlay.source, 'downloaded');
   assert.equal(v.info.overlay.manifestUrl, `${site.url}ov/manifest.json`);
   assert.equal(v.withMine, v.published + 1, 'one count over both');
   assert.equal(v.after, v.published, 'a published message the page removed is gone');
@@ -251,12 +251,15 @@ test('an overlay searches the published index and the page\'s writes as one, and
   // by id, not doubled.
   const again = await site.blank();
   const stored = await run(again, async (G) => {
-    window.engine = await G.open({ manifestUrl: '/ov/manifest.json', name: 'notes' });
+    window.engine = await G.open({ manifestUrl: '/ov/manifest.json', name: 'notes', onUpdate: (status) => (window.checked = status) });
     return { info: await window.engine.info(), mine: (await window.engine.search('zebracorn')).totalCounts.messages };
   });
   assert.ifError(stored.error);
-  assert.equal(stored.value.info.source, 'stored');
+  assert.equal(stored.value.info.overlay.source, 'stored');
   assert.equal(stored.value.mine, 1);
+  // A stored overlay checks the manifest in the background: nothing new yet.
+  await again.waitForFunction(() => window.checked, null, { timeout: 30_000 });
+  assert.equal(await again.evaluate(() => window.checked.status), 'current');
   publish(site, path.join(FIXTURES, 'vocab.gsx'), 'ov');
   const swapped = await run(again, async () => {
     const e = window.engine;
