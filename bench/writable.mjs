@@ -2,7 +2,10 @@
 // Writable indexes in headless Chromium (GitSenseSearch.create): how long
 // adding one 20-message conversation takes until it is committed and
 // searchable, and whether a search right after a write is as fast as one
-// without writes, per storage backend (OPFS, IndexedDB).
+// without writes, per storage backend (OPFS, IndexedDB), side by side
+// with FlexSearch 0.8's persistent index on IndexedDB (npm `flexsearch`:
+// a Document index of the message text, `commit()` awaited after each
+// add) for the same conversations.
 //
 //   node bench/writable.mjs [--adds N] [--searches N] [--preload N]
 //
@@ -10,8 +13,11 @@
 // profile; `--preload` conversations are added first (the index a chat
 // app has after a while), then `--adds` more are timed one by one (from
 // the call to the resolved promise: the transaction committed where the
-// index lives, IndexedDB's save included), then `--searches` queries with
-// no write between them, then as many each right after an add. Prints
+// index lives, IndexedDB's save included; FlexSearch: add() then
+// commit()), then `--searches` queries with no write between them, then
+// as many each right after an add. FlexSearch gets the queries' words
+// (it has no filters or phrases) and returns ids only, where ours builds
+// the whole results object (snippets, counts per target). Prints
 // Markdown; merges the numbers into bench/results.json under `writable`.
 
 import { chromium } from 'playwright-core';
@@ -40,7 +46,6 @@ if (!fs.existsSync(path.join(ROOT, 'www/dist/pkg/index.js'))) {
 // The page's side: conversations made from a fixed vocabulary by a seeded
 // generator (the same text for every backend), the timing loops.
 async function pageRun({ storage, adds, searches, preload }) {
-  const { GitSenseSearch } = await import('/pkg/index.js');
   let seed = 12345;
   const rand = () => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -62,15 +67,24 @@ async function pageRun({ storage, adds, searches, preload }) {
     }
     return { chats: [{ id: chat, name: sentence(4) }], messages };
   };
-  const name = `bench-${storage}`;
   let engine;
-  try {
-    engine = await GitSenseSearch.open({ name, storage });
-    await engine.close();
-    // A leftover of an earlier run on this profile: start afresh.
-    return { error: 'profile not fresh' };
-  } catch {
-    engine = await GitSenseSearch.create({ name, storage });
+  if (storage === 'flexsearch') {
+    const { Document, IndexedDB } = await import('/flexsearch.bundle.module.min.js');
+    const index = new Document({ document: { id: 'id', index: ['content'] } });
+    await index.mount(new IndexedDB('bench-flexsearch'));
+    const plain = (q) => q.replace(/lang:\S+|"|\bOR\b/g, ' ').replace(/\s+/g, ' ').trim();
+    engine = {
+      async add(batch) {
+        for (const m of batch.messages) index.add({ id: m.id, content: m.content });
+        await index.commit();
+      },
+      search: (q) => index.search(plain(q), { limit: 20 }),
+      info: async () => ({ storage: 'indexeddb', sizeBytes: 0, index: { messages: nextMessage - 1, code_blocks: 0 } }),
+      close: async () => {},
+    };
+  } else {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    engine = await GitSenseSearch.create({ name: `bench-${storage}`, storage });
   }
   for (let i = 0; i < preload; i++) await engine.add(conversation());
   const addMs = [];
@@ -95,7 +109,7 @@ async function pageRun({ storage, adds, searches, preload }) {
   }
   const info = await engine.info();
   await engine.close();
-  return { addMs, quiet, afterWrite, info: { storage: info.storage, sizeBytes: info.sizeBytes, messages: info.index.messages, codeBlocks: info.index.code_blocks } };
+  return { addMs, quiet, afterWrite, info: { storage: info.storage, sizeBytes: info.sizeBytes, messages: info.index.messages, codeBlocks: info.index.codeBlocks } };
 }
 
 const median = (xs) => {
@@ -110,11 +124,13 @@ const ms = (x) => Math.round(x * 10) / 10;
 
 const site = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-writable-bench-'));
 fs.cpSync(path.join(ROOT, 'www/dist/pkg'), path.join(site, 'pkg'), { recursive: true });
+const FLEX = path.join(ROOT, 'node_modules/flexsearch/dist/flexsearch.bundle.module.min.js');
+if (fs.existsSync(FLEX)) fs.copyFileSync(FLEX, path.join(site, 'flexsearch.bundle.module.min.js'));
 fs.writeFileSync(path.join(site, 'blank.html'), '<!doctype html><meta charset="utf-8"><title>bench</title>');
 const server = await startServer({ root: site, port: 0 });
 const rows = {};
 try {
-  for (const storage of ['opfs', 'indexeddb']) {
+  for (const storage of ['opfs', 'indexeddb', ...(fs.existsSync(FLEX) ? ['flexsearch'] : [])]) {
     const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-writable-profile-'));
     const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
     try {
@@ -139,10 +155,12 @@ try {
 }
 
 console.log(`Writable index, Chromium: ${PRELOAD} conversations first, then ${ADDS} timed adds of one 20-message conversation; ${SEARCHES} searches without and right after a write.\n`);
-console.log('| storage | add 20 messages median / p95 (ms) | search median / p95 (ms) | search right after a write median / p95 (ms) | messages | size |');
+console.log('| engine, storage | add 20 messages median / p95 (ms) | search median / p95 (ms) | search right after a write median / p95 (ms) | messages | size |');
 console.log('| --- | --- | --- | --- | --- | --- |');
 for (const [storage, r] of Object.entries(rows)) {
-  console.log(`| ${storage} | ${r.add20.median} / ${r.add20.p95} | ${r.search.median} / ${r.search.p95} | ${r.searchAfterWrite.median} / ${r.searchAfterWrite.p95} | ${r.index.messages} | ${(r.index.sizeBytes / 1048576).toFixed(1)} MiB |`);
+  const label = storage === 'flexsearch' ? 'FlexSearch 0.8, IndexedDB' : `gitsense-search, ${storage}`;
+  const size = r.index.sizeBytes ? `${(r.index.sizeBytes / 1048576).toFixed(1)} MiB` : 'n/a';
+  console.log(`| ${label} | ${r.add20.median} / ${r.add20.p95} | ${r.search.median} / ${r.search.p95} | ${r.searchAfterWrite.median} / ${r.searchAfterWrite.p95} | ${r.index.messages} | ${size} |`);
 }
 const file = path.join(ROOT, 'bench/results.json');
 const all = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
