@@ -32,7 +32,7 @@
 //! adoption finished is the overlay, a lower or unfinished one is removed.
 
 use super::host::{self, js_error, now_ms, report};
-use super::session::{download_verified, fetch_manifest, UpdateStatus};
+use super::session::{download_verified, fetch_manifest};
 use super::storage::memory::{self, MemoryStore};
 use super::storage::opfs::{self, OpfsStore};
 use super::storage::StoragePref;
@@ -178,7 +178,7 @@ struct Overlay {
     seq: Cell<u64>,
     /// Set while an update runs.
     updating: Cell<bool>,
-    last_update: RefCell<Option<UpdateStatus>>,
+    last_update: RefCell<Option<OverlayUpdate>>,
 }
 
 /// What `info().overlay` says.
@@ -192,7 +192,23 @@ pub struct OverlayInfo {
     /// The SHA-256 of the published index under the page's writes.
     pub base_sha256: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_update: Option<UpdateStatus>,
+    pub last_update: Option<OverlayUpdate>,
+}
+
+/// What an update check did: `current`, `updated` (a new revision with
+/// the page's writes applied is in use) or `offline`; the same fields as
+/// a published index's (`session::UpdateStatus`). A type of its own: the
+/// module's split keeps in its first part what a published index's visit
+/// runs, and code this module shared with that one's would change shape
+/// there (a published visit's `info()` after its update check then
+/// needed the second part).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OverlayUpdate {
+    pub status: &'static str,
+    pub revision: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The file of an overlay's copy number `seq`.
@@ -465,10 +481,10 @@ impl LocalIndex {
     /// An overlay: checks the manifest and, for a new revision, makes a
     /// copy of it with the page's writes applied and swaps it in; the
     /// old copy answers until then. A plain writable index: `current`.
-    pub async fn update(&self, on_progress: Option<&Function>) -> Result<UpdateStatus> {
+    pub async fn update(&self, on_progress: Option<&Function>) -> Result<OverlayUpdate> {
         let revision = self.with_engine(|e| Ok(e.info().revision.clone()))?;
         let Some(o) = &self.overlay else {
-            return Ok(UpdateStatus {
+            return Ok(OverlayUpdate {
                 status: "current",
                 revision,
                 reason: None,
@@ -493,8 +509,8 @@ impl LocalIndex {
         o: &Overlay,
         on_progress: Option<&Function>,
         revision: String,
-    ) -> Result<UpdateStatus> {
-        let offline = |reason: String| UpdateStatus {
+    ) -> Result<OverlayUpdate> {
+        let offline = |reason: String| OverlayUpdate {
             status: "offline",
             revision: revision.clone(),
             reason: Some(reason),
@@ -510,7 +526,7 @@ impl LocalIndex {
             Err(e) => return Err(e),
         };
         if manifest.sha256 == *o.base.borrow() {
-            return Ok(UpdateStatus {
+            return Ok(OverlayUpdate {
                 status: "current",
                 revision,
                 reason: None,
@@ -548,7 +564,7 @@ impl LocalIndex {
         self.place.remove(&old).await?;
         let revision = self.with_engine(|e| Ok(e.info().revision.clone()))?;
         report(on_progress, "ready", 1.0, 1.0);
-        Ok(UpdateStatus {
+        Ok(OverlayUpdate {
             status: "updated",
             revision,
             reason: None,

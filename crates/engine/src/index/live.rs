@@ -174,6 +174,10 @@ pub fn write(conn: &Connection, op: WriteOp, json: &str) -> Result<WriteSummary>
 /// applied already answers with the summary it had and writes nothing.
 /// The last [`KEYS_KEPT`] keys are remembered.
 pub fn write_once(conn: &Connection, op: WriteOp, json: &str, key: &str) -> Result<WriteSummary> {
+    if !is_writable(conn) {
+        // write.read_only, before anything is created.
+        return apply(conn, op, json, false, None);
+    }
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS live_requests(key TEXT PRIMARY KEY, summary TEXT NOT NULL)",
     )
