@@ -7,10 +7,12 @@
 //! the worker can report a clean error instead of dying silently.
 
 use super::host::{error_to_js, js_error, to_js};
+use super::local;
 use super::session::{current, install, take, Session};
 use super::storage::lazy::{probe_result, Prefetched};
 use super::storage::StoragePref;
 use gitsense_engine::error::Error;
+use gitsense_engine::index::live::WriteOp;
 use js_sys::{Function, Reflect, Uint8Array};
 use serde::Deserialize;
 use std::rc::Rc;
@@ -140,6 +142,124 @@ pub async fn session_open(
     Ok(to_js(&info))
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LocalOptions {
+    name: String,
+    #[serde(default)]
+    storage: StoragePref,
+    #[serde(default)]
+    create: bool,
+    /// An overlay over the index published here.
+    #[serde(default)]
+    manifest_url: Option<String>,
+    #[serde(default)]
+    request_timeout_ms: Option<u32>,
+}
+
+/// Opens (or, with `create`, makes) a writable index of the page's own,
+/// or with `manifestUrl` an overlay over a published index (see
+/// [`super::local`]); resolves with its `info()`.
+#[wasm_bindgen(js_name = localOpen)]
+pub async fn local_open(
+    options: JsValue,
+    on_progress: Option<Function>,
+) -> Result<JsValue, JsValue> {
+    let opts: LocalOptions = serde_wasm_bindgen::from_value(options).map_err(|e| {
+        js(Error::new(
+            "options.invalid",
+            format!(
+                "bad options: {e} (expects {{name, storage: 'auto'|'opfs'|'indexeddb'|'memory'}})"
+            ),
+        ))
+    })?;
+    if current().is_some() || local::current().is_some() {
+        return Err(js(Error::new(
+            "engine.already_open",
+            "this worker already has an open index",
+        )));
+    }
+    let index = match &opts.manifest_url {
+        Some(url) => local::LocalIndex::open_overlay(
+            url,
+            &opts.name,
+            opts.storage,
+            opts.request_timeout_ms,
+            on_progress.as_ref(),
+        )
+        .await
+        .map_err(js)?,
+        None => local::LocalIndex::open(&opts.name, opts.storage, opts.create)
+            .await
+            .map_err(js)?,
+    };
+    let info = to_js(&index.info().map_err(js)?);
+    local::install(index);
+    Ok(info)
+}
+
+/// Applies a write (`add`, `update`, `remove`) to the open writable
+/// index, at most once per `key` when given (a request another tab may
+/// send again); resolves with its summary once it is committed.
+#[wasm_bindgen(js_name = localWrite)]
+pub async fn local_write(
+    op: String,
+    json: String,
+    key: Option<String>,
+) -> Result<JsValue, JsValue> {
+    let index = local::current().ok_or_else(|| {
+        js(Error::new(
+            "write.read_only",
+            "this engine serves a published index: only an index made by create() takes writes",
+        ))
+    })?;
+    let op = WriteOp::parse(&op).map_err(js)?;
+    Ok(to_js(
+        &index.write(op, &json, key.as_deref()).await.map_err(js)?,
+    ))
+}
+
+// A writable index has functions of its own (the worker calls them once
+// it opened one), so that a published index's visit runs none of its code
+// and the module's first part does not grow with it (xtask wasm_split).
+
+fn local_index() -> Result<Rc<local::LocalIndex>, JsValue> {
+    local::current().ok_or_else(|| {
+        js(Error::new(
+            "engine.closed",
+            "no writable index is open in this worker",
+        ))
+    })
+}
+
+/// Runs a query on the writable index; the results object as JSON text.
+#[wasm_bindgen(js_name = localSearch)]
+pub fn local_search(query: String, options_json: String) -> Result<String, JsValue> {
+    local_index()?.search(&query, &options_json).map_err(js)
+}
+
+#[wasm_bindgen(js_name = localInfo)]
+pub fn local_info() -> Result<JsValue, JsValue> {
+    Ok(to_js(&local_index()?.info().map_err(js)?))
+}
+
+/// An overlay: checks the manifest and swaps in a new revision with the
+/// page's writes applied; a writable index: `current`.
+#[wasm_bindgen(js_name = localUpdate)]
+pub async fn local_update(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
+    let index = local_index()?;
+    let status = index.update(on_progress.as_ref()).await.map_err(js)?;
+    Ok(to_js(&status))
+}
+
+/// Closes the writable index and releases its storage.
+#[wasm_bindgen(js_name = localClose)]
+pub fn local_close() {
+    if let Some(index) = local::take() {
+        index.close();
+    }
+}
+
 /// Runs a query; returns the results object as JSON text. In lazy mode
 /// the pages it will read are fetched in batches first.
 #[wasm_bindgen(js_name = sessionSearch)]
@@ -161,6 +281,11 @@ pub async fn session_update(
     on_progress: Option<Function>,
     manifest: Option<String>,
 ) -> Result<JsValue, JsValue> {
+    if let Some(index) = local::current() {
+        return Ok(to_js(
+            &index.update(on_progress.as_ref()).await.map_err(js)?,
+        ));
+    }
     let s = session()?;
     let status = s
         .update_with(on_progress.as_ref(), manifest.as_deref())

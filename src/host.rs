@@ -167,7 +167,27 @@ pub fn to_js<T: Serialize + ?Sized>(v: &T) -> JsValue {
 /// The structured error object JS receives: `{code, message, position?,
 /// location?}`.
 pub fn error_to_js(e: &Error) -> JsValue {
-    to_js(e)
+    let v = to_js(e);
+    if e.code.starts_with("write.") {
+        add_where(&v, e);
+    }
+    v
+}
+
+/// A write's bad record: `where: { record: 'messages[3]', field:
+/// 'chat_id' }` beside the location it comes from. (A function of its
+/// own: only writes need it, and the module's split leaves it out of the
+/// part a published index's visit loads first.)
+#[inline(never)]
+fn add_where(v: &JsValue, e: &Error) {
+    if let Some((record, field)) = e.location.as_deref().and_then(|l| l.rsplit_once('.')) {
+        #[derive(Serialize)]
+        struct Where<'a> {
+            record: &'a str,
+            field: &'a str,
+        }
+        let _ = Reflect::set(v, &"where".into(), &to_js(&Where { record, field }));
+    }
 }
 
 /// Calls an optional progress callback with `{phase, loaded, total}`;

@@ -8,6 +8,8 @@
 //! - [`assist`]: the AI-assisted search driven from the page (the LLM is
 //!   the page's callback; the sessions live here) and the LLM-ready formats,
 //! - [`session`]: open from storage or download, update and swap, search,
+//! - [`local`]: a writable index of the page's own (create, add, update,
+//!   remove), in OPFS or IndexedDB,
 //! - [`storage`]: OPFS, IndexedDB and memory backends behind one interface,
 //! - [`host`]: bindings to JS (`js/net.js` downloads, `js/storage.js`,
 //!   `performance.now`) and JS ⇄ [`gitsense_engine::Error`] conversion.
@@ -23,5 +25,6 @@
 pub mod api;
 pub mod assist;
 pub mod host;
+pub mod local;
 pub mod session;
 pub mod storage;

@@ -262,7 +262,7 @@ struct Download {
 
 /// The manifest at `url`; `timeout_ms` bounds the request
 /// (`network.timeout`).
-async fn fetch_manifest(url: &str, timeout_ms: Option<u32>) -> Result<Manifest> {
+pub(crate) async fn fetch_manifest(url: &str, timeout_ms: Option<u32>) -> Result<Manifest> {
     let text = host::fetch_text(url, timeout_ms)
         .await
         .map_err(|e| js_error(&e, "network.failed", "fetching the manifest"))?;
@@ -275,6 +275,72 @@ fn parse_manifest(text: &str) -> Result<Manifest> {
     let m = Manifest::parse(text)?;
     m.check_browser_size()?;
     Ok(m)
+}
+
+/// The index a manifest names, downloaded and checked against its SHA-256.
+pub(crate) struct Fetched {
+    pub bytes: Uint8Array,
+    pub download_ms: f64,
+    pub verify_ms: f64,
+}
+
+/// Downloads the index `manifest` (fetched from `manifest_url`) names
+/// and checks its SHA-256 (`download.checksum_mismatch`: nothing is kept).
+pub(crate) async fn download_verified(
+    manifest_url: &str,
+    manifest: &Manifest,
+    on_progress: Option<&Function>,
+    request_timeout_ms: Option<u32>,
+) -> Result<Fetched> {
+    let url = host::resolve_url(&manifest.file, manifest_url)
+        .map_err(|e| js_error(&e, "manifest.invalid", "resolving the index URL"))?;
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Expect<'a> {
+        size: u64,
+        compressed_size: u64,
+        compression: &'a str,
+    }
+    let expect = to_js(&Expect {
+        size: manifest.size,
+        compressed_size: manifest.compressed_size,
+        compression: &manifest.compression,
+    });
+    let t = now_ms();
+    let bytes: Uint8Array =
+        host::download_index(&url, expect, on_progress.cloned(), request_timeout_ms)
+            .await
+            .map_err(|e| js_error(&e, "network.failed", "downloading the index"))?
+            .unchecked_into();
+    let download_ms = now_ms() - t;
+    let t = now_ms();
+    report(on_progress, "verify", 0.0, manifest.size as f64);
+    let sha = host::sha256_hex(&bytes)
+        .await
+        .map_err(|e| js_error(&e, "download.verify_failed", "hashing the index"))?
+        .as_string()
+        .unwrap_or_default();
+    if sha != manifest.sha256 {
+        return Err(Error::new(
+            "download.checksum_mismatch",
+            format!(
+                "the downloaded index has SHA-256 {sha} but the manifest announces {}; \
+                 it was not stored",
+                manifest.sha256
+            ),
+        ));
+    }
+    report(
+        on_progress,
+        "verify",
+        manifest.size as f64,
+        manifest.size as f64,
+    );
+    Ok(Fetched {
+        bytes,
+        download_ms,
+        verify_ms: now_ms() - t,
+    })
 }
 
 impl Session {
@@ -762,55 +828,30 @@ impl Session {
         manifest: Manifest,
         on_progress: Option<&Function>,
     ) -> Result<Download> {
-        let url = host::resolve_url(&manifest.file, &self.manifest_url)
-            .map_err(|e| js_error(&e, "manifest.invalid", "resolving the index URL"))?;
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Expect<'a> {
-            size: u64,
-            compressed_size: u64,
-            compression: &'a str,
+        let fetched = download_verified(
+            &self.manifest_url,
+            &manifest,
+            on_progress,
+            self.request_timeout_ms,
+        )
+        .await;
+        if matches!(&fetched, Err(e) if e.code == "download.checksum_mismatch") {
+            // Downloaded, then refused.
+            self.downloaded_bytes
+                .set(self.downloaded_bytes.get() + manifest.compressed_size);
         }
-        let expect = to_js(&Expect {
-            size: manifest.size,
-            compressed_size: manifest.compressed_size,
-            compression: &manifest.compression,
-        });
-        let t = now_ms();
-        let bytes: Uint8Array =
-            host::download_index(&url, expect, on_progress.cloned(), self.request_timeout_ms)
-                .await
-                .map_err(|e| js_error(&e, "network.failed", "downloading the index"))?
-                .unchecked_into();
-        self.timings.borrow_mut().download_ms = Some(now_ms() - t);
+        let fetched = fetched?;
+        {
+            let mut t = self.timings.borrow_mut();
+            t.download_ms = Some(fetched.download_ms);
+            t.verify_ms = Some(fetched.verify_ms);
+        }
         self.downloaded_bytes
             .set(self.downloaded_bytes.get() + manifest.compressed_size);
-
-        let t = now_ms();
-        report(on_progress, "verify", 0.0, manifest.size as f64);
-        let sha = host::sha256_hex(&bytes)
-            .await
-            .map_err(|e| js_error(&e, "download.verify_failed", "hashing the index"))?
-            .as_string()
-            .unwrap_or_default();
-        if sha != manifest.sha256 {
-            return Err(Error::new(
-                "download.checksum_mismatch",
-                format!(
-                    "the downloaded index has SHA-256 {sha} but the manifest announces {}; \
-                     it was not stored",
-                    manifest.sha256
-                ),
-            ));
-        }
-        self.timings.borrow_mut().verify_ms = Some(now_ms() - t);
-        report(
-            on_progress,
-            "verify",
-            manifest.size as f64,
-            manifest.size as f64,
-        );
-        Ok(Download { manifest, bytes })
+        Ok(Download {
+            manifest,
+            bytes: fetched.bytes,
+        })
     }
 
     /// Stores a verified download as a new file and opens it; checks that

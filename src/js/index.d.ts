@@ -233,6 +233,105 @@ export interface SyntaxGuide {
   directives: { name: string; example: string; values: string; help: string }[];
 }
 
+/** Where a writable index lives ('auto': OPFS, else IndexedDB). */
+export type WritableStorage = 'auto' | 'opfs' | 'indexeddb' | 'memory';
+
+export interface CreateOptions {
+  /** The index's name: 1 to 64 letters, digits, '-', '_' or '.'. */
+  name: string;
+  storage?: WritableStorage;
+  assetsUrl?: string | URL;
+  /** The engine crashed. */
+  onError?: (error: GitSenseSearchError) => void;
+}
+
+/** open({ name }): a writable index made by create(); with manifestUrl
+ * too, an overlay: a copy of that published index holding the page's
+ * writes, searched as one index, kept across new revisions. */
+export interface OpenWritableOptions extends CreateOptions {
+  manifestUrl?: string;
+  requestTimeoutMs?: number;
+  onProgress?: (p: Progress) => void;
+  onUpdate?: (status: UpdateStatus) => void;
+}
+
+/** A chat, as the GitSense model has it (`parent_id` 0 or absent: a root chat). */
+export interface ChatRecord {
+  id: number;
+  name: string;
+  parent_id?: number;
+  type?: string;
+  uuid?: string;
+  owner?: string;
+  group_id?: number;
+  created_at?: string;
+  modified_at?: string;
+  meta?: Record<string, unknown>;
+}
+
+/** A message; its fenced code blocks become code blocks by themselves. */
+export interface MessageRecord {
+  id: number;
+  chat_id: number;
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  type?: string;
+  title?: string;
+  keywords?: string;
+  meta?: Record<string, unknown>;
+  created_at?: string;
+  updated_at?: string;
+}
+
+/** A code block given explicitly (a GitSense header in its content fills uuid, version, ...). */
+export interface CodeBlockRecord {
+  id: number;
+  message_id: number;
+  content: string;
+  type?: string;
+  uuid?: string;
+  language?: string;
+  component?: string;
+  description?: string;
+  created_at?: string;
+}
+
+export interface WriteRecords {
+  chats?: ChatRecord[];
+  messages?: MessageRecord[];
+  codeBlocks?: CodeBlockRecord[];
+}
+
+export interface RemoveIds {
+  chatIds?: number[];
+  messageIds?: number[];
+  blockIds?: number[];
+}
+
+/** Rows a write added, replaced or removed, and the index's revision after it. */
+export interface WriteSummary {
+  chats: number;
+  messages: number;
+  codeBlocks: number;
+  revision: string;
+}
+
+/** info() of a writable index (or an overlay). */
+export interface WritableInfo {
+  writable: true;
+  name: string;
+  storage: 'opfs' | 'indexeddb' | 'memory';
+  storageReason: string;
+  file: string;
+  index: EngineInfo['index'];
+  sizeBytes: number;
+  timings: { openMs: number; lastWriteMs?: number; lastSaveMs?: number; lastSearchMs?: number };
+  /** An overlay: its published index, how the copy in use came, the last update check. */
+  overlay?: { source: 'stored' | 'downloaded'; manifestUrl: string; baseSha256: string; lastUpdate?: UpdateStatus };
+  /** A tab sharing the index with others: whether this tab's worker holds it. */
+  tab?: { owner: boolean };
+}
+
 /** A structured error as data (inside stage reports): see GitSenseSearchError. */
 export interface ErrorInfo {
   code: string;
@@ -354,23 +453,34 @@ export class GitSenseSearchError extends Error {
   readonly code: string;
   readonly position: number | null;
   readonly location?: string;
-  toJSON(): { code: string; message: string; position: number | null; location?: string };
+  /** A write's bad record (write.bad_record, write.duplicate_id, write.not_found). */
+  readonly where?: { record: string; field: string };
+  toJSON(): { code: string; message: string; position: number | null; location?: string; where?: { record: string; field: string } };
 }
 
 export class GitSenseSearch extends EventTarget {
   /** Opens the index: from storage when present (no network needed), else
    * downloads it. Outside a browser (Node) it rejects with
    * `environment.unsupported`. */
-  static open(options: OpenOptions): Promise<GitSenseSearch>;
+  static open(options: OpenOptions | OpenWritableOptions): Promise<GitSenseSearch>;
+  /** Makes a writable index of the page's own (no manifest); index.exists if the name is taken. */
+  static create(options: CreateOptions): Promise<GitSenseSearch>;
+  /** Writable index: adds records in one transaction (all or nothing), stored and searchable once it resolves. */
+  add(records: WriteRecords): Promise<WriteSummary>;
+  /** Writable index: removes chats (with their messages, code blocks and child chats), messages, code blocks. */
+  remove(ids: RemoveIds): Promise<WriteSummary>;
   /** Removes every stored index of this origin (fails with storage.busy while one is open). */
   static clear(options?: { assetsUrl?: string | URL }): Promise<void>;
 
   search(query: string, options?: SearchOptions): Promise<SearchResults>;
   /** The results object as JSON text, byte for byte what the CLI prints. */
   searchJson(query: string, options?: SearchOptions): Promise<string>;
-  info(): Promise<EngineInfo>;
-  /** Checks the manifest now and swaps in a changed index once verified. */
+  info(): Promise<EngineInfo | WritableInfo>;
+  /** Checks the manifest now and swaps in a changed index once verified
+   * (an overlay: with the page's writes applied to it). */
   update(): Promise<UpdateStatus>;
+  /** Writable index: replaces records by id (a message's code blocks are cut from its new text). */
+  update(records: WriteRecords): Promise<WriteSummary>;
   /** The query language's filters and directives (for help screens). */
   syntax(): Promise<SyntaxGuide>;
   /**

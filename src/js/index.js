@@ -11,22 +11,27 @@
 
 /** A structured error: `{ code, message, position }`. */
 export class GitSenseSearchError extends Error {
-  constructor({ code, message, position, location } = {}) {
+  constructor({ code, message, position, location, where } = {}) {
     super(message || code || 'unknown error');
     this.name = 'GitSenseSearchError';
     this.code = code || 'internal.error';
     this.position = Number.isInteger(position) ? position : null;
     if (location) this.location = location;
+    // A write's bad record: { record: 'messages[3]', field: 'chat_id' }.
+    if (where) this.where = where;
   }
 
   toJSON() {
     const o = { code: this.code, message: this.message, position: this.position };
     if (this.location) o.location = this.location;
+    if (this.where) o.where = this.where;
     return o;
   }
 }
 
 const STORAGE_MODES = ['auto', 'opfs', 'indexeddb', 'memory', 'lazy'];
+/** Where a writable index (create / open({ name })) can live. */
+const WRITABLE_STORAGE = ['auto', 'opfs', 'indexeddb', 'memory'];
 
 /**
  * The engine's files (worker.js and the wasm modules) are found next to
@@ -217,6 +222,185 @@ class Channel {
   }
 }
 
+/** How long a tab waits for the tab owning a shared index to answer (it may be taking over from one that closed). */
+const OWNER_WAIT_MS = 15000;
+
+/**
+ * A writable index shared by the tabs of an origin. One tab owns it: its
+ * worker holds the storage (a worker's OPFS access handles are
+ * exclusive), elected with a Web Lock named after the index; the other
+ * tabs send their calls to the owner over a BroadcastChannel and get the
+ * answers back. When the owner's tab closes, the browser releases its
+ * lock and the tab that queued first for it takes over: it opens the
+ * index from storage (every write that resolved was committed there) and
+ * announces itself, and the others send it the calls the old owner left
+ * unanswered. A write sent again carries the key of its first attempt, so
+ * one the old owner committed is not applied twice. The same interface
+ * as Channel (call, terminate).
+ */
+class SharedIndex {
+  static supported() {
+    return typeof navigator !== 'undefined' && navigator.locks && typeof BroadcastChannel === 'function' && typeof crypto !== 'undefined' && crypto.randomUUID;
+  }
+
+  /** Joins the tabs sharing `key`: owns it (opening it with `start(create)`) if no tab does, else relays to the owner. */
+  static async join(key, start, create, onEvent) {
+    const shared = new SharedIndex(key, start, onEvent);
+    try {
+      if (await shared.#lock(true)) {
+        await shared.#own(create);
+      } else {
+        if (create) {
+          throw new GitSenseSearchError({ code: 'index.exists', message: 'another tab has this writable index open: open({ name }) joins it' });
+        }
+        await shared.#follow();
+      }
+    } catch (e) {
+      shared.terminate();
+      throw e;
+    }
+    return shared;
+  }
+
+  constructor(key, start, onEvent) {
+    this.lockName = `gitsense-search:${key}`;
+    this.start = start;
+    this.onEvent = onEvent;
+    this.tab = crypto.randomUUID();
+    this.bc = new BroadcastChannel(this.lockName);
+    this.bc.onmessage = ({ data }) => this.#message(data);
+    this.local = null; // the Channel to this tab's worker, while it owns the index
+    this.owner = null; // the owning tab's id
+    this.pending = new Map(); // calls sent to the owner, not answered yet
+    this.nextId = 1;
+    this.release = null; // lets go of the lock
+    this.abort = new AbortController(); // drops a queued lock request
+    this.closed = false;
+    this.ownerKnown = null;
+  }
+
+  /** Requests the lock: `now` only if free (resolves whether it was got); else queued, resolving when got. */
+  #lock(now) {
+    return new Promise((resolve, reject) => {
+      const options = now ? { ifAvailable: true } : { signal: this.abort.signal };
+      navigator.locks
+        .request(this.lockName, options, (lock) => {
+          if (!lock || this.closed) {
+            resolve(false);
+            return undefined;
+          }
+          resolve(true);
+          return new Promise((r) => {
+            this.release = r;
+          });
+        })
+        .catch((e) => (this.closed ? resolve(false) : reject(e)));
+    });
+  }
+
+  async #own(create) {
+    // A closed owner's worker may hold the storage a moment longer.
+    const until = Date.now() + OWNER_WAIT_MS;
+    for (;;) {
+      try {
+        this.local = await this.start(create);
+        break;
+      } catch (e) {
+        if (e.code !== 'storage.busy' || Date.now() > until) throw e;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    this.owner = this.tab;
+    this.bc.postMessage({ type: 'owner', tab: this.tab });
+    // Calls this tab had sent to the owner that left.
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      this.local.call(p.op, p.args).then(p.resolve, p.reject);
+    }
+  }
+
+  async #follow() {
+    const known = new Promise((resolve) => {
+      this.ownerKnown = resolve;
+    });
+    this.bc.postMessage({ type: 'hello', tab: this.tab });
+    const timeout = new Promise((_, reject) =>
+      setTimeout(() => reject(new GitSenseSearchError({ code: 'storage.busy', message: `the tab that has this writable index open did not answer within ${OWNER_WAIT_MS} ms` })), OWNER_WAIT_MS),
+    );
+    await Promise.race([known, timeout]);
+    // Queue for the index: this tab takes over when the owner leaves.
+    this.#lock(false).then(
+      (got) => {
+        if (got && !this.closed) this.#own(false).catch((e) => this.onEvent({ type: 'crash', error: { code: e.code || 'internal.error', message: e.message } }));
+      },
+      () => {},
+    );
+  }
+
+  #message(m) {
+    if (!m || this.closed) return;
+    if (m.type === 'owner') {
+      this.owner = m.tab;
+      if (this.ownerKnown) this.ownerKnown();
+      // The calls the previous owner left unanswered go to this one.
+      for (const id of this.pending.keys()) this.#send(id);
+    } else if (m.type === 'hello' && this.local) {
+      this.bc.postMessage({ type: 'owner', tab: this.tab });
+    } else if (m.type === 'req' && m.to === this.tab && this.local) {
+      const reply = (ok, v) => this.bc.postMessage({ type: 'res', to: m.from, id: m.id, ok, [ok ? 'value' : 'error']: v });
+      this.local.call(m.op, m.args).then(
+        (value) => reply(true, value),
+        (e) => reply(false, e && e.toJSON ? e.toJSON() : { code: 'internal.error', message: String(e) }),
+      );
+    } else if (m.type === 'res' && m.to === this.tab) {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.ok) p.resolve(m.value);
+      else p.reject(new GitSenseSearchError(m.error));
+    } else if (m.type === 'event' && !this.local) {
+      this.onEvent(m.event);
+    }
+  }
+
+  #send(id) {
+    const p = this.pending.get(id);
+    if (p && this.owner && this.owner !== this.tab) this.bc.postMessage({ type: 'req', to: this.owner, from: this.tab, id, op: p.op, args: p.args });
+  }
+
+  call(op, args) {
+    if (this.closed) return Promise.reject(new GitSenseSearchError({ code: 'engine.closed', message: 'the search engine has been closed' }));
+    const tagged = (v) => (op === 'info' && v && typeof v === 'object' ? { ...v, tab: { owner: Boolean(this.local) } } : v);
+    if (this.local) return this.local.call(op, args).then(tagged);
+    // Closing a tab that does not own the index closes nothing but its link.
+    if (op === 'close') return Promise.resolve(null);
+    // A write relayed keeps one key through every attempt (see the class).
+    const sent = op === 'write' && !args.key ? { ...args, key: crypto.randomUUID() } : args;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { op, args: sent, resolve, reject });
+      this.#send(id);
+    }).then(tagged);
+  }
+
+  /** Events of the owner's worker reach every tab. */
+  relay(m) {
+    if (this.local && !this.closed) this.bc.postMessage({ type: 'event', event: m });
+  }
+
+  terminate() {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort();
+    for (const p of this.pending.values()) p.reject(new GitSenseSearchError({ code: 'engine.closed', message: 'the search engine has been closed' }));
+    this.pending.clear();
+    if (this.local) this.local.terminate();
+    this.local = null;
+    if (this.release) this.release();
+    this.bc.close();
+  }
+}
+
 /** A thrown value in words, whatever it is. */
 function describe(e) {
   if (e instanceof Error) return `${e.name}: ${e.message}`;
@@ -289,10 +473,19 @@ export class GitSenseSearch extends EventTarget {
    * reading it lazily over HTTP Range requests while a copy fills OPFS in
    * the background; else by downloading it.
    */
-  static async open({ manifestUrl, storage = 'auto', lazyFill = true, offline, requestTimeoutMs, firstQuery, assetsUrl, onProgress, onUpdate, onError } = {}) {
+  static async open({ manifestUrl, name, storage = 'auto', lazyFill = true, offline, requestTimeoutMs, firstQuery, assetsUrl, onProgress, onUpdate, onError } = {}) {
     requireBrowser();
+    if (name !== undefined) {
+      // A writable index, or with manifestUrl an overlay over that
+      // published index (a copy of it holding the page's writes too).
+      if (manifestUrl !== undefined && (typeof manifestUrl !== 'string' || !manifestUrl)) {
+        throw new GitSenseSearchError({ code: 'options.invalid', message: `manifestUrl must be a URL string, not ${JSON.stringify(manifestUrl)}` });
+      }
+      const url = manifestUrl === undefined ? undefined : new URL(manifestUrl, pageBase()).href;
+      return GitSenseSearch.#openLocal({ name, storage, assetsUrl, onError, onProgress, onUpdate, create: false, manifestUrl: url, requestTimeoutMs });
+    }
     if (typeof manifestUrl !== 'string' || !manifestUrl) {
-      throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl' });
+      throw new GitSenseSearchError({ code: 'options.invalid', message: 'open() needs a manifestUrl (a published index) or a name (a writable index)' });
     }
     if (!STORAGE_MODES.includes(storage)) {
       throw new GitSenseSearchError({
@@ -363,6 +556,91 @@ export class GitSenseSearch extends EventTarget {
       throw e;
     }
     return engine;
+  }
+
+  /**
+   * Makes a writable index of the page's own, called `name` (letters,
+   * digits, '-', '_', '.'): no manifest; records come from add(),
+   * update() and remove(). `storage`: 'auto' (OPFS, else IndexedDB),
+   * 'opfs', 'indexeddb' or 'memory'. Fails with index.exists when there
+   * is one of that name already (open({ name }) opens it).
+   */
+  static async create({ name, storage = 'auto', assetsUrl, onError } = {}) {
+    requireBrowser();
+    return GitSenseSearch.#openLocal({ name, storage, assetsUrl, onError, create: true });
+  }
+
+  static async #openLocal({ name, storage, assetsUrl, onError, onProgress, onUpdate, create, manifestUrl, requestTimeoutMs }) {
+    if (typeof name !== 'string' || !name) {
+      throw new GitSenseSearchError({ code: 'options.invalid', message: `a writable index needs a name, not ${JSON.stringify(name)}` });
+    }
+    if (!WRITABLE_STORAGE.includes(storage)) {
+      throw new GitSenseSearchError({
+        code: 'options.invalid',
+        message: `a writable index's storage is one of ${WRITABLE_STORAGE.join(', ')}, not ${JSON.stringify(storage)}`,
+      });
+    }
+    const assets = assetsOption(assetsUrl);
+    const engine = new GitSenseSearch();
+    if (onProgress) engine.addEventListener('progress', (e) => onProgress(e.detail));
+    if (onUpdate) engine.addEventListener('update', (e) => onUpdate(e.detail));
+    if (onError) {
+      engine.addEventListener('updateerror', (e) => onError(e.detail));
+      engine.addEventListener('error', (e) => onError(e.detail));
+    }
+    engine.#startup.pageOpen = performance.timeOrigin + performance.now();
+    const onEvent = (m) => {
+      engine.#event(m);
+      if (engine.#channel instanceof SharedIndex) engine.#channel.relay(m);
+    };
+    // The engine of this tab: a worker that opens the index.
+    const start = async (create) => {
+      const channel = new Channel(startWorker(assets), onEvent, workerUrl(assets));
+      try {
+        await channel.call('openLocal', { name, storage, create, manifestUrl, requestTimeoutMs });
+      } catch (e) {
+        channel.terminate();
+        throw e;
+      }
+      return channel;
+    };
+    // Kept in browser storage, the index is shared with the origin's other
+    // tabs (one worker at a time can hold OPFS); in memory it is this tab's.
+    engine.#channel = storage !== 'memory' && SharedIndex.supported() ? await SharedIndex.join(`${manifestUrl || ''}#${name}`, start, create, onEvent) : await start(create);
+    return engine;
+  }
+
+  /**
+   * Writable index: adds records `{ chats, messages, codeBlocks }` (the
+   * model's fields: a chat { id, name, parent_id, ... }, a message { id,
+   * chat_id, role, content, ... }, a code block { id, message_id,
+   * content, ... }; a message's fenced blocks become code blocks by
+   * themselves). One transaction: all or nothing; once the promise
+   * resolves the records are stored and the next search sees them.
+   * Resolves { chats, messages, codeBlocks, revision }: rows written.
+   * A bad record rejects with write.bad_record (write.duplicate_id,
+   * write.not_found) and `where: { record: 'messages[3]', field:
+   * 'chat_id' }`, and nothing is written.
+   */
+  add(records) {
+    return this.#write('add', records);
+  }
+
+  /**
+   * Writable index: removes { chatIds, messageIds, blockIds } (a chat
+   * with its messages, code blocks and child chats; a message with its
+   * code blocks); ids not in the index are skipped.
+   */
+  remove(ids) {
+    return this.#write('remove', ids);
+  }
+
+  async #write(op, value) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new GitSenseSearchError({ code: 'write.bad_input', message: `${op}() takes an object, not ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}` });
+    }
+    const summary = await this.#call('write', { op, json: toJson(value, `the records given to ${op}()`) });
+    return { chats: summary.chats, messages: summary.messages, codeBlocks: summary.codeBlocks, revision: summary.revision };
   }
 
   /**
@@ -439,11 +717,16 @@ export class GitSenseSearch extends EventTarget {
   }
 
   /**
-   * Checks the manifest now; a changed index is downloaded, verified and
-   * swapped in while the current one keeps answering. Resolves
-   * { status: 'current'|'updated'|'offline', revision }.
+   * Without arguments: checks the manifest now; a changed index is
+   * downloaded, verified and swapped in while the current one keeps
+   * answering (an overlay: with the page's writes applied to it).
+   * Resolves { status: 'current'|'updated'|'offline', revision }.
+   *
+   * With records (a writable index): replaces them by id, as add()
+   * writes them (a message's code blocks are cut from its new text).
    */
-  update() {
+  update(records) {
+    if (arguments.length > 0) return this.#write('update', records);
     return this.#call('update');
   }
 

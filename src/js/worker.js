@@ -14,6 +14,10 @@
 // 'manifest', text } as soon as the manifest is in, then { type:
 // 'prefetched', value }).
 //
+// A writable index ('openLocal' { name, storage, create }, then 'write'
+// { op: 'add'|'update'|'remove', json }) has no manifest: nothing is
+// prefetched, no update check runs; 'search' and 'info' answer for it.
+//
 // An assisted search is a run of requests: 'assistStart' → { session, step,
 // reports } (JSON text), then, while step.kind is 'ask', the page awaits its
 // LLM and sends 'assistAdvance' { session, answer }; 'assistCancel' drops a
@@ -28,6 +32,12 @@ import init, {
   sessionFill,
   sessionStoredFiles,
   sessionClose,
+  localOpen,
+  localWrite,
+  localSearch,
+  localInfo,
+  localUpdate,
+  localClose,
   storageClear,
   syntaxGuide,
   panicForTests,
@@ -67,6 +77,7 @@ function loadModule(pageCompiles) {
   return ready;
 }
 let crash = null; // { code, message } once the wasm instance has trapped
+let writable = false; // a writable index (openLocal) is open: the local* functions serve it
 let updating = null; // the update in flight, shared by every caller
 
 self.addEventListener('gitsense-panic', (e) => {
@@ -160,7 +171,7 @@ function announce(run, type) {
 
 function update(manifestText) {
   if (!updating) {
-    updating = sessionUpdate(progress, manifestText).finally(() => {
+    updating = (writable ? localUpdate(progress) : sessionUpdate(progress, manifestText)).finally(() => {
       updating = null;
     });
   }
@@ -219,8 +230,27 @@ const ops = {
     }
     return info;
   },
+  // A writable index of the page's own (GitSenseSearch.create / open({ name })).
+  // With manifestUrl: an overlay over that published index, its stored
+  // copy checked for a new revision in the background ('update' event).
+  async openLocal({ name, storage, create, manifestUrl, requestTimeoutMs }) {
+    // Writes run code the first module leaves to the second (split.js):
+    // fetched now, not by a stub's synchronous load mid-write.
+    await loadSecondary();
+    const info = await localOpen({ name, storage, create, manifestUrl, requestTimeoutMs }, progress);
+    writable = true;
+    mark('opened');
+    if (info.overlay && info.overlay.source === 'stored') {
+      setTimeout(() => {
+        if (!updateAsked) announce(() => update(), 'update');
+      }, BACKGROUND_DELAY_MS);
+    }
+    return info;
+  },
+  write: ({ op, json, key }) => localWrite(op, json, key),
   async search({ query, options }) {
     const t0 = performance.now();
+    if (writable) return { json: localSearch(query, options), ms: performance.now() - t0 };
     mark('firstSearch');
     try {
       const json = await sessionSearch(query, options);
@@ -232,6 +262,7 @@ const ops = {
     }
   },
   info: () => {
+    if (writable) return localInfo();
     const info = sessionInfo();
     const { split, ready } = splitState();
     info.module = { split, secondLoaded: ready };
@@ -245,7 +276,8 @@ const ops = {
   },
   files: () => sessionStoredFiles(),
   close() {
-    sessionClose();
+    if (writable) localClose();
+    else sessionClose();
     return null;
   },
   clear: () => storageClear(),

@@ -40,12 +40,34 @@ impl MemoryStore {
             .collect())
     }
 
+    /// Every file in the memory VFS.
+    pub fn names(&self) -> Result<Vec<String>> {
+        self.util.names().map_err(|e| mem_err("listing files", e))
+    }
+
     pub fn contains(&self, name: &str) -> bool {
         self.util.contains(name).unwrap_or(false)
     }
 
     pub fn store(&self, idx: &StoredIndex, bytes: &Uint8Array) -> Result<()> {
         import_bytes(&self.util, idx, bytes, mem_err)
+    }
+
+    /// Imports the bytes of a file that is not a published index (a
+    /// writable index, `crate::local`) under `name`.
+    pub fn import(&self, name: &str, bytes: &Uint8Array) -> Result<()> {
+        let file = StoredIndex {
+            name: name.to_string(),
+            scope: String::new(),
+            seq: 0,
+            sha256: String::new(),
+            size: u64::from(bytes.length()),
+        };
+        import_bytes(&self.util, &file, bytes, mem_err)
+    }
+
+    pub(crate) fn util(&self) -> &MemVfsUtil {
+        &self.util
     }
 
     /// Starts a streamed import (see [`super::StoreStream`]).

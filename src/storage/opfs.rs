@@ -171,6 +171,28 @@ impl OpfsStore {
             .map_err(|e| opfs_err("starting the import", e))
     }
 
+    /// Whether the pool holds a file called `name` (any file, not only a
+    /// published index).
+    pub fn contains(&self, name: &str) -> Result<bool> {
+        Ok(self.names()?.iter().any(|n| n == name))
+    }
+
+    /// Every file in the pool.
+    pub fn names(&self) -> Result<Vec<String>> {
+        self.util
+            .names()
+            .map_err(|e| opfs_err("listing OPFS files", e))
+    }
+
+    /// Makes room for `n` more files in the pool.
+    pub async fn ensure_room(&self, n: usize) -> Result<()> {
+        let files = self.util.len().map_err(|e| opfs_err("counting files", e))?;
+        self.util
+            .ensure_capacity(files + n)
+            .await
+            .map_err(|e| opfs_err("growing the OPFS pool", e))
+    }
+
     pub fn remove(&self, name: &str) -> Result<()> {
         self.util
             .remove(name)

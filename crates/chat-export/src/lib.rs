@@ -68,7 +68,9 @@ use std::io::Read;
 use stream::{Elements, Layout, Next, Repairs};
 
 pub mod feed;
-pub mod fenced;
+/// Fenced code blocks in message text: the engine's parser, which the
+/// browser's writable indexes use too.
+pub use gitsense_engine::fenced;
 pub mod formats;
 pub mod stream;
 

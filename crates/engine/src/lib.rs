@@ -11,6 +11,8 @@
 //! - [`model`]: the GitSense data model importers produce.
 //! - [`profiles`]: GitSense search profiles built into the crate.
 //! - [`budget`]: token budgets for LLM consumers.
+//! - [`fenced`]: fenced code blocks in message text (importers and the
+//!   browser's writable indexes both cut code blocks with it).
 //! - [`facets`]: value/count pairs over a search's matches (meta-insights).
 //! - [`pattern`]: `option:regex`, regular expressions over a target's text.
 //! - [`meta`]: `meta:` filters over analyzer metadata (meta-search).
@@ -56,6 +58,7 @@ pub mod assist;
 pub mod budget;
 pub mod error;
 pub mod facets;
+pub mod fenced;
 pub mod format;
 pub mod gitnav;
 pub mod index;

@@ -283,6 +283,40 @@ impl Engine {
         &self.info
     }
 
+    /// Applies a write to a writable index (see [`index::live`]): `json`
+    /// holds the records (`add`, `update`) or ids (`remove`); one
+    /// transaction, all or nothing. The next search sees it.
+    pub fn write(
+        &mut self,
+        op: index::live::WriteOp,
+        json: &str,
+    ) -> Result<index::live::WriteSummary> {
+        let summary = index::live::write(&self.conn, op, json)?;
+        self.forget_cached()?;
+        Ok(summary)
+    }
+
+    /// [`Engine::write`] at most once per `key` (see
+    /// [`index::live::write_once`]).
+    pub fn write_once(
+        &mut self,
+        op: index::live::WriteOp,
+        json: &str,
+        key: &str,
+    ) -> Result<index::live::WriteSummary> {
+        let summary = index::live::write_once(&self.conn, op, json, key)?;
+        self.forget_cached()?;
+        Ok(summary)
+    }
+
+    /// After the index changed under the connection: counts and phrase
+    /// row counts read afresh.
+    fn forget_cached(&mut self) -> Result<()> {
+        self.tally.forget_counts();
+        self.info = index::read_info(&self.conn)?;
+        Ok(())
+    }
+
     pub fn connection(&self) -> &Connection {
         &self.conn
     }

@@ -7,13 +7,13 @@
 
 pub mod chat_export;
 pub mod docs;
+/// The fenced-block parser lives in the engine, which the browser's
+/// writable indexes share; importers keep their path to it.
+pub use gitsense_engine::fenced;
 pub mod git;
 pub mod gitsense_db;
 pub mod languages;
 pub mod overview;
-
-/// Fenced code blocks in chat text (shared with the browser module).
-pub use gitsense_chat_export::fenced;
 
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::{BuildStats, FinishProgress, IndexWriter, SourceInfo};

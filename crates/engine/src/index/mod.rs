@@ -33,6 +33,7 @@
 pub mod btree;
 pub mod checksum;
 pub mod doclists;
+pub mod live;
 pub mod pagevfs;
 pub mod rank;
 pub mod records;

@@ -85,8 +85,8 @@ struct TallyInner {
     /// [`Tally::begin`] gave them, with their ranking weights.
     phrases: Mutex<Option<(Vec<String>, Vec<f64>)>>,
     /// Rows containing each phrase, by ranking function and phrase text:
-    /// the index never changes under a connection, so a phrase's IDF is
-    /// counted once per connection instead of once per search.
+    /// counted once per connection instead of once per search, and
+    /// forgotten when a write changes the index ([`Tally::forget_counts`]).
     hits: Mutex<HashMap<(Kind, String), i64>>,
 }
 
@@ -119,6 +119,12 @@ impl Tally {
 
     pub fn end(&self) {
         *lock(&self.0.phrases) = None;
+    }
+
+    /// Forgets the phrases' row counts: the index has changed under the
+    /// connection (a writable index's write).
+    pub fn forget_counts(&self) {
+        lock(&self.0.hits).clear();
     }
 
     /// Rows scored since the last reset.

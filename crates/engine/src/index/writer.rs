@@ -102,7 +102,7 @@ pub struct IndexWriter {
 /// (each numbering its records from 1) share one index: set by
 /// [`IndexWriter::next_source`] to the largest ids so far.
 #[derive(Debug, Clone, Copy, Default)]
-struct IdShift {
+pub(super) struct IdShift {
     group: i64,
     chat: i64,
     message: i64,
@@ -294,136 +294,15 @@ impl IndexWriter {
     }
 
     pub fn add_chat(&mut self, c: &Chat) -> Result<()> {
-        let path = meta_str(&c.meta, "path").or_else(|| meta_str(&c.meta, "file_path"));
-        let language = meta_str(&c.meta, "language").map(|l| canonical_language(&l));
-        let shift = self.shift;
-        let id = c.id + shift.chat;
-        // 0: no parent (a top-level chat), in every source.
-        let parent_id = if c.parent_id == 0 {
-            0
-        } else {
-            c.parent_id + shift.chat
-        };
-        let group_id = c.group_id.map(|g| g + shift.group);
-        let conn = self.conn();
-        conn.prepare_cached(
-            "INSERT INTO chats(id, parent_id, type, name, path, language, created_at, modified_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                id,
-                parent_id,
-                c.chat_type,
-                c.name,
-                path,
-                language,
-                c.created_at,
-                c.modified_at
-            ])
-        })
-        .map_err(|e| dup_or_db(e, "chat", c.id))?;
-        conn.prepare_cached(
-            "INSERT INTO chat_details(id, uuid, owner, group_id, meta)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                id,
-                c.uuid,
-                c.owner,
-                group_id,
-                json_or_null(&c.meta)
-            ])
-        })
-        .ctx("inserting chat details")?;
-        Ok(())
+        insert_chat(self.conn(), c, self.shift)
     }
 
     pub fn add_message(&mut self, m: &Message) -> Result<()> {
-        let file_path = meta_str(&m.meta, "file_path");
-        let language = meta_str(&m.meta, "language").map(|l| canonical_language(&l));
-        let (id, chat_id) = (m.id + self.shift.message, m.chat_id + self.shift.chat);
-        let conn = self.conn();
-        conn.prepare_cached(
-            "INSERT INTO messages(id, chat_id, type, role, file_path, language, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                id,
-                chat_id,
-                m.msg_type,
-                m.role,
-                file_path,
-                language,
-                m.created_at,
-                m.updated_at
-            ])
-        })
-        .map_err(|e| dup_or_db(e, "message", m.id))?;
-        conn.prepare_cached(
-            "INSERT INTO message_text(id, title, body, keywords, meta) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                id,
-                m.title,
-                m.content,
-                m.keywords,
-                json_or_null(&m.meta)
-            ])
-        })
-        .ctx("inserting message text")?;
-        for key in super::message_names(&m.title, &m.keywords) {
-            conn.prepare_cached("INSERT INTO message_names(key, message_id) VALUES (?1, ?2)")
-                .and_then(|mut s| s.execute(params![key, id]))
-                .ctx("inserting message names")?;
-        }
-        Ok(())
+        insert_message(self.conn(), m, self.shift)
     }
 
     pub fn add_code_block(&mut self, b: &CodeBlock) -> Result<()> {
-        let (id, message_id) = (
-            b.id + self.shift.code_block,
-            b.message_id + self.shift.message,
-        );
-        let conn = self.conn();
-        conn.prepare_cached(
-            "INSERT INTO code_blocks(id, message_id, chat_id, uuid, type, language, component, created_at, size)
-             VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                id,
-                message_id,
-                b.uuid,
-                b.block_type,
-                b.language.as_deref().map(canonical_language),
-                b.component,
-                b.created_at,
-                b.content.chars().count() as i64
-            ])
-        })
-        .map_err(|e| dup_or_db(e, "code block", b.id))?;
-        conn.prepare_cached(
-            "INSERT INTO code_text(id, content, parent_uuid, description, major, minor, patch, header)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                id,
-                b.content,
-                b.parent_uuid,
-                b.description,
-                b.major,
-                b.minor,
-                b.patch,
-                b.header.as_ref().map(|h| h.to_string())
-            ])
-        })
-        .ctx("inserting code text")?;
-        Ok(())
+        insert_code_block(self.conn(), b, self.shift)
     }
 
     /// Derives, indexes, compacts and moves the index into place.
@@ -529,6 +408,136 @@ impl IndexWriter {
     }
 }
 
+/// Inserts a chat's rows (not its full-text entry: `finish` rebuilds the
+/// full-text tables, a live write adds it itself).
+pub(super) fn insert_chat(conn: &Connection, c: &Chat, shift: IdShift) -> Result<()> {
+    let path = meta_str(&c.meta, "path").or_else(|| meta_str(&c.meta, "file_path"));
+    let language = meta_str(&c.meta, "language").map(|l| canonical_language(&l));
+    let id = c.id + shift.chat;
+    // 0: no parent (a top-level chat), in every source.
+    let parent_id = if c.parent_id == 0 {
+        0
+    } else {
+        c.parent_id + shift.chat
+    };
+    let group_id = c.group_id.map(|g| g + shift.group);
+    conn.prepare_cached(
+        "INSERT INTO chats(id, parent_id, type, name, path, language, created_at, modified_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            parent_id,
+            c.chat_type,
+            c.name,
+            path,
+            language,
+            c.created_at,
+            c.modified_at
+        ])
+    })
+    .map_err(|e| dup_or_db(e, "chat", c.id))?;
+    conn.prepare_cached(
+        "INSERT INTO chat_details(id, uuid, owner, group_id, meta)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            c.uuid,
+            c.owner,
+            group_id,
+            json_or_null(&c.meta)
+        ])
+    })
+    .ctx("inserting chat details")?;
+    Ok(())
+}
+
+/// Inserts a message's rows and names (see [`insert_chat`]).
+pub(super) fn insert_message(conn: &Connection, m: &Message, shift: IdShift) -> Result<()> {
+    let file_path = meta_str(&m.meta, "file_path");
+    let language = meta_str(&m.meta, "language").map(|l| canonical_language(&l));
+    let (id, chat_id) = (m.id + shift.message, m.chat_id + shift.chat);
+    conn.prepare_cached(
+        "INSERT INTO messages(id, chat_id, type, role, file_path, language, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            chat_id,
+            m.msg_type,
+            m.role,
+            file_path,
+            language,
+            m.created_at,
+            m.updated_at
+        ])
+    })
+    .map_err(|e| dup_or_db(e, "message", m.id))?;
+    conn.prepare_cached(
+        "INSERT INTO message_text(id, title, body, keywords, meta) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            m.title,
+            m.content,
+            m.keywords,
+            json_or_null(&m.meta)
+        ])
+    })
+    .ctx("inserting message text")?;
+    for key in super::message_names(&m.title, &m.keywords) {
+        conn.prepare_cached("INSERT INTO message_names(key, message_id) VALUES (?1, ?2)")
+            .and_then(|mut s| s.execute(params![key, id]))
+            .ctx("inserting message names")?;
+    }
+    Ok(())
+}
+
+/// Inserts a code block's rows (see [`insert_chat`]).
+pub(super) fn insert_code_block(conn: &Connection, b: &CodeBlock, shift: IdShift) -> Result<()> {
+    let (id, message_id) = (b.id + shift.code_block, b.message_id + shift.message);
+    conn.prepare_cached(
+        "INSERT INTO code_blocks(id, message_id, chat_id, uuid, type, language, component, created_at, size)
+         VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            message_id,
+            b.uuid,
+            b.block_type,
+            b.language.as_deref().map(canonical_language),
+            b.component,
+            b.created_at,
+            b.content.chars().count() as i64
+        ])
+    })
+    .map_err(|e| dup_or_db(e, "code block", b.id))?;
+    conn.prepare_cached(
+        "INSERT INTO code_text(id, content, parent_uuid, description, major, minor, patch, header)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            b.content,
+            b.parent_uuid,
+            b.description,
+            b.major,
+            b.minor,
+            b.patch,
+            b.header.as_ref().map(|h| h.to_string())
+        ])
+    })
+    .ctx("inserting code text")?;
+    Ok(())
+}
+
 impl Drop for IndexWriter {
     fn drop(&mut self) {
         // Closed before `tmp` (a later field) removes the file.
@@ -576,12 +585,121 @@ fn build_time() -> String {
     crate::util::iso8601_utc(secs)
 }
 
-struct ChatNode {
+pub(super) struct ChatNode {
     parent: i64,
     name: String,
     chat_type: String,
     group_id: Option<i64>,
     branch_here: Option<String>,
+}
+
+/// Reads a chat's [`ChatNode`]: `CHAT_NODES` (with a `WHERE` on `c.id`
+/// for some).
+pub(super) const CHAT_NODES: &str = "SELECT c.id, c.parent_id, c.name, c.type, d.group_id, d.meta
+     FROM chats c JOIN chat_details d ON d.id = c.id";
+
+/// A row of [`CHAT_NODES`] as its id and node.
+pub(super) fn chat_node(r: &rusqlite::Row) -> rusqlite::Result<(i64, ChatNode)> {
+    let chat_type: String = r.get(3)?;
+    let meta: Option<String> = r.get(5)?;
+    let meta: Value = meta
+        .and_then(|m| serde_json::from_str(&m).ok())
+        .unwrap_or(Value::Null);
+    let name: String = r.get(2)?;
+    let branch_here = if chat_type == "git-ref" {
+        Some(meta_str(&meta, "name").unwrap_or_else(|| name.clone()))
+    } else {
+        meta.get("refContext")
+            .and_then(|rc| rc.get("refName"))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    Ok((
+        r.get(0)?,
+        ChatNode {
+            parent: r.get(1)?,
+            name,
+            chat_type,
+            group_id: r.get(4)?,
+            branch_here,
+        },
+    ))
+}
+
+impl ChatNode {
+    pub(super) fn parent(&self) -> i64 {
+        self.parent
+    }
+}
+
+/// Every group's name by id.
+pub(super) fn group_names(conn: &Connection) -> Result<HashMap<i64, String>> {
+    let mut s = conn
+        .prepare("SELECT id, name FROM groups")
+        .ctx("reading groups")?;
+    let rows = s
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .ctx("reading groups")?;
+    rows.collect::<std::result::Result<_, _>>()
+        .ctx("reading groups")
+}
+
+/// Writes the derived columns of chat `id` (root, lineage, chat path,
+/// branch, repo) from its chain of ancestors in `nodes`; a cycle or a
+/// missing parent ends the chain.
+pub(super) fn derive_chat(
+    conn: &Connection,
+    id: i64,
+    nodes: &HashMap<i64, ChatNode>,
+    groups: &HashMap<i64, String>,
+) -> Result<()> {
+    let mut chain = vec![id];
+    let mut cur = nodes[&id].parent;
+    while cur != 0 && nodes.contains_key(&cur) && !chain.contains(&cur) {
+        chain.push(cur);
+        cur = nodes[&cur].parent;
+    }
+    chain.reverse();
+    let root = chain[0];
+    let lineage = format!(
+        "/{}/",
+        chain
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join("/")
+    );
+    let path = chain
+        .iter()
+        .map(|i| nodes[i].name.as_str())
+        .collect::<Vec<_>>()
+        .join(" -> ");
+    let branch = chain
+        .iter()
+        .rev()
+        .find_map(|i| {
+            let n = &nodes[i];
+            if n.chat_type == "git-ref" {
+                n.branch_here.clone()
+            } else {
+                None
+            }
+        })
+        .or_else(|| nodes[&id].branch_here.clone());
+    let repo = chain
+        .iter()
+        .rev()
+        .find_map(|i| nodes[i].group_id.and_then(|g| groups.get(&g)).cloned())
+        .filter(|_| nodes[&id].chat_type.starts_with("git-"));
+    conn.prepare_cached(
+        "UPDATE chats SET root_id=?2, lineage=?3, branch_name=?4, repo=?5 WHERE id=?1",
+    )
+    .and_then(|mut s| s.execute(params![id, root, lineage, branch, repo]))
+    .ctx("deriving chats")?;
+    conn.prepare_cached("UPDATE chat_details SET chat_path=?2 WHERE id=?1")
+        .and_then(|mut s| s.execute(params![id, path]))
+        .ctx("deriving chats")?;
+    Ok(())
 }
 
 /// Fills chat paths, lineages, roots, branch names, repos, message stats
@@ -599,103 +717,16 @@ fn derive(conn: &Connection) -> Result<()> {
          DELETE FROM code_text WHERE id NOT IN (SELECT id FROM code_blocks);",
     )
     .ctx("dropping rows of missing chats")?;
-    let groups: HashMap<i64, String> = {
-        let mut s = conn
-            .prepare("SELECT id, name FROM groups")
-            .ctx("reading groups")?;
-        let rows = s
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .ctx("reading groups")?;
-        rows.collect::<std::result::Result<_, _>>()
-            .ctx("reading groups")?
+    let groups = group_names(conn)?;
+    let nodes: HashMap<i64, ChatNode> = {
+        let mut s = conn.prepare(CHAT_NODES).ctx("reading chats")?;
+        let rows = s.query_map([], chat_node).ctx("reading chats")?;
+        rows.collect::<rusqlite::Result<_>>().ctx("reading chats")?
     };
-    let mut nodes: HashMap<i64, ChatNode> = HashMap::new();
-    {
-        let mut s = conn
-            .prepare(
-                "SELECT c.id, c.parent_id, c.name, c.type, d.group_id, d.meta
-                 FROM chats c JOIN chat_details d ON d.id = c.id",
-            )
-            .ctx("reading chats")?;
-        let mut rows = s.query([]).ctx("reading chats")?;
-        while let Some(r) = rows.next().ctx("reading chats")? {
-            let chat_type: String = r.get(3).ctx("reading chats")?;
-            let meta: Option<String> = r.get(5).ctx("reading chats")?;
-            let meta: Value = meta
-                .and_then(|m| serde_json::from_str(&m).ok())
-                .unwrap_or(Value::Null);
-            let name: String = r.get(2).ctx("reading chats")?;
-            let branch_here = if chat_type == "git-ref" {
-                Some(meta_str(&meta, "name").unwrap_or_else(|| name.clone()))
-            } else {
-                meta.get("refContext")
-                    .and_then(|rc| rc.get("refName"))
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string)
-            };
-            nodes.insert(
-                r.get(0).ctx("reading chats")?,
-                ChatNode {
-                    parent: r.get(1).ctx("reading chats")?,
-                    name,
-                    chat_type,
-                    group_id: r.get(4).ctx("reading chats")?,
-                    branch_here,
-                },
-            );
-        }
-    }
     let mut ids: Vec<i64> = nodes.keys().copied().collect();
     ids.sort_unstable();
-    let mut upd = conn
-        .prepare("UPDATE chats SET root_id=?2, lineage=?3, branch_name=?4, repo=?5 WHERE id=?1")
-        .ctx("deriving chats")?;
-    let mut upd_path = conn
-        .prepare("UPDATE chat_details SET chat_path=?2 WHERE id=?1")
-        .ctx("deriving chats")?;
     for id in ids {
-        // Walk to the root; a cycle or a missing parent ends the walk.
-        let mut chain = vec![id];
-        let mut cur = nodes[&id].parent;
-        while cur != 0 && nodes.contains_key(&cur) && !chain.contains(&cur) {
-            chain.push(cur);
-            cur = nodes[&cur].parent;
-        }
-        chain.reverse();
-        let root = chain[0];
-        let lineage = format!(
-            "/{}/",
-            chain
-                .iter()
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join("/")
-        );
-        let path = chain
-            .iter()
-            .map(|i| nodes[i].name.as_str())
-            .collect::<Vec<_>>()
-            .join(" -> ");
-        let branch = chain
-            .iter()
-            .rev()
-            .find_map(|i| {
-                let n = &nodes[i];
-                if n.chat_type == "git-ref" {
-                    n.branch_here.clone()
-                } else {
-                    None
-                }
-            })
-            .or_else(|| nodes[&id].branch_here.clone());
-        let repo = chain
-            .iter()
-            .rev()
-            .find_map(|i| nodes[i].group_id.and_then(|g| groups.get(&g)).cloned())
-            .filter(|_| nodes[&id].chat_type.starts_with("git-"));
-        upd.execute(params![id, root, lineage, branch, repo])
-            .ctx("deriving chats")?;
-        upd_path.execute(params![id, path]).ctx("deriving chats")?;
+        derive_chat(conn, id, &nodes, &groups)?;
     }
     conn.execute_batch(
         "UPDATE chats SET
@@ -732,58 +763,9 @@ fn rank_lengths(conn: &Connection, progress: &mut dyn FnMut(FinishProgress)) -> 
             });
         }
     };
-    // Every row's token counts, by id (rows without text count 0).
-    let mut sizes = |fts: &str, columns: usize| -> Result<HashMap<i64, Vec<i64>>> {
-        let list: Vec<String> = (0..columns)
-            .map(|i| format!("{}({fts}, {i})", super::rank::COLUMN_SIZE))
-            .collect();
-        let mut s = conn
-            .prepare(&format!("SELECT rowid, {} FROM {fts}", list.join(", ")))
-            .ctx(ctx)?;
-        let rows = s
-            .query_map([], |r| {
-                let sizes = (1..=columns)
-                    .map(|i| r.get::<_, i64>(i))
-                    .collect::<rusqlite::Result<Vec<i64>>>()?;
-                tick();
-                Ok((r.get::<_, i64>(0)?, sizes))
-            })
-            .ctx(ctx)?;
-        rows.collect::<rusqlite::Result<_>>().ctx(ctx)
-    };
-    let read =
-        |sql: &str, n: usize, sizes: &HashMap<i64, Vec<i64>>| -> Result<Vec<(i64, Vec<i64>)>> {
-            let mut s = conn.prepare(sql).ctx(ctx)?;
-            let rows = s
-                .query_map([], |r| {
-                    let id: i64 = r.get(0)?;
-                    let mut fields = Vec::with_capacity(n + 2);
-                    for i in 1..n {
-                        fields.push(r.get::<_, i64>(i)?);
-                    }
-                    fields.extend(sizes.get(&id).into_iter().flatten());
-                    Ok((id, fields))
-                })
-                .ctx(ctx)?;
-            rows.collect::<rusqlite::Result<_>>().ctx(ctx)
-        };
-    let mut messages = read(
-        "SELECT id, chat_id FROM messages ORDER BY id",
-        2,
-        &sizes("fts_messages", 3)?,
-    )?;
-    let mut code = read(
-        "SELECT id, message_id, chat_id FROM code_blocks ORDER BY id",
-        3,
-        &sizes("fts_code_blocks", 1)?,
-    )?;
-    // Chat, then title, body and keywords; message, chat, then content.
-    for (_, f) in &mut messages {
-        f.resize(4, 0);
-    }
-    for (_, f) in &mut code {
-        f.resize(3, 0);
-    }
+    let all = i64::MIN..=i64::MAX;
+    let messages = message_records(conn, all.clone(), &mut tick)?;
+    let code = code_records(conn, all, &mut tick)?;
     for (table, recs, cols) in [
         ("message_rank", &messages, &records::MESSAGE_FIELDS[..]),
         ("code_rank", &code, &records::CODE_FIELDS[..]),
@@ -837,6 +819,94 @@ fn uri_path(path: &Path) -> String {
         }
     }
     out
+}
+
+/// Ranking records, by id, of the rows of `fts` in `ids`: the fields of
+/// `sql` (id first, then `n - 1` integers; bound to the range) followed by
+/// the FTS5 token count of each of the `columns` (`tick` once a row).
+fn records_of(
+    conn: &Connection,
+    sql: &str,
+    n: usize,
+    fts: &str,
+    columns: usize,
+    ids: &std::ops::RangeInclusive<i64>,
+    tick: &mut dyn FnMut(),
+) -> Result<Vec<(i64, Vec<i64>)>> {
+    let ctx = "writing ranking records";
+    let list: Vec<String> = (0..columns)
+        .map(|i| format!("{}({fts}, {i})", super::rank::COLUMN_SIZE))
+        .collect();
+    let range = params![ids.start(), ids.end()];
+    // Every row's token counts, by id (rows without text count 0).
+    let sizes: HashMap<i64, Vec<i64>> = {
+        let mut s = conn
+            .prepare_cached(&format!(
+                "SELECT rowid, {} FROM {fts} WHERE rowid BETWEEN ?1 AND ?2",
+                list.join(", ")
+            ))
+            .ctx(ctx)?;
+        let rows = s
+            .query_map(range, |r| {
+                let sizes = (1..=columns)
+                    .map(|i| r.get::<_, i64>(i))
+                    .collect::<rusqlite::Result<Vec<i64>>>()?;
+                tick();
+                Ok((r.get::<_, i64>(0)?, sizes))
+            })
+            .ctx(ctx)?;
+        rows.collect::<rusqlite::Result<_>>().ctx(ctx)?
+    };
+    let mut s = conn.prepare_cached(sql).ctx(ctx)?;
+    let rows = s
+        .query_map(range, |r| {
+            let id: i64 = r.get(0)?;
+            let mut fields = Vec::with_capacity(n + 2);
+            for i in 1..n {
+                fields.push(r.get::<_, i64>(i)?);
+            }
+            fields.extend(sizes.get(&id).into_iter().flatten());
+            fields.resize(n - 1 + columns, 0);
+            Ok((id, fields))
+        })
+        .ctx(ctx)?;
+    rows.collect::<rusqlite::Result<_>>().ctx(ctx)
+}
+
+/// Messages' ranking records ([`records::MESSAGE_FIELDS`]: chat, then
+/// title, body and keywords token counts), ids in `ids`, in id order.
+pub(super) fn message_records(
+    conn: &Connection,
+    ids: std::ops::RangeInclusive<i64>,
+    tick: &mut dyn FnMut(),
+) -> Result<Vec<(i64, Vec<i64>)>> {
+    records_of(
+        conn,
+        "SELECT id, chat_id FROM messages WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+        2,
+        "fts_messages",
+        3,
+        &ids,
+        tick,
+    )
+}
+
+/// Code blocks' ranking records ([`records::CODE_FIELDS`]: message,
+/// chat, then content token count), ids in `ids`, in id order.
+pub(super) fn code_records(
+    conn: &Connection,
+    ids: std::ops::RangeInclusive<i64>,
+    tick: &mut dyn FnMut(),
+) -> Result<Vec<(i64, Vec<i64>)>> {
+    records_of(
+        conn,
+        "SELECT id, message_id, chat_id FROM code_blocks WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+        3,
+        "fts_code_blocks",
+        1,
+        &ids,
+        tick,
+    )
 }
 
 /// The tables the corpus revision covers, in hashing order.
