@@ -257,7 +257,7 @@ fn mdbook_chapters_keep_headings_and_playground_code() {
 }
 
 #[test]
-fn rustdoc_items_are_definitions_named_by_their_type() {
+fn rustdoc_items_are_definitions_named_by_their_path() {
     let Some(path) = package_file(
         "rust-doc",
         "usr/share/doc/rust-doc/html/std/collections/struct.HashMap.html",
@@ -270,12 +270,13 @@ fn rustdoc_items_are_definitions_named_by_their_type() {
     let insert = unit(&p, "method.insert");
     assert_eq!(
         (insert.kind, insert.title.as_str()),
-        (UnitKind::Definition, "HashMap::insert")
+        (UnitKind::Definition, "std::collections::HashMap::insert")
     );
     assert_eq!(
         insert.aliases,
         [
             "insert",
+            "HashMap::insert",
             "pub fn insert(&mut self, k: K, v: V) -> Option<V>"
         ]
     );
@@ -293,7 +294,7 @@ fn rustdoc_items_are_definitions_named_by_their_type() {
     // An item of a trait implementation, numbered by rustdoc when the
     // name repeats; the implementation itself stays a section.
     let into_iter = unit(&p, "method.into_iter-1");
-    assert_eq!(into_iter.title, "HashMap::into_iter");
+    assert_eq!(into_iter.title, "std::collections::HashMap::into_iter");
     let imp = unit(&p, "impl-IntoIterator");
     assert_eq!(imp.kind, UnitKind::Section);
     assert!(imp
@@ -327,8 +328,8 @@ fn rustdoc_items_are_definitions_named_by_their_type() {
     let std = path.parent().unwrap().parent().unwrap();
     let range = parse(&std.join("ops/struct.Range.html"));
     for (anchor, title) in [
-        ("structfield.start", "Range::start"),
-        ("structfield.end", "Range::end"),
+        ("structfield.start", "std::ops::Range::start"),
+        ("structfield.end", "std::ops::Range::end"),
     ] {
         let field = unit(&range, anchor);
         assert_eq!(
@@ -342,11 +343,14 @@ fn rustdoc_items_are_definitions_named_by_their_type() {
         .contains("The lower bound of the range (inclusive)."));
     let option = parse(&std.join("option/enum.Option.html"));
     let some = unit(&option, "variant.Some");
-    assert_eq!(some.title, "Option::Some");
-    assert_eq!(some.aliases, ["Some", "Some(T)"]);
+    assert_eq!(some.title, "std::option::Option::Some");
+    assert_eq!(some.aliases, ["Some", "Option::Some", "Some(T)"]);
     assert_eq!(unit(&option, "impl").kind, UnitKind::Section);
     let iterator = parse(&std.join("iter/trait.Iterator.html"));
-    assert_eq!(unit(&iterator, "tymethod.next").title, "Iterator::next");
+    assert_eq!(
+        unit(&iterator, "tymethod.next").title,
+        "std::iter::Iterator::next"
+    );
 }
 
 #[test]

@@ -1357,12 +1357,11 @@ impl Walker {
         false
     }
 
-    /// The names of an item defined on the page: the page's item and the
-    /// member (`HashMap::insert`, `StringUtils.abbreviate`), then the
-    /// member's own name, as readers write them. The module path before
-    /// the page's item (`std::collections`) is left out: it names the
-    /// module's own page, and in the title of every member of every type
-    /// in the module it would outweigh that page on a query naming it.
+    /// The names of an item defined on the page: its path first (the
+    /// page's item, `std::collections::HashMap` or `StringUtils`, then the
+    /// member), then the member's own name and, for a `::` path, the
+    /// member under the last part of the page's item (`HashMap::insert`),
+    /// as readers write them.
     fn item_names(&self, name: &str) -> Vec<String> {
         let owner = self
             .headings
@@ -1372,11 +1371,16 @@ impl Walker {
         let Some(owner) = owner else {
             return vec![name.to_string()];
         };
-        let (sep, last) = match owner.rsplit_once("::") {
-            Some((_, last)) => ("::", last),
-            None => (".", owner.rsplit('.').next().unwrap_or(owner)),
-        };
-        vec![format!("{last}{sep}{name}"), name.to_string()]
+        if owner.contains("::") {
+            let last = owner.rsplit("::").next().unwrap_or(owner);
+            let mut names = vec![format!("{owner}::{name}"), name.to_string()];
+            if last != owner {
+                names.push(format!("{last}::{name}"));
+            }
+            names
+        } else {
+            vec![format!("{owner}.{name}"), name.to_string()]
+        }
     }
 
     /// A DocBook function synopsis (`div.funcsynopsis`, in refentries
@@ -1894,16 +1898,19 @@ mod tests {
             got,
             [
                 (UnitKind::Section, "Fields", 2),
-                (UnitKind::Definition, "Span::lo", 3),
-                (UnitKind::Definition, "Span::hi", 3),
+                (UnitKind::Definition, "demo::Span::lo", 3),
+                (UnitKind::Definition, "demo::Span::hi", 3),
                 (UnitKind::Section, "Implementations", 2),
                 (UnitKind::Section, "impl Span", 3),
-                (UnitKind::Definition, "Span::len", 4),
+                (UnitKind::Definition, "demo::Span::len", 4),
                 (UnitKind::Section, "site_name", 3),
                 (UnitKind::Section, "Usage notes", 3),
             ]
         );
-        assert_eq!(p.units[7].aliases, ["len", "pub fn len(&self) -> u32"]);
+        assert_eq!(
+            p.units[7].aliases,
+            ["len", "Span::len", "pub fn len(&self) -> u32"]
+        );
         assert!(p.units[7].text.starts_with("#### pub fn len(&self) -> u32"));
     }
 
