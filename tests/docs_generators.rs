@@ -85,6 +85,35 @@ fn code_languages(p: &Page, needle: &str) -> Vec<Option<String>> {
         .collect()
 }
 
+/// The site at `site` imported into an index under `dir`, opened.
+fn index_site(dir: &Path, site: &Path) -> Engine {
+    let path = dir.join("site.gsx");
+    import::build_with(&path, format!("docs:{}", site.display()), |w| {
+        docs::import(site, &DocsOptions::default(), w, &import::no_progress())
+    })
+    .unwrap();
+    Engine::open(&path).unwrap()
+}
+
+/// The URL of the first message a query finds.
+fn first_url(e: &Engine, query: &str) -> Option<String> {
+    let r = e
+        .search(
+            &format!("{query} in:messages"),
+            &SearchOptions {
+                highlight: Highlight::None,
+                ..SearchOptions::default()
+            },
+        )
+        .unwrap();
+    let first = r.results.messages.first()?;
+    first
+        .meta
+        .get("messages_meta_url")
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+}
+
 #[test]
 fn sphinx_api_pages_yield_sections_definitions_and_python_code() {
     let Some(path) = corpus(
@@ -479,14 +508,8 @@ fn docbook_function_synopses_name_what_their_sections_define() {
     // The names are the section's names in the index: a query of exactly
     // one finds the section declaring it first, above its subsections
     // (`DESCRIPTION`, `RETURN VALUES`) and other sections that use it.
-    let site = path.parent().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let index = dir.path().join("pam.gsx");
-    import::build_with(&index, "docs:libpam-doc".to_string(), |w| {
-        docs::import(site, &DocsOptions::default(), w, &import::no_progress())
-    })
-    .unwrap();
-    let e = Engine::open(&index).unwrap();
+    let e = index_site(dir.path(), path.parent().unwrap());
     for (query, url) in [
         ("misc_conv", "adg-libpam-functions.html#adg-misc_conv"),
         (
@@ -502,21 +525,7 @@ fn docbook_function_synopses_name_what_their_sections_define() {
             "mwg-expected-by-module-item.html#mwg-pam_get_data",
         ),
     ] {
-        let r = e
-            .search(
-                &format!("{query} in:messages"),
-                &SearchOptions {
-                    highlight: Highlight::None,
-                    ..SearchOptions::default()
-                },
-            )
-            .unwrap();
-        let first = r.results.messages.first().expect("a result");
-        assert_eq!(
-            first.meta.get("messages_meta_url").and_then(|v| v.as_str()),
-            Some(url),
-            "{query}"
-        );
+        assert_eq!(first_url(&e, query).as_deref(), Some(url), "{query}");
     }
 }
 
@@ -756,29 +765,9 @@ fn sites_built_by_vitepress_docusaurus_material_and_hugo_are_found_by_section() 
         ("hugo", "guide/configuration.html#magnitudelimit"),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("site.gsx");
-        import::build_with(&path, format!("docs:{generator}"), |w| {
-            docs::import(
-                &generated_site(generator),
-                &DocsOptions::default(),
-                w,
-                &import::no_progress(),
-            )
-        })
-        .unwrap();
-        let e = Engine::open(&path).unwrap();
-        let r = e
-            .search(
-                "magnitudeLimit in:messages",
-                &SearchOptions {
-                    highlight: Highlight::None,
-                    ..SearchOptions::default()
-                },
-            )
-            .unwrap();
-        let first = r.results.messages.first().expect("a result");
+        let e = index_site(dir.path(), &generated_site(generator));
         assert_eq!(
-            first.meta.get("messages_meta_url").and_then(|v| v.as_str()),
+            first_url(&e, "magnitudeLimit").as_deref(),
             Some(url),
             "{generator}"
         );

@@ -1281,16 +1281,23 @@ impl Walker {
         let item = anchor
             .as_deref()
             .and_then(item_name)
-            .filter(|n| self.shows_item(e, n, &title, anchor.as_deref()));
-        let Some(name) = item else {
-            self.open_unit(UnitKind::Section, title.clone(), anchor, level);
-            self.headings.push((level, title));
-            return;
-        };
-        // An API item's heading (rustdoc's signature, Javadoc's member
-        // name): a definition named by its path, as a Sphinx `<dt id>` is,
-        // its heading kept as the first line of its text and, as every
-        // heading is, one of its names (a signature, `start: Idx`).
+            .filter(|n| self.shows_item(e, n, &title, anchor.as_deref()))
+            .map(str::to_string);
+        match item {
+            Some(name) => self.open_item(&name, title, anchor, level),
+            None => {
+                self.open_unit(UnitKind::Section, title.clone(), anchor, level);
+                self.headings.push((level, title));
+            }
+        }
+    }
+
+    /// Opens the unit of an API item's heading (rustdoc's signature,
+    /// Javadoc's member name): a definition named by its path, as a
+    /// Sphinx `<dt id>` is, its heading kept as the first line of its
+    /// text and, as every heading is, one of its names (a signature,
+    /// `start: Idx`).
+    fn open_item(&mut self, name: &str, title: String, anchor: Option<String>, level: u8) {
         let mut names = self.item_names(name);
         if !names.contains(&title) {
             names.push(title.clone());
