@@ -249,6 +249,9 @@ fn limit_keeps_at_most_n_results_in_all() {
     assert_eq!(v["totalResultsReturned"], 3);
     let o = cli(&["search", idx, "payment", "-n", "3", "--per-page", "2"]);
     assert_eq!(o.status.code(), Some(2));
+    let o = cli(&["search", idx, "payment", "-n", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--limit"));
 }
 
 #[test]
