@@ -661,9 +661,10 @@ fn format_results_and_outcome_fit_their_budgets_in_the_worker() {
     let json = &expected.iter().find(|e| e.index == "sample").unwrap().json;
     for (format, max) in [
         ("json", 800),
-        ("terse", 150),
+        ("terse", 100),
         ("verbose", 150),
         ("markdown", 150),
+        ("mcp", 150),
     ] {
         let full = wa::format_results(json, format, "{}").unwrap();
         let options = format!(r#"{{"maxTokens": {max}}}"#);

@@ -1,8 +1,9 @@
 //! Shared test fixtures: the real GitSense sample database (gunzipped into
 //! a temp dir and indexed once per test binary), small indexes built by
 //! code from model records (a chat-app fixture, and git-like repositories
-//! with file texts and tiny / short overviews), and readers for checking
-//! output (token estimate, YAML front matter).
+//! with file texts and tiny / short overviews), the `git` CLI with a fixed
+//! identity and date, and readers for checking output (token estimate,
+//! YAML front matter).
 #![allow(dead_code)]
 
 use gitsense_engine::index::{IndexWriter, SourceInfo};
@@ -619,4 +620,34 @@ pub fn corpus(path: PathBuf, how: &str) -> Option<PathBuf> {
     );
     eprintln!("SKIPPED: {} is missing ({how})", path.display());
     None
+}
+
+/// Runs `git` in `dir` as `author` (the committer too) at `date`, without
+/// the user's or the system's config; its standard output, trimmed.
+pub fn git_as(dir: &Path, author: &str, email: &str, date: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", author)
+        .env("GIT_AUTHOR_EMAIL", email)
+        .env("GIT_COMMITTER_NAME", author)
+        .env("GIT_COMMITTER_EMAIL", email)
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }

@@ -269,7 +269,7 @@ fn paint_line(syn: &Syntax, line: &str, in_block: &mut bool) -> String {
             painted(&mut out, STRING, &rest[..end]);
             rest = &rest[end..];
         } else if c.is_ascii_digit() {
-            let end = word_end(rest);
+            let end = number_end(rest);
             painted(&mut out, NUMBER, &rest[..end]);
             rest = &rest[end..];
         } else if c.is_alphabetic() || c == '_' {
@@ -307,6 +307,14 @@ fn string_end(s: &str, quote: char) -> usize {
 
 fn word_end(s: &str) -> usize {
     s.char_indices()
+        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
+        .map_or(s.len(), |(i, _)| i)
+}
+
+/// A number runs on through its decimal point, exponent and suffix
+/// (`3.14`, `0x1F`, `10u32`).
+fn number_end(s: &str) -> usize {
+    s.char_indices()
         .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
         .map_or(s.len(), |(i, _)| i)
 }
@@ -337,7 +345,7 @@ mod tests {
         let lines = [
             "fn retry(n: u32) -> &'static str { // try again",
             "    let s = \"a \\\" b\"; /* open",
-            "    still comment */ 42",
+            "    still comment */ 4.2 self.fn_name",
         ];
         let out = Ansi.code("rust", &lines);
         for (painted, plain) in out.iter().zip(lines) {
@@ -347,7 +355,9 @@ mod tests {
         assert!(out[0].ends_with(&format!("{COMMENT}// try again{RESET}")));
         assert!(out[1].contains(&format!("{STRING}\"a \\\" b\"{RESET}")));
         assert!(out[2].starts_with(&format!("{COMMENT}    still comment */{RESET}")));
-        assert!(out[2].ends_with(&format!("{NUMBER}42{RESET}")));
+        assert!(out[2].contains(&format!("{NUMBER}4.2{RESET}")));
+        // A keyword before a field access is still a keyword.
+        assert!(out[2].ends_with(&format!("{KEYWORD}self{RESET}.fn_name")));
     }
 
     #[test]

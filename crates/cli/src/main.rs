@@ -234,9 +234,10 @@ struct SearchArgs {
     /// Results per target and page (default: the profile's limit).
     #[arg(long)]
     per_page: Option<u64>,
-    /// At most N results in all (the lowest-ranked leave first); without a
-    /// cursor to continue from.
-    #[arg(short = 'n', long, value_name = "N", conflicts_with_all = ["per_page", "cursor"])]
+    /// At most N results in all, 1 to 1000 (the lowest-ranked leave
+    /// first); without a cursor to continue from.
+    #[arg(short = 'n', long, value_name = "N", conflicts_with_all = ["per_page", "cursor"],
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
     limit: Option<u64>,
     /// Facets to count over the matches (comma list or repeated), each
     /// FIELD or FIELD:TYPE as insight-field: takes them.

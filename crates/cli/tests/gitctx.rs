@@ -41,29 +41,8 @@ fn on_terminal(args: &[&str], no_color: bool) -> String {
     stdout(&o).replace("\r\n", "\n")
 }
 
-/// Runs git in `dir` as `author` at `date`, without the user's config.
 fn git(dir: &Path, author: &str, date: &str, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", author)
-        .env("GIT_AUTHOR_EMAIL", "dev@example.com")
-        .env("GIT_COMMITTER_NAME", author)
-        .env("GIT_COMMITTER_EMAIL", "dev@example.com")
-        .env("GIT_AUTHOR_DATE", date)
-        .env("GIT_COMMITTER_DATE", date)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    git_as(dir, author, "dev@example.com", date, args)
 }
 
 const AUTH_RS: &str = "//! Sessions.\n\nuse std::time::Duration;\n\n\
@@ -249,6 +228,9 @@ fn limit_keeps_at_most_n_results_in_all() {
     assert_eq!(v["totalResultsReturned"], 3);
     let o = cli(&["search", idx, "payment", "-n", "3", "--per-page", "2"]);
     assert_eq!(o.status.code(), Some(2));
+    let o = cli(&["search", idx, "payment", "-n", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--limit"));
 }
 
 #[test]

@@ -155,9 +155,13 @@ impl CommitLine {
         })
     }
 
-    /// The first seven characters of the hash, as git abbreviates it.
+    /// The first seven characters of the hash, as git abbreviates it
+    /// (counted in characters: an index's meta is not trusted to be hex).
     pub fn short(&self) -> &str {
-        &self.hash[..self.hash.len().min(7)]
+        match self.hash.char_indices().nth(7) {
+            Some((end, _)) => &self.hash[..end],
+            None => &self.hash,
+        }
     }
 }
 
@@ -438,10 +442,8 @@ impl Paint for Plain {
 /// match and [`CONTEXT_LINES`] either side, within the text.
 fn excerpt_range(content: &str, lines: (usize, usize)) -> (usize, usize) {
     let total = content.lines().count().max(1);
-    (
-        lines.0.saturating_sub(CONTEXT_LINES).max(1),
-        (lines.1 + CONTEXT_LINES).min(total),
-    )
+    let last = (lines.1 + CONTEXT_LINES).min(total);
+    (lines.0.saturating_sub(CONTEXT_LINES).clamp(1, last), last)
 }
 
 /// `(date, author)` and the subject of a commit, as terse shows them.
@@ -811,4 +813,36 @@ pub fn format_painted(
     let mut fitted = r.clone();
     budget::fit(&mut fitted, max, &|r| budget::estimate_text(&draw(r)))?;
     Ok(draw(&fitted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(hash: &str) -> CommitLine {
+        CommitLine {
+            hash: hash.into(),
+            date: String::new(),
+            author: String::new(),
+            subject: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_short_hash_is_seven_characters_whatever_they_are() {
+        assert_eq!(commit("6c4d2e74d98725").short(), "6c4d2e7");
+        assert_eq!(commit("abc").short(), "abc");
+        assert_eq!(commit("ééééééééé").short(), "ééééééé");
+    }
+
+    #[test]
+    fn an_excerpt_stays_within_the_text() {
+        let text = "a\nb\nc\nd\ne\nf\ng\n";
+        assert_eq!(excerpt_range(text, (4, 4)), (2, 6));
+        assert_eq!(excerpt_range(text, (1, 2)), (1, 4));
+        // A match reported on the line after the last (a fragment that
+        // ends with the text's final newline) shows the text's end.
+        assert_eq!(excerpt_range("a\nb\n", (3, 3)), (1, 2));
+        assert_eq!(excerpt_range("", (1, 1)), (1, 1));
+    }
 }
