@@ -155,7 +155,10 @@ impl Place {
             self.vfs(),
         )
         .map_err(|e| storage_err("opening the writable index", e))?;
-        conn.execute_batch("PRAGMA temp_store = MEMORY")
+        // PERSIST: the rollback journal's file stays between commits (its
+        // header zeroed), so a write does not create and delete a file of
+        // the OPFS pool each time (two slot-header flushes a commit).
+        conn.execute_batch("PRAGMA temp_store = MEMORY; PRAGMA journal_mode = PERSIST;")
             .map_err(|e| Error::db("configuring the connection", e))?;
         Ok(conn)
     }
