@@ -35,6 +35,13 @@ fn start() {
         console_error_panic_hook::hook(info);
         announce_panic(&info.to_string());
     }));
+    // std's HashMap keys are made on the worker's first
+    // `RandomState::new`. Made here, every visit makes them on this one
+    // path, which the module split's profile always sees; made where a
+    // visit's work first needed a map, they took a path that depended on
+    // timing, and a first search that took one the profile had not seen
+    // fetched the whole second module before its answer.
+    let _ = std::collections::hash_map::RandomState::new();
 }
 
 fn js(e: Error) -> JsValue {

@@ -531,6 +531,14 @@ fn build_large_docs(dir: &Path, facts: &Path) -> gitsense_engine::Result<()> {
         std::fs::write(dir.join(format!("page{page:03}.md")), md).map_err(io)?;
     }
     let queries = vec![
+        // First, as the profile's first visit's first query: two words
+        // each in about a quarter of the sections, seldom together, as a
+        // real site's first query is. Judged per page, the sections
+        // holding one word are ranked down among those holding both, so
+        // the hundreds kept come out of order and their sort takes its
+        // paths for large unsorted input (words sharing their sections
+        // leave them in order).
+        format!("{} {}", vocab[20], vocab[30]),
         "the".to_string(),
         "the value".to_string(),
         format!("{} {}", vocab[0], vocab[1]),
@@ -543,6 +551,9 @@ fn build_large_docs(dir: &Path, facts: &Path) -> gitsense_engine::Result<()> {
         format!("in:code-blocks {}", api(12, 2)),
         format!("{} OR {}", vocab[3_999], vocab[3_998]),
         format!("returns -{}", vocab[4]),
+        // English words with their inflections (a doubled consonant, a
+        // `y` plural), as readers type them.
+        "formatting running libraries".to_string(),
     ];
     write_facts(facts, json!({ "queries": queries }))
 }

@@ -670,68 +670,15 @@ impl Engine {
             .map_err(fts_error)? as u64)
     }
 
-    /// A page of ids with their rank, and the number of results: the rows
-    /// the ranking scored meanwhile (see [`crate::index::rank::Tally`]),
-    /// or for a search judged per page the sections it keeps.
+    /// A page of ids with their rank, and the number of results
+    /// ([`ranked_page`]).
     fn ranked_page(
         &self,
         sql: &TargetSql,
         limit: u64,
         offset: u64,
     ) -> Result<(Vec<(i64, f64)>, u64)> {
-        self.tally.begin(&sql.phrases, &sql.phrase_weights);
-        let ids = match &sql.page_terms {
-            Some(terms) => self.page_sections(sql, terms).map(|kept| {
-                let total = kept.len() as u64;
-                let page = kept
-                    .into_iter()
-                    .skip(offset as usize)
-                    .take(limit as usize)
-                    .map(|s| (s.id, s.rank))
-                    .collect();
-                (page, Some(total))
-            }),
-            None => self.page_ids(sql, limit, offset).map(|ids| (ids, None)),
-        };
-        self.tally.end();
-        let (ids, total) = ids?;
-        Ok((ids, total.unwrap_or_else(|| self.tally.rows())))
-    }
-
-    fn page_ids(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<Vec<(i64, f64)>> {
-        let params = sql.page_params(limit, offset);
-        let mut s = self.conn.prepare_cached(&sql.page_sql).map_err(fts_error)?;
-        let rows = s
-            .query_map(params_from_iter(params.iter()), |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
-            })
-            .map_err(fts_error)?;
-        rows.collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(fts_error)
-    }
-
-    /// Every section a search judged per page keeps, best first
-    /// ([`TargetSql::page_terms`]).
-    fn page_sections(&self, sql: &TargetSql, terms: &[i64]) -> Result<Vec<plan::PageSection>> {
-        // Limit -1: every row (SQLite's "no limit").
-        let mut params = sql.page_params(0, 0);
-        let n = params.len();
-        params[n - 2] = rusqlite::types::Value::Integer(-1);
-        let mut s = self.conn.prepare_cached(&sql.page_sql).map_err(fts_error)?;
-        let rows = s
-            .query_map(params_from_iter(params.iter()), |r| {
-                Ok(plan::PageSection {
-                    id: r.get(0)?,
-                    rank: r.get(1)?,
-                    page: r.get(2)?,
-                    phrases: r.get(3)?,
-                })
-            })
-            .map_err(fts_error)?;
-        let sections = rows
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(fts_error)?;
-        Ok(plan::keep_by_page(sections, terms))
+        ranked_page(&self.conn, &self.tally, sql, limit, offset)
     }
 
     fn snippet(
@@ -1101,6 +1048,83 @@ fn html_of(text: Option<&str>, opts: &SearchOptions) -> Option<String> {
 /// tokens, expression, rowid).
 fn snippet_sql(table: &str) -> String {
     format!("SELECT snippet({table}, ?1, ?2, ?3, '...', ?4) FROM {table} WHERE {table} MATCH ?5 AND rowid = ?6")
+}
+
+/// A page of a ranked target's ids with their rank, and the number of
+/// results: the rows the ranking scored meanwhile (see
+/// [`crate::index::rank::Tally`]), or for a search judged per page the
+/// sections it keeps. `conn`'s ranking functions are registered with
+/// `tally` ([`index::rank::register`]). The browser's warm-up runs it
+/// too, to fetch the rows of the page a search will return.
+pub fn ranked_page(
+    conn: &Connection,
+    tally: &index::rank::Tally,
+    sql: &TargetSql,
+    limit: u64,
+    offset: u64,
+) -> Result<(Vec<(i64, f64)>, u64)> {
+    tally.begin(&sql.phrases, &sql.phrase_weights);
+    let ids = match &sql.page_terms {
+        Some(terms) => page_sections(conn, sql, terms).map(|kept| {
+            let total = kept.len() as u64;
+            let page = kept
+                .into_iter()
+                .skip(offset as usize)
+                .take(limit as usize)
+                .map(|s| (s.id, s.rank))
+                .collect();
+            (page, Some(total))
+        }),
+        None => page_ids(conn, sql, limit, offset).map(|ids| (ids, None)),
+    };
+    tally.end();
+    let (ids, total) = ids?;
+    Ok((ids, total.unwrap_or_else(|| tally.rows())))
+}
+
+fn page_ids(
+    conn: &Connection,
+    sql: &TargetSql,
+    limit: u64,
+    offset: u64,
+) -> Result<Vec<(i64, f64)>> {
+    let params = sql.page_params(limit, offset);
+    let mut s = conn.prepare_cached(&sql.page_sql).map_err(fts_error)?;
+    let rows = s
+        .query_map(params_from_iter(params.iter()), |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+        })
+        .map_err(fts_error)?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(fts_error)
+}
+
+/// Every section a search judged per page keeps, best first
+/// ([`TargetSql::page_terms`]).
+fn page_sections(
+    conn: &Connection,
+    sql: &TargetSql,
+    terms: &[i64],
+) -> Result<Vec<plan::PageSection>> {
+    // Limit -1: every row (SQLite's "no limit").
+    let mut params = sql.page_params(0, 0);
+    let n = params.len();
+    params[n - 2] = rusqlite::types::Value::Integer(-1);
+    let mut s = conn.prepare_cached(&sql.page_sql).map_err(fts_error)?;
+    let rows = s
+        .query_map(params_from_iter(params.iter()), |r| {
+            Ok(plan::PageSection {
+                id: r.get(0)?,
+                rank: r.get(1)?,
+                page: r.get(2)?,
+                phrases: r.get(3)?,
+            })
+        })
+        .map_err(fts_error)?;
+    let sections = rows
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(fts_error)?;
+    Ok(plan::keep_by_page(sections, terms))
 }
 
 /// Prepares (into the connection's statement cache) the statements a

@@ -32,6 +32,7 @@ use super::{Storage, StoredIndex};
 use crate::host::{self, js_error};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::pagevfs::{PageCache, PageFiles, PageSource};
+use gitsense_engine::index::rank::Tally;
 use gitsense_engine::util::lock;
 use gitsense_publish::Manifest;
 use js_sys::Uint8Array;
@@ -466,8 +467,9 @@ pub struct LazyIndex {
     /// Prefix of the fill files.
     base: String,
     /// A second connection for the warm-up (it awaits between statements,
-    /// so it cannot borrow the engine's).
-    spare: Rc<RefCell<Option<rusqlite::Connection>>>,
+    /// so it cannot borrow the engine's), with the tally its ranking
+    /// functions were registered with.
+    spare: Rc<RefCell<Option<(rusqlite::Connection, Tally)>>>,
     /// The first query's pages on the way ([`Prefetched::early`]).
     early: Rc<RefCell<Option<js_sys::Promise>>>,
 }
@@ -1124,31 +1126,31 @@ impl LazyIndex {
         }
     }
 
-    /// A connection of its own for the warm-up; give it back with
-    /// [`LazyIndex::give_back`].
-    pub fn take_connection(&self) -> Result<rusqlite::Connection> {
+    /// A connection of its own for the warm-up, with its ranking tally;
+    /// give it back with [`LazyIndex::give_back`].
+    pub fn take_connection(&self) -> Result<(rusqlite::Connection, Tally)> {
         match self.spare.borrow_mut().take() {
             Some(c) => Ok(c),
             None => {
                 let conn = files()?.open(&self.name, VFS_NAME)?;
-                gitsense_engine::index::rank::register(&conn)?;
-                Ok(conn)
+                let tally = gitsense_engine::index::rank::register(&conn)?;
+                Ok((conn, tally))
             }
         }
     }
 
-    pub fn give_back(&self, conn: rusqlite::Connection) {
+    pub fn give_back(&self, conn: (rusqlite::Connection, Tally)) {
         *self.spare.borrow_mut() = Some(conn);
     }
 
     /// Runs the warm-up for a query (see [`warm`]); failures only mean
     /// the query reads its pages one by one.
     pub async fn warm(&self, text: &str, options_json: &str) {
-        let Ok(conn) = self.take_connection() else {
+        let Ok((conn, tally)) = self.take_connection() else {
             return;
         };
-        let _ = warm::warm(self, &conn, text, options_json).await;
-        self.give_back(conn);
+        let _ = warm::warm(self, &conn, &tally, text, options_json).await;
+        self.give_back((conn, tally));
     }
 
     /// Closes the fill files, keeping them for a later visit to resume.

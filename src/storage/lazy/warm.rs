@@ -35,9 +35,11 @@ use super::LazyIndex;
 use gitsense_engine::error::Result;
 use gitsense_engine::index::btree::{self, PageKind};
 use gitsense_engine::index::doclists;
+use gitsense_engine::index::rank::Tally;
 use gitsense_engine::index::records::{self, Col};
 use gitsense_engine::plan::{self, QueryMode, SearchOptions};
 use gitsense_engine::query::ast::Target;
+use gitsense_engine::search;
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -354,6 +356,7 @@ fn add_chats(keys: &mut Keys, ids: &[i64]) {
 pub async fn warm(
     lazy: &LazyIndex,
     conn: &Connection,
+    tally: &Tally,
     text: &str,
     options_json: &str,
 ) -> Result<()> {
@@ -412,7 +415,7 @@ pub async fn warm(
             gitsense_engine::search::prepare_statements(conn, &p)
         })
         .await?;
-        return returned_page(lazy, conn, &p).await;
+        return returned_page(lazy, conn, tally, &p).await;
     }
     let mut keys = Keys::new();
     for ((t, expr), segs) in exprs.iter().zip(&segids) {
@@ -506,7 +509,7 @@ pub async fn warm(
         }
     }
     walk(lazy, conn, &keys, &[]).await?;
-    returned_page(lazy, conn, &p).await
+    returned_page(lazy, conn, tally, &p).await
 }
 
 /// Rounds 3 and 4 (see the module docs): ranking (as the engine will run
@@ -515,17 +518,23 @@ pub async fn warm(
 /// the ranking records when ranking read them, else from the rows of
 /// filter tables in place, else a round later); then the overflow pages
 /// of those rows.
-async fn returned_page(lazy: &LazyIndex, conn: &Connection, p: &plan::Plan) -> Result<()> {
+async fn returned_page(
+    lazy: &LazyIndex,
+    conn: &Connection,
+    tally: &Tally,
+    p: &plan::Plan,
+) -> Result<()> {
     let mut keys = Keys::new();
     let mut code_later = BTreeSet::new();
     let offset = (p.page.saturating_sub(1)) * p.per_page;
     for tp in &p.target_plans {
         let Some(sql) = &tp.sql else { continue };
-        let params = sql.page_params(p.per_page, offset);
-        let ids: BTreeSet<i64> = ints(conn, &sql.page_sql, &params)
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        // Ranked as the search will rank them (a search judged per page
+        // returns the sections it keeps, not the first rows of its
+        // statement), so the rows it returns are the rows fetched.
+        let ids: BTreeSet<i64> = search::ranked_page(conn, tally, sql, p.per_page, offset)
+            .map(|(ids, _)| ids.into_iter().map(|(id, _)| id).collect())
+            .unwrap_or_default();
         if ids.is_empty() {
             continue;
         }
