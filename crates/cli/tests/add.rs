@@ -6,23 +6,9 @@
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 use common::*;
+mod run;
+use run::{cli, stderr, stdout};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gitsense-search"))
-        .args(args)
-        .output()
-        .expect("cli runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn ok(args: &[&str]) -> String {
     let o = cli(args);

@@ -4,22 +4,8 @@
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 use common::*;
-use std::process::{Command, Output};
-
-fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gitsense-search"))
-        .args(args)
-        .output()
-        .expect("cli runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod run;
+use run::{cli, on_terminal, stderr, stdout};
 
 fn built_index() -> String {
     let out = temp_dir().join("cli.gsx");
@@ -277,22 +263,6 @@ fn the_top_level_help_names_the_commands_and_the_sources() {
     }
 }
 
-/// Runs the CLI with stderr on a terminal (a pseudo-terminal from
-/// `script`), where progress bars are drawn; its combined output.
-fn cli_on_terminal(args: &[&str]) -> String {
-    let mut line = env!("CARGO_BIN_EXE_gitsense-search").to_string();
-    for a in args {
-        line.push_str(&format!(" '{}'", a.replace('\'', r"'\''")));
-    }
-    let o = Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .env("COLUMNS", "200")
-        .output()
-        .expect("script (util-linux) runs");
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    stdout(&o)
-}
-
 #[test]
 fn build_and_publish_label_their_progress_on_a_terminal_and_stay_quiet_otherwise() {
     let out = temp_dir().join("progress.gsx");
@@ -304,7 +274,7 @@ fn build_and_publish_label_their_progress_on_a_terminal_and_stay_quiet_otherwise
         "--out",
         out.to_str().unwrap(),
     ];
-    let shown = cli_on_terminal(&build);
+    let shown = on_terminal(&build, false);
     assert!(
         shown.contains("importing GitSense database (records)"),
         "{shown}"
@@ -321,7 +291,7 @@ fn build_and_publish_label_their_progress_on_a_terminal_and_stay_quiet_otherwise
         "--out-dir",
         site.to_str().unwrap(),
     ];
-    let shown = cli_on_terminal(&publish);
+    let shown = on_terminal(&publish, false);
     assert!(shown.contains("compressing and writing (pages)"), "{shown}");
     // Not a terminal (a pipe), or --quiet: stderr stays empty.
     for args in [&build[..], &publish[..]] {
@@ -331,7 +301,7 @@ fn build_and_publish_label_their_progress_on_a_terminal_and_stay_quiet_otherwise
     }
     let mut quiet = publish.to_vec();
     quiet.push("--quiet");
-    assert!(!cli_on_terminal(&quiet).contains("(pages)"));
+    assert!(!on_terminal(&quiet, false).contains("(pages)"));
 }
 
 /// Ids of the messages a JSON search returns, best first.

@@ -7,14 +7,12 @@
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 use common::*;
+mod run;
+use run::{bin, stderr, stdout};
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_gitsense-search"))
-}
 
 fn cli(args: &[&str]) -> Output {
     run_within(bin().args(args), Duration::from_secs(120))
@@ -72,14 +70,6 @@ fn run_within(cmd: &mut Command, limit: Duration) -> Output {
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
     }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A fresh directory for one test.

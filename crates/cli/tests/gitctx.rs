@@ -7,39 +7,9 @@
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 use common::*;
+mod run;
+use run::{cli, on_terminal, stdout};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gitsense-search"))
-        .args(args)
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("cli runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Runs the CLI with stdout on a pseudo-terminal; what it printed, with
-/// the terminal's `\r\n` turned back into `\n`.
-fn on_terminal(args: &[&str], no_color: bool) -> String {
-    let mut line = env!("CARGO_BIN_EXE_gitsense-search").to_string();
-    for a in args {
-        line.push_str(&format!(" '{}'", a.replace('\'', r"'\''")));
-    }
-    let mut cmd = Command::new("script");
-    cmd.args(["-qec", &line, "/dev/null"]).env("COLUMNS", "200");
-    if no_color {
-        cmd.env("NO_COLOR", "1");
-    } else {
-        cmd.env_remove("NO_COLOR");
-    }
-    let o = cmd.output().expect("script (util-linux) runs");
-    assert!(o.status.success(), "{}", stdout(&o));
-    stdout(&o).replace("\r\n", "\n")
-}
 
 fn git(dir: &Path, author: &str, date: &str, args: &[&str]) -> String {
     git_as(dir, author, "dev@example.com", date, args)

@@ -4,17 +4,10 @@
 
 #[path = "../../../tests/common/mod.rs"]
 mod common;
+mod run;
+use run::cli;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gitsense-search"))
-        .args(args)
-        .env_remove("GITSENSE_SEARCH_PKG")
-        .output()
-        .expect("cli runs")
-}
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
