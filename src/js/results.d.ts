@@ -157,7 +157,14 @@ export interface SearchCriteria {
     all: boolean;
   }[];
   /** git-nav keys, as read. */
-  gitNav?: { owner?: string; repository?: [string, string]; branch?: string; tree?: number };
+  gitNav?: {
+    owner?: string;
+    /** `[owner, name]`. */
+    repository?: [string, string];
+    branch?: string;
+    /** The tree (or branch) chat's id of `git-ls-tree-id:`. */
+    tree?: number;
+  };
   engine: 'gitsense-search';
   engineVersion: string;
   /** Corpus revision of the index that answered. */

@@ -38,6 +38,13 @@ const QUERIES = [
   ['nothing-matches-this-zzzz', {}],
   ['payment', { facets: ['chat-type', 'lang', 'keywords:array'] }],
   ['profile:meta-insights insight-field:purpose,git-path msg-type:tiny-overview', {}],
+  ['profile:meta-search analyzer:tiny-overview meta:keywords:array=payment||checkout', {}],
+  ['analyzer:tiny-overview meta:purpose:string=*payment*', { perPage: 5 }],
+  ['profile:git-nav', {}],
+  ['git-owner:*', {}],
+  // regex-lite tests every candidate's whole text: this one takes more
+  // than the browser's default 150 ms budget, so both get the CLI's.
+  ['option:regex "payments?\\s+\\w+"', { timeBudgetMs: 1000 }],
 ];
 
 function cliArgs(query, o) {
@@ -48,6 +55,7 @@ function cliArgs(query, o) {
   if (o.includeContent === false) args.push('--no-content');
   if (o.maxTokens) args.push('--max-tokens', String(o.maxTokens));
   if (o.facets) args.push('--facets', o.facets.join(','));
+  if (o.timeBudgetMs) args.push('--time-budget-ms', String(o.timeBudgetMs));
   return args;
 }
 
