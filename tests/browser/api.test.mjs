@@ -42,8 +42,9 @@ const QUERIES = [
   ['analyzer:tiny-overview meta:purpose:string=*payment*', { perPage: 5 }],
   ['profile:git-nav', {}],
   ['git-owner:*', {}],
-  // regex-lite tests every candidate's whole text: this one takes more
-  // than the browser's default 150 ms budget, so both get the CLI's.
+  // Nothing bounds this pattern's words on the left, so no FTS5 word
+  // narrows it and every message is tested: more than the browser's
+  // default 150 ms budget, so both sides get the CLI's.
   ['option:regex "payments?\\s+\\w+"', { timeBudgetMs: 1000 }],
 ];
 
