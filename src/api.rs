@@ -331,7 +331,8 @@ pub fn session_close() {
 /// [{name, example, values, help}]}`.
 #[wasm_bindgen(js_name = syntaxGuide)]
 pub fn syntax_guide() -> JsValue {
-    use gitsense_engine::query::syntax::{directive_values, DIRECTIVES, FILTERS};
+    use gitsense_engine::guide::directive_values;
+    use gitsense_engine::query::syntax::{DIRECTIVES, FILTERS};
     let filters: Vec<_> = FILTERS
         .iter()
         .map(|f| {

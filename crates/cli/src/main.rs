@@ -334,7 +334,7 @@ struct AssistArgs {
 
 fn main() -> ExitCode {
     let cmd = Cli::command().mut_subcommand("search", |c| {
-        c.after_long_help(gitsense_engine::query::syntax::syntax_guide())
+        c.after_long_help(gitsense_engine::guide::syntax_guide())
     });
     let matches = cmd.get_matches();
     let cli = match Cli::from_arg_matches(&matches) {

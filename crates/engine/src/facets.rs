@@ -2,7 +2,8 @@
 //! search matches.
 //!
 //! In: the requests (`insight-field:FIELD[:TYPE]` in the query, or the
-//! `facets` search option, both read by [`FacetRequest::parse`]) and the
+//! `facets` search option, both read by [`FacetRequest::parse`], which the
+//! query language owns) and the
 //! plan's per-target statements of matching ids (`TargetSql::ids_sql`).
 //! Out: one [`Facet`] per request and target the field exists on, under
 //! the results object's `facets` key.
@@ -18,6 +19,7 @@
 use crate::error::{Error, Result};
 use crate::plan::{Plan, TargetSql};
 use crate::query::ast::Target;
+pub use crate::query::facet::{built_in_names, FacetField, FacetRequest, FacetType};
 use rusqlite::{params_from_iter, Connection};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -29,166 +31,6 @@ pub const MAX_FACET_VALUES: usize = 100;
 
 /// Most facets one search computes.
 pub const MAX_FACETS: usize = 16;
-
-/// Longest analyzer metadata field name accepted.
-const MAX_FIELD_CHARS: usize = 64;
-
-/// What a facet counts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "kind", content = "name")]
-pub enum FacetField {
-    ChatType,
-    Lang,
-    Repo,
-    Branch,
-    Role,
-    MsgType,
-    /// The directory of the file path (`.` for files at the root).
-    GitPath,
-    /// A key of a message's analyzer metadata (`meta.extracted_metadata`).
-    Meta(String),
-}
-
-/// The JSON type of the values an analyzer metadata facet counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FacetType {
-    /// Scalars as they are and arrays value by value (no type given).
-    Any,
-    String,
-    Number,
-    Boolean,
-    /// Array values counted one by one (a record counts once per value).
-    Array,
-}
-
-/// One requested facet, as parsed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FacetRequest {
-    pub field: FacetField,
-    pub kind: FacetType,
-    /// The name as written, echoed in the output.
-    pub name: String,
-}
-
-/// Built-in field names (the query language's filter names where one
-/// exists) and aliases.
-const BUILT_IN: &[(&str, FacetField)] = &[
-    ("chat-type", FacetField::ChatType),
-    ("lang", FacetField::Lang),
-    ("language", FacetField::Lang),
-    ("repo", FacetField::Repo),
-    ("repository", FacetField::Repo),
-    ("branch", FacetField::Branch),
-    ("role", FacetField::Role),
-    ("msg-type", FacetField::MsgType),
-    ("message-type", FacetField::MsgType),
-    ("git-path", FacetField::GitPath),
-    ("directory", FacetField::GitPath),
-];
-
-const TYPES: &[(&str, FacetType)] = &[
-    ("string", FacetType::String),
-    ("number", FacetType::Number),
-    ("boolean", FacetType::Boolean),
-    ("array", FacetType::Array),
-];
-
-impl FacetRequest {
-    /// Reads `FIELD` or `FIELD:TYPE`. Errors point at `at`, where the text
-    /// starts in the query (`None` for the `facets` option).
-    ///
-    /// ```
-    /// use gitsense_engine::facets::{FacetField, FacetRequest, FacetType};
-    /// let f = FacetRequest::parse("keywords:array", None)?;
-    /// assert_eq!((f.field, f.kind), (FacetField::Meta("keywords".into()), FacetType::Array));
-    /// assert_eq!(FacetRequest::parse("lang", None)?.field, FacetField::Lang);
-    /// assert_eq!(FacetRequest::parse("lang:number", Some(7)).unwrap_err().position, Some(12));
-    /// # Ok::<(), gitsense_engine::Error>(())
-    /// ```
-    pub fn parse(text: &str, at: Option<usize>) -> Result<FacetRequest> {
-        let err = |offset: usize, msg: String| {
-            let code = if at.is_some() {
-                "query.bad_facet"
-            } else {
-                "options.bad_facet"
-            };
-            match at {
-                Some(a) => Error::at(code, msg, a + offset),
-                None => Error::new(code, msg),
-            }
-        };
-        let (field_text, type_text) = match text.split_once(':') {
-            Some((f, t)) => (f, Some(t)),
-            None => (text, None),
-        };
-        let kind = match type_text {
-            None => FacetType::Any,
-            Some(t) => {
-                crate::query::syntax::lookup(TYPES, &t.to_ascii_lowercase()).ok_or_else(|| {
-                    err(
-                        field_text.chars().count() + 1,
-                        format!(
-                            "facet type '{t}' is unknown; use string, number, boolean or array"
-                        ),
-                    )
-                })?
-            }
-        };
-        let lower = field_text.to_ascii_lowercase().replace('_', "-");
-        if let Some(field) = BUILT_IN
-            .iter()
-            .find(|(w, _)| *w == lower)
-            .map(|(_, f)| f.clone())
-        {
-            if !matches!(kind, FacetType::Any | FacetType::String) {
-                return Err(err(
-                    field_text.chars().count() + 1,
-                    format!("{field_text} holds text; its facet type can only be string"),
-                ));
-            }
-            return Ok(FacetRequest {
-                field,
-                kind: FacetType::String,
-                name: field_text.to_string(),
-            });
-        }
-        let valid = !field_text.is_empty()
-            && field_text.chars().count() <= MAX_FIELD_CHARS
-            && field_text
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if !valid {
-            return Err(err(
-                0,
-                format!(
-                    "'{field_text}' is not a facet field: use one of {}, or an analyzer metadata key \
-                     (letters, digits, '_' and '-', at most {MAX_FIELD_CHARS})",
-                    built_in_names().join(", ")
-                ),
-            ));
-        }
-        Ok(FacetRequest {
-            field: FacetField::Meta(field_text.to_string()),
-            kind,
-            name: field_text.to_string(),
-        })
-    }
-
-    /// The targets this field exists on.
-    fn applies_to(&self, target: Target) -> bool {
-        match self.field {
-            FacetField::Role | FacetField::MsgType => target != Target::Chats,
-            FacetField::Meta(_) => target == Target::Messages,
-            _ => true,
-        }
-    }
-}
-
-/// The built-in field names, without aliases.
-pub fn built_in_names() -> Vec<&'static str> {
-    crate::query::syntax::canonical_words(BUILT_IN)
-}
 
 /// One facet: the counts of a field's values over one target's matches.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -61,6 +61,7 @@ pub mod facets;
 pub mod fenced;
 pub mod format;
 pub mod gitnav;
+pub mod guide;
 pub mod index;
 pub mod meta;
 pub mod model;

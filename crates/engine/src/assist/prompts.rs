@@ -8,7 +8,7 @@
 use super::{AssistOptions, Candidate, Overview};
 use crate::budget::estimate_text;
 use crate::error::{Error, Result};
-use crate::query::syntax::compact_guide;
+use crate::guide::compact_guide;
 
 pub const STAGE1_TITLE: &str = "# GitSense assisted search, stage 1: write a search query";
 pub const CONDENSE_TITLE: &str = "# GitSense assisted search, stage 2: pick the promising files";

@@ -228,7 +228,7 @@ pub struct Query {
     /// git-nav keys (`git-owner:`, `git-repository:`, ...).
     pub git_nav: crate::gitnav::GitNav,
     /// `insight-field:` requests: facets to count over the matches.
-    pub insight_fields: Vec<crate::facets::FacetRequest>,
+    pub insight_fields: Vec<super::facet::FacetRequest>,
     /// Notes about the query the user should see (ignored stop words, ...).
     pub warnings: Vec<String>,
 }

@@ -10,6 +10,7 @@
 //! ```
 
 pub mod ast;
+pub mod facet;
 pub mod parser;
 pub mod searchbox;
 pub mod syntax;

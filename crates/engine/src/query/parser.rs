@@ -433,7 +433,7 @@ pub(super) fn apply_directive(
                             .map_or(0, |b| value.text[..b].chars().count())
                 };
                 q.insight_fields
-                    .push(crate::facets::FacetRequest::parse(v, Some(at))?);
+                    .push(super::facet::FacetRequest::parse(v, Some(at))?);
             }
         }
         "sort" => {

@@ -1,8 +1,9 @@
 //! The query language's vocabulary in tables: filters and the targets they
 //! apply to, and the words `in:`, `scope:`, `sort:` and `option:` accept.
-//! The parser matches against these tables, `--help` prints them, and the
-//! AI-assisted stage 1 turns them into the LLM's syntax guide, so none of
-//! them can drift from what the parser accepts.
+//! The parser matches against these tables and [`crate::guide`] prints
+//! them (for `--help` and the AI-assisted stage 1), so none of them can
+//! drift from what the parser accepts. Nothing here depends on profiles or
+//! facets: the guide, which lists their names too, sits above all three.
 
 use super::ast::{Field, Scope, SortField, Target};
 
@@ -210,25 +211,6 @@ pub const DIRECTIVES: &[DirectiveSpec] = &[
     },
 ];
 
-/// The values a directive accepts, as the guide prints them.
-pub fn directive_values(name: &str) -> String {
-    match name {
-        "in" => format!("{} (comma list)", canonical_words(TARGET_WORDS).join(" | ")),
-        "scope" => canonical_words(SCOPE_WORDS).join(" | "),
-        "profile" => crate::profiles::names().collect::<Vec<_>>().join(" | "),
-        "sort" => format!(
-            "field[:asc|desc][,...] with field one of {}",
-            canonical_words(SORT_WORDS).join(", ")
-        ),
-        "option" => canonical_words(OPTION_WORDS).join(" | "),
-        "insight-field" => format!(
-            "FIELD[:string|number|boolean|array] (comma list) with FIELD one of {} or an analyzer metadata key",
-            crate::facets::built_in_names().join(", ")
-        ),
-        _ => String::new(),
-    }
-}
-
 /// Words the engine ignores among other keywords (they carry no meaning in
 /// a bag of words); a query made only of them keeps them.
 pub const STOP_WORDS: &[&str] = &[
@@ -248,59 +230,6 @@ pub fn spec_for(field: Field) -> &'static FilterSpec {
         .expect("every field has a spec")
 }
 
-const GRAMMAR_LINES: &[&str] = &[
-    "- words: all must match (AND); `a OR b`; `-word` or `NOT word` excludes; `(a OR b)` groups; `word*` matches a prefix",
-    "- phrases: `\"exact phrase\"` or `'exact phrase'`",
-    "- filters: `field:value`, `field:v1,v2` (any of), `field:\"a phrase\"`, `field:null`, `field:not_null`, `-field:value` excludes; repeated filters all apply",
-];
-
-fn filter_line(f: &FilterSpec) -> String {
-    let targets: Vec<&str> = f.targets.iter().map(|t| t.name()).collect();
-    format!(
-        "  {}: {} ({}; on {}); e.g. `{}`\n",
-        f.name,
-        f.help,
-        f.values,
-        targets.join(", "),
-        f.example
-    )
-}
-
-fn directive_line(d: &DirectiveSpec) -> String {
-    format!(
-        "  {}: {}: {}; e.g. `{}`\n",
-        d.name,
-        d.help,
-        directive_values(d.name),
-        d.example
-    )
-}
-
-/// The full syntax guide (every filter and directive), generated from the
-/// tables above. Every `e.g.` example in it parses (tested).
-pub fn syntax_guide() -> String {
-    let names: Vec<&str> = FILTERS.iter().map(|f| f.name).collect();
-    let directives: Vec<&str> = DIRECTIVES.iter().map(|d| d.name).collect();
-    compact_guide(&names, &directives)
-}
-
-/// A guide limited to the named filters and directives (in table order),
-/// for an LLM that should use only those. Unknown names are left out.
-pub fn compact_guide(filters: &[&str], directives: &[&str]) -> String {
-    let mut s = String::from("Query syntax:\n");
-    for l in GRAMMAR_LINES {
-        s.push_str(l);
-        s.push('\n');
-    }
-    for f in FILTERS.iter().filter(|f| filters.contains(&f.name)) {
-        s.push_str(&filter_line(f));
-    }
-    for d in DIRECTIVES.iter().filter(|d| directives.contains(&d.name)) {
-        s.push_str(&directive_line(d));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,32 +238,6 @@ mod tests {
 
     fn p(text: &str) -> crate::Result<crate::query::Query> {
         parse(text, &crate::profiles::exists)
-    }
-
-    /// Every backticked example in a guide: the words after `e.g.` and the
-    /// grammar examples.
-    fn examples(guide: &str) -> Vec<String> {
-        guide
-            .split('`')
-            .skip(1)
-            .step_by(2)
-            .map(str::to_string)
-            .collect()
-    }
-
-    #[test]
-    fn every_example_in_the_guide_parses() {
-        let guide = syntax_guide();
-        let ex = examples(&guide);
-        assert!(ex.len() >= FILTERS.len() + DIRECTIVES.len());
-        for e in ex {
-            // Grammar placeholders like `field:value` name no real filter;
-            // everything else must parse as written.
-            if e.starts_with("field:") || e.starts_with("-field:") {
-                continue;
-            }
-            p(&e).unwrap_or_else(|err| panic!("guide example `{e}` does not parse: {err}"));
-        }
     }
 
     #[test]
@@ -370,13 +273,6 @@ mod tests {
                 Some(n)
             );
         }
-    }
-
-    #[test]
-    fn compact_guide_lists_only_the_named_filters() {
-        let g = compact_guide(&["git-path", "lang"], &[]);
-        assert!(g.contains("git-path:") && g.contains("lang:"));
-        assert!(!g.contains("block-id:") && !g.contains("scope:"));
     }
 
     #[test]
