@@ -11,7 +11,7 @@
 //! next build removes what a crashed one left ([`super::tempfiles`]).
 
 use super::tempfiles::{self, TempFile};
-use super::{records, FORMAT_VERSION, PAGE_SIZE, SCHEMA};
+use super::{records, schema, FORMAT_VERSION, PAGE_SIZE};
 use crate::error::{DbContext, Error, Result};
 use crate::model::canonical_language;
 use crate::model::{Chat, CodeBlock, Group, Message};
@@ -144,7 +144,8 @@ impl IndexWriter {
             "PRAGMA page_size={PAGE_SIZE}; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
         ))
         .ctx("configuring new index")?;
-        conn.execute_batch(SCHEMA).ctx("creating index schema")?;
+        conn.execute_batch(&schema::ddl())
+            .ctx("creating index schema")?;
         conn.execute_batch("BEGIN")
             .ctx("starting build transaction")?;
         Ok(IndexWriter {
