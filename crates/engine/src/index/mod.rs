@@ -1,5 +1,6 @@
 //! The index file: one SQLite database holding what search and the results
-//! object need, and nothing else.
+//! object need, and nothing else. Its tables' names, columns and DDL are
+//! in [`schema`].
 //!
 //! Layout (format version [`FORMAT_VERSION`]):
 //! - small "filter" tables (`chats`, `messages`, `code_blocks`) that
