@@ -449,27 +449,27 @@ pub fn plan_in(
              too many words to search; type more letters"
         )
     });
+    let inputs = TargetInputs {
+        expr: expr.as_ref(),
+        corpus,
+        match_mode,
+        filters: &filters,
+        scope,
+        current_chat: opts.current_chat_id,
+        sort: &sort,
+        case_sensitive: query.case_sensitive,
+        tests: RowTests {
+            patterns,
+            meta: &query.meta_filters,
+            nav: &query.git_nav,
+        },
+        exact,
+    };
     let mut target_plans = Vec::new();
     for &target in &Target::ALL {
         if !targets.contains(&target) {
             continue;
         }
-        let inputs = TargetInputs {
-            expr: expr.as_ref(),
-            corpus,
-            match_mode,
-            filters: &filters,
-            scope,
-            current_chat: opts.current_chat_id,
-            sort: &sort,
-            case_sensitive: query.case_sensitive,
-            tests: RowTests {
-                patterns,
-                meta: &query.meta_filters,
-                nav: &query.git_nav,
-            },
-            exact,
-        };
         let notes = Notes {
             warnings: &mut warnings,
             hint: &mut hint,
