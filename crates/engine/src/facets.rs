@@ -17,9 +17,15 @@
 //! the search's time budget; a facet it cut short is marked `truncated`.
 
 use crate::error::{Error, Result};
+use crate::index::schema::chats::qualified as c;
+use crate::index::schema::code_blocks::qualified as b;
+use crate::index::schema::message_text::qualified as t;
+use crate::index::schema::messages::qualified as m;
+use crate::index::schema::{chats, code_blocks, message_text, messages};
 use crate::plan::{Plan, TargetSql};
 use crate::query::ast::Target;
 pub use crate::query::facet::{built_in_names, FacetField, FacetRequest, FacetType};
+use const_format::formatcp;
 use rusqlite::{params_from_iter, Connection};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -101,11 +107,42 @@ pub fn requested(
 /// The tables a target's facet reads, and the column of its own id.
 fn base(target: Target) -> (&'static str, &'static str) {
     match target {
-        Target::Chats => ("chats c", "c.id"),
-        Target::Messages => ("messages m JOIN chats c ON c.id = m.chat_id", "m.id"),
+        Target::Chats => (
+            formatcp!(
+                "{chats} {chats_alias}",
+                chats = chats::TABLE,
+                chats_alias = chats::ALIAS
+            ),
+            c::ID,
+        ),
+        Target::Messages => (
+            formatcp!(
+                "{messages} {messages_alias} JOIN {chats} {chats_alias} ON {c_id} = {m_chat_id}",
+                messages = messages::TABLE,
+                messages_alias = messages::ALIAS,
+                chats = chats::TABLE,
+                chats_alias = chats::ALIAS,
+                c_id = c::ID,
+                m_chat_id = m::CHAT_ID
+            ),
+            m::ID,
+        ),
         Target::CodeBlocks => (
-            "code_blocks b JOIN messages m ON m.id = b.message_id JOIN chats c ON c.id = b.chat_id",
-            "b.id",
+            formatcp!(
+                "{code_blocks} {code_blocks_alias} JOIN {messages} {messages_alias} ON {m_id} = \
+                {b_message_id} JOIN {chats} {chats_alias} ON {c_id} = {b_chat_id}",
+                code_blocks = code_blocks::TABLE,
+                code_blocks_alias = code_blocks::ALIAS,
+                messages = messages::TABLE,
+                messages_alias = messages::ALIAS,
+                m_id = m::ID,
+                b_message_id = b::MESSAGE_ID,
+                chats = chats::TABLE,
+                chats_alias = chats::ALIAS,
+                c_id = c::ID,
+                b_chat_id = b::CHAT_ID
+            ),
+            b::ID,
         ),
     }
 }
@@ -113,22 +150,26 @@ fn base(target: Target) -> (&'static str, &'static str) {
 /// The SQL expression of a built-in field on a target.
 fn column(field: &FacetField, target: Target) -> String {
     let path = match target {
-        Target::Chats => "c.path",
-        Target::Messages => "m.file_path",
-        Target::CodeBlocks => "coalesce(m.file_path, c.path)",
+        Target::Chats => c::PATH,
+        Target::Messages => m::FILE_PATH,
+        Target::CodeBlocks => formatcp!(
+            "coalesce({m_file_path}, {c_path})",
+            m_file_path = m::FILE_PATH,
+            c_path = c::PATH
+        ),
     };
     match field {
-        FacetField::ChatType => "c.type".into(),
+        FacetField::ChatType => c::TYPE.into(),
         FacetField::Lang => match target {
-            Target::Chats => "c.language",
-            Target::Messages => "m.language",
-            Target::CodeBlocks => "b.language",
+            Target::Chats => c::LANGUAGE,
+            Target::Messages => m::LANGUAGE,
+            Target::CodeBlocks => b::LANGUAGE,
         }
         .into(),
-        FacetField::Repo => "c.repo".into(),
-        FacetField::Branch => "c.branch_name".into(),
-        FacetField::Role => "m.role".into(),
-        FacetField::MsgType => "m.type".into(),
+        FacetField::Repo => c::REPO.into(),
+        FacetField::Branch => c::BRANCH_NAME.into(),
+        FacetField::Role => m::ROLE.into(),
+        FacetField::MsgType => m::TYPE.into(),
         // rtrim(p, <p without '/'>) keeps p up to its last '/'.
         FacetField::GitPath => format!(
             "CASE WHEN {path} IS NULL OR {path} = '' THEN NULL \
@@ -264,8 +305,13 @@ fn count_meta(
     tally: &mut Tally,
 ) -> rusqlite::Result<()> {
     let ids = &sql.ids_sql;
-    let text =
-        format!("SELECT t.meta FROM message_text t WHERE t.id IN ({ids}) AND t.meta IS NOT NULL");
+    let text = format!(
+        "SELECT {meta} FROM {table} {alias} WHERE {id} IN ({ids}) AND {meta} IS NOT NULL",
+        meta = t::META,
+        table = message_text::TABLE,
+        alias = message_text::ALIAS,
+        id = t::ID,
+    );
     let mut stmt = conn.prepare_cached(&text)?;
     let mut rows = stmt.query(params_from_iter(sql.params.iter()))?;
     let mut seen = 0usize;

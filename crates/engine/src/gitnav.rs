@@ -118,10 +118,20 @@ impl GitNav {
     /// ```
     pub fn condition(&self) -> Option<(String, Vec<SqlValue>)> {
         let lower = |s: &str| SqlValue::Text(s.to_lowercase());
-        const REPO: &str = "SELECT r.id FROM chats r JOIN chats o ON o.id = r.parent_id \
-             WHERE r.type = 'git-repo' AND lower(r.name) = ? AND o.type = 'git-repo-owner' AND lower(o.name) = ?";
+        use crate::index::schema::chats::{self, qualified as c, ID, NAME, PARENT_ID, TYPE};
+        use const_format::formatcp;
+        // A repository (alias r) by name, and its owner (alias o) by name.
+        const REPO: &str = formatcp!(
+            "SELECT r.{ID} FROM {chats} r JOIN {chats} o ON o.{ID} = r.{PARENT_ID} WHERE r.{TYPE} \
+            = 'git-repo' AND lower(r.{NAME}) = ? AND o.{TYPE} = 'git-repo-owner' AND \
+            lower(o.{NAME}) = ?",
+            chats = chats::TABLE
+        );
         if let Some(id) = self.tree {
-            return Some(("c.parent_id = ?".into(), vec![SqlValue::Integer(id)]));
+            return Some((
+                formatcp!("{c_parent_id} = ?", c_parent_id = c::PARENT_ID).into(),
+                vec![SqlValue::Integer(id)],
+            ));
         }
         if let Some((owner, name)) = &self.repository {
             let repo_params = vec![lower(name), lower(owner)];
@@ -130,25 +140,42 @@ impl GitNav {
                     let mut params = vec![lower(b)];
                     params.extend(repo_params);
                     (
-                        format!(
-                            "c.parent_id IN (SELECT b.id FROM chats b WHERE b.type = 'git-ref' \
-                             AND lower(b.name) = ? AND b.parent_id IN ({REPO}))"
-                        ),
+                        // The branch (alias b) by name, in the repository.
+                        formatcp!(
+                            "{c_parent_id} IN (SELECT b.{ID} FROM {chats} b WHERE b.{TYPE} = \
+                            'git-ref' AND lower(b.{NAME}) = ? AND b.{PARENT_ID} IN ({REPO}))",
+                            c_parent_id = c::PARENT_ID,
+                            chats = chats::TABLE
+                        )
+                        .into(),
                         params,
                     )
                 }
                 _ => (
-                    format!("(c.type = 'git-ref' AND c.parent_id IN ({REPO}))"),
+                    formatcp!(
+                        "({c_type} = 'git-ref' AND {c_parent_id} IN ({REPO}))",
+                        c_type = c::TYPE,
+                        c_parent_id = c::PARENT_ID
+                    )
+                    .into(),
                     repo_params,
                 ),
             });
         }
         match self.owner.as_deref() {
-            Some("*") => Some(("c.type = 'git-repo-owner'".into(), vec![])),
+            Some("*") => Some((
+                formatcp!("{c_type} = 'git-repo-owner'", c_type = c::TYPE).into(),
+                vec![],
+            )),
             Some(o) => Some((
-                "(c.type = 'git-repo' AND c.parent_id IN (SELECT o.id FROM chats o \
-                 WHERE o.type = 'git-repo-owner' AND lower(o.name) = ?))"
-                    .into(),
+                formatcp!(
+                    "({c_type} = 'git-repo' AND {c_parent_id} IN (SELECT o.{ID} FROM {chats} o \
+                    WHERE o.{TYPE} = 'git-repo-owner' AND lower(o.{NAME}) = ?))",
+                    c_type = c::TYPE,
+                    c_parent_id = c::PARENT_ID,
+                    chats = chats::TABLE
+                )
+                .into(),
                 vec![lower(o)],
             )),
             None => None,

@@ -8,6 +8,18 @@
 //! boolean structure comes only from the parsed [`Expr`].
 
 use crate::error::{Error, Result};
+use crate::index::rank::{CODE_RANK, MESSAGE_PAGE, MESSAGE_RANK, PHRASE_MASK};
+use crate::index::schema::chats::qualified as c;
+use crate::index::schema::code_blocks::qualified as b;
+use crate::index::schema::code_rank::qualified as k;
+use crate::index::schema::code_text::qualified as x;
+use crate::index::schema::message_rank::qualified as n;
+use crate::index::schema::message_text::qualified as t;
+use crate::index::schema::messages::qualified as m;
+use crate::index::schema::{
+    chats, code_blocks, code_rank, code_text, fts_chats, fts_code_blocks, fts_messages,
+    message_names, message_rank, message_text, messages, rank_stats,
+};
 use crate::index::{name_key, EXACT_NAME_BOOST, TRIGRAM_MIN_CHARS};
 use crate::model::canonical_language;
 use crate::morphology;
@@ -15,6 +27,7 @@ use crate::profiles::{self, Profile};
 use crate::query::ast::*;
 use crate::query::searchbox;
 use crate::query::syntax::STOP_WORDS;
+use const_format::formatcp;
 use rusqlite::types::Value as SqlValue;
 use serde::{Deserialize, Serialize};
 
@@ -436,29 +449,32 @@ pub fn plan_in(
              too many words to search; type more letters"
         )
     });
+    let inputs = TargetInputs {
+        expr: expr.as_ref(),
+        corpus,
+        match_mode,
+        filters: &filters,
+        scope,
+        current_chat: opts.current_chat_id,
+        sort: &sort,
+        case_sensitive: query.case_sensitive,
+        tests: RowTests {
+            patterns,
+            meta: &query.meta_filters,
+            nav: &query.git_nav,
+        },
+        exact,
+    };
     let mut target_plans = Vec::new();
     for &target in &Target::ALL {
         if !targets.contains(&target) {
             continue;
         }
-        target_plans.push(plan_target(
-            target,
-            expr.as_ref(),
-            (corpus, match_mode),
-            &filters,
-            scope,
-            opts.current_chat_id,
-            &sort,
-            query.case_sensitive,
-            RowTests {
-                patterns,
-                meta: &query.meta_filters,
-                nav: &query.git_nav,
-            },
-            exact,
-            &mut warnings,
-            &mut hint,
-        )?);
+        let notes = Notes {
+            warnings: &mut warnings,
+            hint: &mut hint,
+        };
+        target_plans.push(plan_target(target, &inputs, notes)?);
     }
     hint = match (hint, short_prefix_hint) {
         (Some(h), Some(s)) => Some(format!("{s}; {h}")),
@@ -851,98 +867,228 @@ fn exact_name_key(e: &Expr) -> Option<i64> {
 /// Boost and key are bound parameters (named, so they number before the
 /// WHERE clause's `?`s): the SQL text is the same for every query of a
 /// shape, so prepared statements are reused.
-fn message_rank(exact: Option<i64>) -> (String, Vec<SqlValue>) {
-    let columns = format!(
-        "{}(fts_messages, n.records, \
-         (SELECT avg_title_len FROM rank_stats), (SELECT avg_keywords_len FROM rank_stats))",
-        crate::index::rank::MESSAGE_RANK
+fn message_rank(exact: Option<i64>) -> (&'static str, Vec<SqlValue>) {
+    const COLUMNS: &str = formatcp!(
+        "{MESSAGE_RANK}({fts_messages}, {n_records}, (SELECT {rank_stats_avg_title_len} FROM \
+        {rank_stats}), (SELECT {rank_stats_avg_keywords_len} FROM {rank_stats}))",
+        fts_messages = fts_messages::TABLE,
+        n_records = n::RECORDS,
+        rank_stats_avg_title_len = rank_stats::AVG_TITLE_LEN,
+        rank_stats = rank_stats::TABLE,
+        rank_stats_avg_keywords_len = rank_stats::AVG_KEYWORDS_LEN
+    );
+    const BOOSTED: &str = formatcp!(
+        "({COLUMNS} * (CASE WHEN {fts_messages}.rowid IN (SELECT {message_names_message_id} FROM \
+        {message_names} WHERE {message_names_key} = :name_key) THEN :boost ELSE 1.0 END))",
+        fts_messages = fts_messages::TABLE,
+        message_names_message_id = message_names::MESSAGE_ID,
+        message_names = message_names::TABLE,
+        message_names_key = message_names::KEY
     );
     match exact {
-        Some(k) => (
-            format!(
-                "({columns} * (CASE WHEN fts_messages.rowid IN (SELECT message_id FROM message_names WHERE key = :name_key) THEN :boost ELSE 1.0 END))"
-            ),
-            vec![SqlValue::Integer(k), SqlValue::Real(EXACT_NAME_BOOST)],
+        Some(key) => (
+            BOOSTED,
+            vec![SqlValue::Integer(key), SqlValue::Real(EXACT_NAME_BOOST)],
         ),
-        None => (columns, Vec::new()),
+        None => (COLUMNS, Vec::new()),
     }
 }
+
+/// The rank of a code block: one auxiliary function over its doclists and
+/// its record in `code_rank` (alias `k`).
+const CODE_BLOCK_RANK: &str = formatcp!(
+    "{CODE_RANK}({fts_code_blocks}, {k_records})",
+    fts_code_blocks = fts_code_blocks::TABLE,
+    k_records = k::RECORDS
+);
 
 /// The joins of the ranking records (`index::records`): a matched row's
 /// record is in the row of its chunk, `rowid >> 8`.
 const RANK_JOINS: [&str; 2] = [
-    " JOIN message_rank n ON n.chunk = (fts_messages.rowid >> 8)",
-    " JOIN code_rank k ON k.chunk = (fts_code_blocks.rowid >> 8)",
+    formatcp!(
+        " JOIN {message_rank} {message_rank_alias} ON {n_chunk} = ({fts_messages}.rowid >> 8)",
+        message_rank = message_rank::TABLE,
+        message_rank_alias = message_rank::ALIAS,
+        n_chunk = n::CHUNK,
+        fts_messages = fts_messages::TABLE
+    ),
+    formatcp!(
+        " JOIN {code_rank} {code_rank_alias} ON {k_chunk} = ({fts_code_blocks}.rowid >> 8)",
+        code_rank = code_rank::TABLE,
+        code_rank_alias = code_rank::ALIAS,
+        k_chunk = k::CHUNK,
+        fts_code_blocks = fts_code_blocks::TABLE
+    ),
 ];
 
-/// Whether generated SQL refers to table alias `alias` (`m.id`, not
-/// `fts_messages.rowid`). Only planner-written SQL is scanned; user text
-/// is always a bound parameter.
-fn uses_alias(sql: &str, alias: char) -> bool {
-    let b = sql.as_bytes();
-    (0..b.len().saturating_sub(1)).any(|i| {
-        b[i] == alias as u8
-            && b[i + 1] == b'.'
-            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
-    })
+/// The tables a statement reads besides its FTS table or its target's own
+/// rows: each column, condition, rank and sort key says which it needs,
+/// and [`from_clause`] joins those (and what links them to the target).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Reads(u8);
+
+impl Reads {
+    const NONE: Reads = Reads(0);
+    const CHATS: Reads = Reads(1);
+    const MESSAGES: Reads = Reads(1 << 1);
+    const CODE_BLOCKS: Reads = Reads(1 << 2);
+    const MESSAGE_RANK: Reads = Reads(1 << 3);
+    const CODE_RANK: Reads = Reads(1 << 4);
+
+    const fn or(self, other: Reads) -> Reads {
+        Reads(self.0 | other.0)
+    }
+
+    fn has(self, table: Reads) -> bool {
+        self.0 & table.0 != 0
+    }
 }
 
-/// The FROM clause of a target, joining only the tables `sql` (everything
-/// the statement says besides FROM) refers to, and the tables it joins.
+impl std::ops::BitOr for Reads {
+    type Output = Reads;
+    fn bitor(self, other: Reads) -> Reads {
+        self.or(other)
+    }
+}
+
+impl std::ops::BitOrAssign for Reads {
+    fn bitor_assign(&mut self, other: Reads) {
+        *self = self.or(other);
+    }
+}
+
+/// A column expression of a target and the tables it reads.
+#[derive(Debug, Clone, Copy)]
+struct Col {
+    sql: &'static str,
+    reads: Reads,
+}
+
+const fn col(sql: &'static str, reads: Reads) -> Col {
+    Col { sql, reads }
+}
+
+/// The FROM clause of a target, joining only the tables `reads` names
+/// (everything the statement reads besides FROM), and the tables it joins.
 /// Every message has its chat and every code block its message (the
 /// builder drops rows that do not), so leaving out a join changes no
 /// result; a query without filters then ranks from the doclists (and
 /// `message_rank`).
-fn from_clause(target: Target, fts: bool, sql: &str) -> (String, Vec<&'static str>) {
-    let (c, m, b, n, k) = (
-        uses_alias(sql, 'c'),
-        uses_alias(sql, 'm'),
-        uses_alias(sql, 'b'),
-        uses_alias(sql, 'n'),
-        uses_alias(sql, 'k'),
+fn from_clause(target: Target, fts: bool, reads: Reads) -> (String, Vec<&'static str>) {
+    let (chat, msg, block) = (
+        reads.has(Reads::CHATS),
+        reads.has(Reads::MESSAGES),
+        reads.has(Reads::CODE_BLOCKS),
     );
-    // (base table without FTS, FTS table, then joins in order: table,
-    // clause, whether this statement needs it).
+    const CHAT_OF_FTS: &str = formatcp!(
+        " JOIN {chats} {chats_alias} ON {c_id} = {fts_chats}.rowid",
+        chats = chats::TABLE,
+        chats_alias = chats::ALIAS,
+        c_id = c::ID,
+        fts_chats = fts_chats::TABLE
+    );
+    const MESSAGE_OF_FTS: &str = formatcp!(
+        " JOIN {messages} {messages_alias} ON {m_id} = {fts_messages}.rowid",
+        messages = messages::TABLE,
+        messages_alias = messages::ALIAS,
+        m_id = m::ID,
+        fts_messages = fts_messages::TABLE
+    );
+    const CHAT_OF_MESSAGE: &str = formatcp!(
+        " JOIN {chats} {chats_alias} ON {c_id} = {m_chat_id}",
+        chats = chats::TABLE,
+        chats_alias = chats::ALIAS,
+        c_id = c::ID,
+        m_chat_id = m::CHAT_ID
+    );
+    const BLOCK_OF_FTS: &str = formatcp!(
+        " JOIN {code_blocks} {code_blocks_alias} ON {b_id} = {fts_code_blocks}.rowid",
+        code_blocks = code_blocks::TABLE,
+        code_blocks_alias = code_blocks::ALIAS,
+        b_id = b::ID,
+        fts_code_blocks = fts_code_blocks::TABLE
+    );
+    const MESSAGE_OF_BLOCK: &str = formatcp!(
+        " JOIN {messages} {messages_alias} ON {m_id} = {b_message_id}",
+        messages = messages::TABLE,
+        messages_alias = messages::ALIAS,
+        m_id = m::ID,
+        b_message_id = b::MESSAGE_ID
+    );
+    const CHAT_OF_BLOCK: &str = formatcp!(
+        " JOIN {chats} {chats_alias} ON {c_id} = {b_chat_id}",
+        chats = chats::TABLE,
+        chats_alias = chats::ALIAS,
+        c_id = c::ID,
+        b_chat_id = b::CHAT_ID
+    );
+    // (base table without FTS and its FROM, FTS table, then joins in
+    // order: table, clause, whether this statement needs it).
     type Join = (&'static str, &'static str, bool);
-    let (plain, fts_table, joins): (&'static str, &str, Vec<Join>) = match target {
-        Target::Chats => (
-            "chats",
-            "fts_chats",
-            vec![("chats", " JOIN chats c ON c.id = fts_chats.rowid", fts && c)],
-        ),
-        Target::Messages => (
-            "messages",
-            "fts_messages",
-            vec![
-                ("message_rank", RANK_JOINS[0], fts && n),
+    let ((base, plain), fts_table, joins): ((&'static str, &'static str), &str, Vec<Join>) =
+        match target {
+            Target::Chats => (
                 (
-                    "messages",
-                    " JOIN messages m ON m.id = fts_messages.rowid",
-                    fts && (m || c),
+                    chats::TABLE,
+                    formatcp!(
+                        "{chats} {chats_alias}",
+                        chats = chats::TABLE,
+                        chats_alias = chats::ALIAS
+                    ),
                 ),
-                ("chats", " JOIN chats c ON c.id = m.chat_id", c),
-            ],
-        ),
-        Target::CodeBlocks => (
-            "code_blocks",
-            "fts_code_blocks",
-            vec![
-                ("code_rank", RANK_JOINS[1], fts && k),
+                fts_chats::TABLE,
+                vec![(chats::TABLE, CHAT_OF_FTS, fts && chat)],
+            ),
+            Target::Messages => (
                 (
-                    "code_blocks",
-                    " JOIN code_blocks b ON b.id = fts_code_blocks.rowid",
-                    fts && (b || m || c),
+                    messages::TABLE,
+                    formatcp!(
+                        "{messages} {messages_alias}",
+                        messages = messages::TABLE,
+                        messages_alias = messages::ALIAS
+                    ),
                 ),
-                ("messages", " JOIN messages m ON m.id = b.message_id", m),
-                ("chats", " JOIN chats c ON c.id = b.chat_id", c),
-            ],
-        ),
-    };
+                fts_messages::TABLE,
+                vec![
+                    (
+                        message_rank::TABLE,
+                        RANK_JOINS[0],
+                        fts && reads.has(Reads::MESSAGE_RANK),
+                    ),
+                    (messages::TABLE, MESSAGE_OF_FTS, fts && (msg || chat)),
+                    (chats::TABLE, CHAT_OF_MESSAGE, chat),
+                ],
+            ),
+            Target::CodeBlocks => (
+                (
+                    code_blocks::TABLE,
+                    formatcp!(
+                        "{code_blocks} {code_blocks_alias}",
+                        code_blocks = code_blocks::TABLE,
+                        code_blocks_alias = code_blocks::ALIAS
+                    ),
+                ),
+                fts_code_blocks::TABLE,
+                vec![
+                    (
+                        code_rank::TABLE,
+                        RANK_JOINS[1],
+                        fts && reads.has(Reads::CODE_RANK),
+                    ),
+                    (
+                        code_blocks::TABLE,
+                        BLOCK_OF_FTS,
+                        fts && (block || msg || chat),
+                    ),
+                    (messages::TABLE, MESSAGE_OF_BLOCK, msg),
+                    (chats::TABLE, CHAT_OF_BLOCK, chat),
+                ],
+            ),
+        };
     let (mut from, mut tables) = if fts {
         (fts_table.to_string(), Vec::new())
     } else {
-        let alias = &cols(target).own_id[..1];
-        (format!("{plain} {alias}"), vec![plain])
+        (plain.to_string(), vec![base])
     };
     for (table, clause, wanted) in joins {
         if wanted {
@@ -958,12 +1104,14 @@ fn from_clause(target: Target, fts: bool, sql: &str) -> (String, Vec<&'static st
 struct Conds {
     sql: Vec<String>,
     params: Vec<SqlValue>,
+    reads: Reads,
 }
 
 impl Conds {
-    fn push(&mut self, cond: String, params: Vec<SqlValue>) {
+    fn push(&mut self, cond: String, params: Vec<SqlValue>, reads: Reads) {
         self.sql.push(cond);
         self.params.extend(params);
+        self.reads |= reads;
     }
 }
 
@@ -973,50 +1121,114 @@ fn text(v: &str) -> SqlValue {
 
 /// Column expressions of one target.
 struct Cols {
-    own_id: &'static str,
-    chat_id: &'static str,
-    path: &'static str,
-    language: &'static str,
-    created: &'static str,
-    updated: &'static str,
-    size: &'static str,
-    text_of_row: &'static str,
+    own_id: Col,
+    chat_id: Col,
+    path: Col,
+    language: Col,
+    created: Col,
+    updated: Col,
+    size: Col,
+    text_of_row: Col,
 }
 
 fn cols(target: Target) -> Cols {
+    const CHAT: Reads = Reads::CHATS;
+    const MSG: Reads = Reads::MESSAGES;
+    const BLOCK: Reads = Reads::CODE_BLOCKS;
     match target {
         Target::Chats => Cols {
-            own_id: "c.id",
-            chat_id: "c.id",
-            path: "c.path",
-            language: "c.language",
-            created: "c.created_at",
-            updated: "coalesce(c.last_updated_at, c.modified_at)",
-            size: "c.num_messages",
-            text_of_row: "c.name",
+            own_id: col(c::ID, CHAT),
+            chat_id: col(c::ID, CHAT),
+            path: col(c::PATH, CHAT),
+            language: col(c::LANGUAGE, CHAT),
+            created: col(c::CREATED_AT, CHAT),
+            updated: col(
+                formatcp!(
+                    "coalesce({c_last_updated_at}, {c_modified_at})",
+                    c_last_updated_at = c::LAST_UPDATED_AT,
+                    c_modified_at = c::MODIFIED_AT
+                ),
+                CHAT,
+            ),
+            size: col(c::NUM_MESSAGES, CHAT),
+            text_of_row: col(c::NAME, CHAT),
         },
         Target::Messages => Cols {
-            own_id: "m.id",
-            chat_id: "m.chat_id",
-            path: "m.file_path",
-            language: "m.language",
-            created: "m.created_at",
-            updated: "coalesce(m.updated_at, m.created_at)",
-            size: "m.id",
-            text_of_row: "(SELECT t.title || ' ' || t.body || ' ' || t.keywords FROM message_text t WHERE t.id = m.id)",
+            own_id: col(m::ID, MSG),
+            chat_id: col(m::CHAT_ID, MSG),
+            path: col(m::FILE_PATH, MSG),
+            language: col(m::LANGUAGE, MSG),
+            created: col(m::CREATED_AT, MSG),
+            updated: col(
+                formatcp!(
+                    "coalesce({m_updated_at}, {m_created_at})",
+                    m_updated_at = m::UPDATED_AT,
+                    m_created_at = m::CREATED_AT
+                ),
+                MSG,
+            ),
+            size: col(m::ID, MSG),
+            text_of_row: col(MESSAGE_TEXT_OF_ROW, MSG),
         },
         Target::CodeBlocks => Cols {
-            own_id: "b.id",
-            chat_id: "b.chat_id",
-            path: "coalesce(m.file_path, c.path)",
-            language: "b.language",
-            created: "b.created_at",
-            updated: "coalesce(m.updated_at, b.created_at)",
-            size: "b.size",
-            text_of_row: "(SELECT x.content FROM code_text x WHERE x.id = b.id)",
+            own_id: col(b::ID, BLOCK),
+            chat_id: col(b::CHAT_ID, BLOCK),
+            path: col(
+                formatcp!(
+                    "coalesce({m_file_path}, {c_path})",
+                    m_file_path = m::FILE_PATH,
+                    c_path = c::PATH
+                ),
+                MSG.or(CHAT),
+            ),
+            language: col(b::LANGUAGE, BLOCK),
+            created: col(b::CREATED_AT, BLOCK),
+            updated: col(
+                formatcp!(
+                    "coalesce({m_updated_at}, {b_created_at})",
+                    m_updated_at = m::UPDATED_AT,
+                    b_created_at = b::CREATED_AT
+                ),
+                MSG.or(BLOCK),
+            ),
+            size: col(b::SIZE, BLOCK),
+            text_of_row: col(
+                formatcp!(
+                    "(SELECT {x_content} FROM {code_text} {code_text_alias} WHERE {x_id} = {b_id})",
+                    x_content = x::CONTENT,
+                    code_text = code_text::TABLE,
+                    code_text_alias = code_text::ALIAS,
+                    x_id = x::ID,
+                    b_id = b::ID
+                ),
+                BLOCK,
+            ),
         },
     }
 }
+
+/// A message's text (title, body, keywords), read by the message's id.
+const MESSAGE_TEXT_OF_ROW: &str = formatcp!(
+    "(SELECT {t_title} || ' ' || {t_body} || ' ' || {t_keywords} FROM {message_text} \
+    {message_text_alias} WHERE {t_id} = {m_id})",
+    t_title = t::TITLE,
+    t_body = t::BODY,
+    t_keywords = t::KEYWORDS,
+    message_text = message_text::TABLE,
+    message_text_alias = message_text::ALIAS,
+    t_id = t::ID,
+    m_id = m::ID
+);
+
+/// A message's analyzer metadata, read by the message's id.
+const MESSAGE_META_OF_ROW: &str = formatcp!(
+    "(SELECT {t_meta} FROM {message_text} {message_text_alias} WHERE {t_id} = {m_id})",
+    t_meta = t::META,
+    message_text = message_text::TABLE,
+    message_text_alias = message_text::ALIAS,
+    t_id = t::ID,
+    m_id = m::ID
+);
 
 /// Translates a `*`/`?` pattern into a lower-cased GLOB pattern.
 fn glob_pattern(v: &str) -> String {
@@ -1036,37 +1248,47 @@ fn has_wildcard(v: &str) -> bool {
 
 /// The SQL condition for one filter on one target; `None` when the field
 /// does not exist on that target.
-fn filter_cond(target: Target, f: &Filter) -> Option<(String, Vec<SqlValue>)> {
-    let c = cols(target);
-    let column: &str = match f.field {
-        Field::ChatId => "c.id",
-        Field::Name => "c.name",
+fn filter_cond(target: Target, f: &Filter) -> Option<(String, Vec<SqlValue>, Reads)> {
+    let own = cols(target);
+    let Col { sql: column, reads } = match f.field {
+        Field::ChatId => col(c::ID, Reads::CHATS),
+        Field::Name => col(c::NAME, Reads::CHATS),
         Field::MsgId => match target {
             Target::Chats => return None,
-            Target::Messages => "m.id",
-            Target::CodeBlocks => "b.message_id",
+            Target::Messages => col(m::ID, Reads::MESSAGES),
+            Target::CodeBlocks => col(b::MESSAGE_ID, Reads::CODE_BLOCKS),
         },
         Field::BlockId => match target {
-            Target::CodeBlocks => "b.uuid",
+            Target::CodeBlocks => col(b::UUID, Reads::CODE_BLOCKS),
             _ => return None,
         },
-        Field::GitPath => c.path,
+        Field::GitPath => own.path,
         Field::MsgType => match target {
             Target::Chats => return None,
-            _ => "m.type",
+            _ => col(m::TYPE, Reads::MESSAGES),
         },
-        Field::ChatType => "c.type",
-        Field::Lang => c.language,
+        Field::ChatType => col(c::TYPE, Reads::CHATS),
+        Field::Lang => own.language,
         Field::Role => match target {
             Target::Chats => return None,
-            _ => "m.role",
+            _ => col(m::ROLE, Reads::MESSAGES),
         },
-        Field::Repo => "c.repo",
+        Field::Repo => col(c::REPO, Reads::CHATS),
     };
     let values = match &f.value {
-        FilterValue::Null => return Some((format!("({column} IS NULL OR {column} = '')"), vec![])),
+        FilterValue::Null => {
+            return Some((
+                format!("({column} IS NULL OR {column} = '')"),
+                vec![],
+                reads,
+            ))
+        }
         FilterValue::NotNull => {
-            return Some((format!("({column} IS NOT NULL AND {column} <> '')"), vec![]))
+            return Some((
+                format!("({column} IS NOT NULL AND {column} <> '')"),
+                vec![],
+                reads,
+            ))
         }
         FilterValue::AnyOf(v) => v,
     };
@@ -1131,7 +1353,7 @@ fn filter_cond(target: Target, f: &Filter) -> Option<(String, Vec<SqlValue>)> {
             }
         }
     }
-    Some((format!("({})", alts.join(" OR ")), params))
+    Some((format!("({})", alts.join(" OR ")), params, reads))
 }
 
 /// For a query of two or more required terms, the phrase bits of each
@@ -1220,38 +1442,41 @@ pub fn keep_by_page(sections: Vec<PageSection>, terms: &[i64]) -> Vec<PageSectio
 /// sections of pages holding every term ([`TargetSql::page_terms`]).
 /// (The browser's SQLite has no window functions to do it in SQL, and a
 /// grouped second statement would match every doclist twice.)
-#[allow(clippy::too_many_arguments)]
 fn page_sql(
-    expr: &str,
+    expr: String,
     phrase_weights: Vec<f64>,
     masks: Vec<i64>,
-    rank: &str,
-    rank_params: Vec<SqlValue>,
-    params: Vec<SqlValue>,
-    where_sql: &str,
+    rank: Rank,
+    conds: Conds,
     exact: Option<i64>,
 ) -> TargetSql {
-    use crate::index::rank::{MESSAGE_PAGE, PHRASE_MASK};
+    const ROWID: &str = formatcp!("{fts_messages}.rowid", fts_messages = fts_messages::TABLE);
+    let rank_sql = rank.sql;
     let select = format!(
-        "SELECT fts_messages.rowid AS id, {rank} AS r, \
-         {MESSAGE_PAGE}(fts_messages, n.records), {PHRASE_MASK}(fts_messages)"
+        "SELECT {ROWID} AS id, {rank_sql} AS r, \
+         {MESSAGE_PAGE}({fts}, {records}), {PHRASE_MASK}({fts})",
+        fts = fts_messages::TABLE,
+        records = n::RECORDS,
     );
-    let (from, tables) = from_clause(Target::Messages, true, &format!("{select} {where_sql}"));
+    let where_sql = conds.where_sql();
+    let (from, tables) = from_clause(
+        Target::Messages,
+        true,
+        conds.reads | rank.reads | Reads::MESSAGE_RANK,
+    );
     TargetSql {
         // Sections holding any term; never run, as the search is counted
         // by the executor (`counted_by_rank`), which counts what it keeps.
         count_sql: format!("SELECT count(*) FROM {from}{where_sql}"),
         // Facets count over the sections holding any term: the per-page
         // judgement happens in the executor, after SQL.
-        ids_sql: format!("SELECT fts_messages.rowid FROM {from}{where_sql}"),
-        page_sql: format!(
-            "{select} FROM {from}{where_sql} ORDER BY r, fts_messages.rowid LIMIT ? OFFSET ?"
-        ),
-        params,
-        rank_params,
-        phrases: fts_phrases(expr),
+        ids_sql: format!("SELECT {ROWID} FROM {from}{where_sql}"),
+        page_sql: format!("{select} FROM {from}{where_sql} ORDER BY r, {ROWID} LIMIT ? OFFSET ?"),
+        params: conds.params,
+        rank_params: rank.params,
+        phrases: fts_phrases(&expr),
         phrase_weights,
-        fts: Some(expr.to_string()),
+        fts: Some(expr),
         tables,
         name_key: exact,
         counted_by_rank: true,
@@ -1268,255 +1493,439 @@ struct RowTests<'a> {
     nav: &'a crate::gitnav::GitNav,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn plan_target(
-    target: Target,
-    expr: Option<&Expr>,
-    (corpus, match_mode): (Corpus, MatchMode),
-    filters: &[Filter],
+/// What planning a target takes: the query's parts, as [`plan_in`]
+/// resolved them against the profile and the caller's options.
+#[derive(Clone, Copy)]
+struct TargetInputs<'a> {
+    expr: Option<&'a Expr>,
+    corpus: Corpus,
+    match_mode: MatchMode,
+    filters: &'a [Filter],
     scope: Scope,
     current_chat: Option<i64>,
-    sort: &[SortKey],
+    sort: &'a [SortKey],
     case_sensitive: bool,
-    tests: RowTests,
+    tests: RowTests<'a>,
+    /// The exact-name key of the query ([`exact_name_key`]).
     exact: Option<i64>,
-    warnings: &mut Vec<String>,
-    hint: &mut Option<String>,
-) -> Result<TargetPlan> {
-    let skipped = |why: String| TargetPlan {
-        target,
-        sql: None,
-        skipped: Some(why),
-    };
-    let c = cols(target);
-    let (fts_table, (rank_expr, rank_expr_params), kind) = match target {
-        Target::Chats => (
-            "fts_chats",
-            ("bm25(fts_chats)".to_string(), vec![]),
-            TokenizerKind::Words,
-        ),
-        Target::Messages => ("fts_messages", message_rank(exact), TokenizerKind::Words),
-        Target::CodeBlocks => (
-            "fts_code_blocks",
-            (
-                format!(
-                    "{}(fts_code_blocks, k.records)",
-                    crate::index::rank::CODE_RANK
-                ),
-                vec![],
-            ),
-            TokenizerKind::Trigram,
-        ),
-    };
-    let mut conds = Conds::default();
-    let mut fts = None;
-    let mut rank = "0.0".to_string();
-    let mut rank_params: Vec<SqlValue> = Vec::new();
-    let by_rank = sort.first().is_none_or(|k| k.field == SortField::FtsRank);
-    let doc_site = corpus == Corpus::DocSite;
-    let (inflect, by_page) = (doc_site, doc_site && match_mode == MatchMode::AllTerms);
-    let page_terms = match expr {
+}
+
+/// What planning says besides SQL, gathered over the targets.
+struct Notes<'a> {
+    warnings: &'a mut Vec<String>,
+    hint: &'a mut Option<String>,
+}
+
+/// Why planning a target stopped: it cannot match (the reason), or the
+/// query is in error.
+enum Stop {
+    Skip(String),
+    Failed(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Failed(e)
+    }
+}
+
+/// A rank expression, its parameters and the tables it reads.
+struct Rank {
+    sql: &'static str,
+    params: Vec<SqlValue>,
+    reads: Reads,
+}
+
+impl Rank {
+    /// Rows without words all rank the same.
+    fn none() -> Rank {
+        Rank {
+            sql: "0.0",
+            params: Vec::new(),
+            reads: Reads::NONE,
+        }
+    }
+}
+
+/// A target's FTS5 table, how it tokenizes, and how it ranks its matches.
+struct FtsSide {
+    table: &'static str,
+    kind: TokenizerKind,
+    rank: Rank,
+}
+
+fn fts_side(target: Target, exact: Option<i64>) -> FtsSide {
+    match target {
+        Target::Chats => FtsSide {
+            table: fts_chats::TABLE,
+            kind: TokenizerKind::Words,
+            rank: Rank {
+                sql: formatcp!("bm25({fts_chats})", fts_chats = fts_chats::TABLE),
+                params: Vec::new(),
+                reads: Reads::NONE,
+            },
+        },
+        Target::Messages => {
+            let (sql, params) = message_rank(exact);
+            FtsSide {
+                table: fts_messages::TABLE,
+                kind: TokenizerKind::Words,
+                rank: Rank {
+                    sql,
+                    params,
+                    reads: Reads::MESSAGE_RANK,
+                },
+            }
+        }
+        Target::CodeBlocks => FtsSide {
+            table: fts_code_blocks::TABLE,
+            kind: TokenizerKind::Trigram,
+            rank: Rank {
+                sql: CODE_BLOCK_RANK,
+                params: Vec::new(),
+                reads: Reads::CODE_RANK,
+            },
+        },
+    }
+}
+
+impl Conds {
+    fn where_sql(&self) -> String {
+        if self.sql.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", self.sql.join(" AND "))
+        }
+    }
+}
+
+fn plan_target(target: Target, inputs: &TargetInputs, notes: Notes) -> Result<TargetPlan> {
+    match target_sql(target, inputs, notes) {
+        Ok(sql) => Ok(TargetPlan {
+            target,
+            sql: Some(sql),
+            skipped: None,
+        }),
+        Err(Stop::Skip(why)) => Ok(TargetPlan {
+            target,
+            sql: None,
+            skipped: Some(why),
+        }),
+        Err(Stop::Failed(e)) => Err(e),
+    }
+}
+
+fn target_sql(
+    target: Target,
+    inputs: &TargetInputs,
+    notes: Notes,
+) -> std::result::Result<TargetSql, Stop> {
+    let own = cols(target);
+    let side = fts_side(target, inputs.exact);
+    let by_rank = inputs
+        .sort
+        .first()
+        .is_none_or(|k| k.field == SortField::FtsRank);
+    let doc_site = inputs.corpus == Corpus::DocSite;
+    let (inflect, by_page) = (
+        doc_site,
+        doc_site && inputs.match_mode == MatchMode::AllTerms,
+    );
+    let page_terms = match inputs.expr {
         Some(e) if by_page && by_rank && target == Target::Messages => {
-            page_terms(e, kind, inflect)?
+            page_terms(e, side.kind, inflect)?
         }
         _ => None,
     };
-    if let Some(e) = expr {
-        let mut dropped = Vec::new();
-        let rendered = match &page_terms {
-            Some(_) => render(&any_term(e), kind, &mut dropped, inflect)?,
-            None => render(e, kind, &mut dropped, inflect)?,
-        };
-        if !dropped.is_empty() {
-            if kind == TokenizerKind::Trigram {
-                let msg = format!(
-                    "code blocks are searched by substrings of at least {TRIGRAM_MIN_CHARS} characters; {} shorter than that {} not searched in code blocks",
-                    dropped.iter().map(|d| format!("'{d}'")).collect::<Vec<_>>().join(", "),
-                    if dropped.len() == 1 { "was" } else { "were" }
-                );
-                *hint = Some(msg);
-            } else {
-                let w = format!(
-                    "ignored terms without letters or digits: {}",
-                    dropped.join(", ")
-                );
-                if !warnings.contains(&w) {
-                    warnings.push(w);
+    let mut conds = Conds::default();
+    let fts = match inputs.expr {
+        Some(e) => {
+            let any;
+            let terms = match &page_terms {
+                Some(_) => {
+                    any = any_term(e);
+                    &any
+                }
+                None => e,
+            };
+            let fts = text_condition(&mut conds, target, terms, &side, &own, inflect, notes)?;
+            if inputs.case_sensitive {
+                for lit in e.positive_literals() {
+                    if let Some(text_value) = lit.literal_text() {
+                        conds.push(
+                            format!("instr({}, ?) > 0", own.text_of_row.sql),
+                            vec![text(text_value)],
+                            own.text_of_row.reads,
+                        );
+                    }
                 }
             }
+            fts
         }
-        match rendered {
-            None => {
-                return Ok(skipped(format!(
-                    "no searchable term for {} remains",
-                    target.name()
-                )))
-            }
-            Some(Rendered { pos: Some(p), neg }) => {
-                let expr = if neg.is_empty() {
-                    p
-                } else {
-                    format!("{} NOT {}", paren(&p), paren(&join_or(&neg)))
-                };
-                conds.push(format!("{fts_table} MATCH ?"), vec![text(&expr)]);
-                fts = Some(expr);
-                rank = rank_expr;
-                rank_params = rank_expr_params;
-            }
-            Some(Rendered { pos: None, neg }) => {
-                conds.push(
-                    format!(
-                        "{} NOT IN (SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ?)",
-                        c.own_id
-                    ),
-                    vec![text(&join_or(&neg))],
-                );
-            }
-        }
-        if case_sensitive {
-            for lit in e.positive_literals() {
-                if let Some(t) = lit.literal_text() {
-                    conds.push(format!("instr({}, ?) > 0", c.text_of_row), vec![text(t)]);
+        None => None,
+    };
+    filter_conditions(&mut conds, target, inputs.filters)?;
+    row_test_conditions(&mut conds, target, &own, inputs)?;
+    if let Some(cur) = inputs.current_chat {
+        scope_condition(&mut conds, &own, inputs.scope, cur);
+    }
+    let rank = if fts.is_some() {
+        side.rank
+    } else {
+        Rank::none()
+    };
+
+    if let (Some(masks), Some(fts), Some(expr_of_terms)) = (page_terms, &fts, inputs.expr) {
+        let weights = phrase_weights(expr_of_terms, &fts_phrases(fts));
+        return Ok(page_sql(
+            fts.clone(),
+            weights,
+            masks,
+            rank,
+            conds,
+            inputs.exact,
+        ));
+    }
+    // With FTS the row id is the FTS rowid: no table needs joining for it.
+    let own_id = match fts {
+        Some(_) => Col {
+            sql: match target {
+                Target::Chats => formatcp!("{fts_chats}.rowid", fts_chats = fts_chats::TABLE),
+                Target::Messages => {
+                    formatcp!("{fts_messages}.rowid", fts_messages = fts_messages::TABLE)
                 }
+                Target::CodeBlocks => formatcp!(
+                    "{fts_code_blocks}.rowid",
+                    fts_code_blocks = fts_code_blocks::TABLE
+                ),
+            },
+            reads: Reads::NONE,
+        },
+        None => own.own_id,
+    };
+    let (order, order_reads) = order_by(inputs.sort, &own, own_id);
+    let where_sql = conds.where_sql();
+    let (count_from, _) = from_clause(target, fts.is_some(), conds.reads);
+    let (page_from, tables) = from_clause(
+        target,
+        fts.is_some(),
+        conds.reads | rank.reads | order_reads | own_id.reads,
+    );
+    let own_id = own_id.sql;
+    let rank_sql = rank.sql;
+    Ok(TargetSql {
+        count_sql: format!("SELECT count(*) FROM {count_from}{where_sql}"),
+        ids_sql: format!("SELECT {own_id} FROM {count_from}{where_sql}"),
+        page_sql: format!(
+            "SELECT {own_id} AS id, {rank_sql} AS r FROM {page_from}{where_sql} ORDER BY {order} LIMIT ? OFFSET ?"
+        ),
+        params: conds.params,
+        rank_params: rank.params,
+        name_key: if target == Target::Messages && fts.is_some() {
+            inputs.exact
+        } else {
+            None
+        },
+        counted_by_rank: fts.is_some() && target != Target::Chats && by_rank,
+        phrase_weights: match (inputs.expr, &fts) {
+            (Some(e), Some(f)) => phrase_weights(e, &fts_phrases(f)),
+            _ => Vec::new(),
+        },
+        phrases: fts.as_deref().map(fts_phrases).unwrap_or_default(),
+        fts,
+        tables,
+        page_terms: None,
+    })
+}
+
+/// The condition the query's words put on a target: an FTS5 `MATCH`
+/// (returned: the expression searched) or, for a query of negations
+/// only, the rows FTS5 does not match. Terms the target's tokenizer
+/// cannot search are reported in `notes`.
+fn text_condition(
+    conds: &mut Conds,
+    target: Target,
+    terms: &Expr,
+    side: &FtsSide,
+    own: &Cols,
+    inflect: bool,
+    notes: Notes,
+) -> std::result::Result<Option<String>, Stop> {
+    let mut dropped = Vec::new();
+    let rendered = render(terms, side.kind, &mut dropped, inflect)?;
+    if !dropped.is_empty() {
+        if side.kind == TokenizerKind::Trigram {
+            let msg = format!(
+                "code blocks are searched by substrings of at least {TRIGRAM_MIN_CHARS} characters; {} shorter than that {} not searched in code blocks",
+                dropped.iter().map(|d| format!("'{d}'")).collect::<Vec<_>>().join(", "),
+                if dropped.len() == 1 { "was" } else { "were" }
+            );
+            *notes.hint = Some(msg);
+        } else {
+            let w = format!(
+                "ignored terms without letters or digits: {}",
+                dropped.join(", ")
+            );
+            if !notes.warnings.contains(&w) {
+                notes.warnings.push(w);
             }
         }
     }
+    let fts_table = side.table;
+    match rendered {
+        None => Err(Stop::Skip(format!(
+            "no searchable term for {} remains",
+            target.name()
+        ))),
+        Some(Rendered { pos: Some(p), neg }) => {
+            let expr = if neg.is_empty() {
+                p
+            } else {
+                format!("{} NOT {}", paren(&p), paren(&join_or(&neg)))
+            };
+            conds.push(
+                format!("{fts_table} MATCH ?"),
+                vec![text(&expr)],
+                Reads::NONE,
+            );
+            Ok(Some(expr))
+        }
+        Some(Rendered { pos: None, neg }) => {
+            conds.push(
+                format!(
+                    "{} NOT IN (SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ?)",
+                    own.own_id.sql
+                ),
+                vec![text(&join_or(&neg))],
+                own.own_id.reads,
+            );
+            Ok(None)
+        }
+    }
+}
 
+/// The conditions of the filters; a filter that does not apply to the
+/// target (and is not negated) means the target cannot match.
+fn filter_conditions(
+    conds: &mut Conds,
+    target: Target,
+    filters: &[Filter],
+) -> std::result::Result<(), Stop> {
     for f in filters {
         match filter_cond(target, f) {
             None if f.negated => {}
             None => {
-                return Ok(skipped(format!(
+                return Err(Stop::Skip(format!(
                     "the {}: filter does not apply to {}",
                     crate::query::syntax::spec_for(f.field).name,
                     target.name()
                 )))
             }
-            Some((sql, params)) => {
+            Some((sql, params, reads)) => {
                 if f.negated {
-                    conds.push(format!("NOT coalesce({sql}, 0)"), params);
+                    conds.push(format!("NOT coalesce({sql}, 0)"), params, reads);
                 } else {
-                    conds.push(sql, params);
+                    conds.push(sql, params, reads);
                 }
             }
         }
     }
+    Ok(())
+}
 
+/// The conditions the engine's SQL functions test: `option:regex`
+/// patterns over the row's text, git-nav keys (chats only), `meta:`
+/// filters (messages only).
+fn row_test_conditions(
+    conds: &mut Conds,
+    target: Target,
+    own: &Cols,
+    inputs: &TargetInputs,
+) -> std::result::Result<(), Stop> {
+    let tests = inputs.tests;
     if let Some(p) = tests.patterns {
-        let (sql, params) = crate::pattern::condition(p, c.text_of_row, case_sensitive);
-        conds.push(sql, params);
+        let (sql, params) =
+            crate::pattern::condition(p, own.text_of_row.sql, inputs.case_sensitive);
+        conds.push(sql, params, own.text_of_row.reads);
     }
     if !tests.meta.is_empty() && target != Target::Messages {
-        return Ok(skipped(format!(
+        return Err(Stop::Skip(format!(
             "the meta: filter applies to messages (analyzer metadata), not {}",
             target.name()
         )));
     }
     if let Some((sql, params)) = tests.nav.condition() {
         if target != Target::Chats {
-            return Ok(skipped(format!(
+            return Err(Stop::Skip(format!(
                 "the git-nav keys list chats (owners, repositories, branches, trees, files), not {}",
                 target.name()
             )));
         }
-        conds.push(sql, params);
+        conds.push(sql, params, Reads::CHATS);
     }
     for f in tests.meta {
-        let (sql, params) = f.condition("(SELECT t.meta FROM message_text t WHERE t.id = m.id)");
-        conds.push(sql, params);
+        let (sql, params) = f.condition(MESSAGE_META_OF_ROW);
+        conds.push(sql, params, Reads::MESSAGES);
     }
+    Ok(())
+}
 
-    if let (Some(cur), true) = (current_chat, scope != Scope::AllChats) {
-        match scope {
-            Scope::CurrentChat => {
-                conds.push(format!("{} = ?", c.chat_id), vec![SqlValue::Integer(cur)])
-            }
-            Scope::CurrentChatAndBranches => conds.push(
-                "instr(c.lineage, ?) > 0".to_string(),
-                vec![text(&format!("/{cur}/"))],
-            ),
-            Scope::ConnectedChats => conds.push(
-                "c.root_id = (SELECT root_id FROM chats WHERE id = ?)".to_string(),
-                vec![SqlValue::Integer(cur)],
-            ),
-            Scope::AllChats => {}
-        }
+/// The condition of `scope:` around the current chat `cur`.
+fn scope_condition(conds: &mut Conds, own: &Cols, scope: Scope, cur: i64) {
+    const IN_LINEAGE: &str = formatcp!("instr({c_lineage}, ?) > 0", c_lineage = c::LINEAGE);
+    const SAME_ROOT: &str = formatcp!(
+        "{c_root_id} = (SELECT {chats_root_id} FROM {chats} WHERE {chats_id} = ?)",
+        c_root_id = c::ROOT_ID,
+        chats_root_id = chats::ROOT_ID,
+        chats = chats::TABLE,
+        chats_id = chats::ID
+    );
+    match scope {
+        Scope::CurrentChat => conds.push(
+            format!("{} = ?", own.chat_id.sql),
+            vec![SqlValue::Integer(cur)],
+            own.chat_id.reads,
+        ),
+        Scope::CurrentChatAndBranches => conds.push(
+            IN_LINEAGE.to_string(),
+            vec![text(&format!("/{cur}/"))],
+            Reads::CHATS,
+        ),
+        Scope::ConnectedChats => conds.push(
+            SAME_ROOT.to_string(),
+            vec![SqlValue::Integer(cur)],
+            Reads::CHATS,
+        ),
+        Scope::AllChats => {}
     }
+}
 
-    let where_sql = if conds.sql.is_empty() {
-        String::new()
-    } else {
-        format!(" WHERE {}", conds.sql.join(" AND "))
-    };
-    // With FTS the row id is the FTS rowid: no table needs joining for it.
-    let own_id = if fts.is_some() {
-        format!("{fts_table}.rowid")
-    } else {
-        c.own_id.to_string()
-    };
+/// The ORDER BY list of the sort keys, then rank and id as tie breakers,
+/// and the tables it reads.
+fn order_by(sort: &[SortKey], own: &Cols, own_id: Col) -> (String, Reads) {
+    let mut reads = Reads::NONE;
     let mut order: Vec<String> = sort
         .iter()
-        .map(|k| {
-            let col = match k.field {
-                SortField::FtsRank => "r".to_string(),
-                SortField::CreatedAt => c.created.to_string(),
-                SortField::UpdatedAt => c.updated.to_string(),
-                SortField::Name => "c.name COLLATE NOCASE".to_string(),
-                SortField::Id => own_id.clone(),
-                SortField::Size => c.size.to_string(),
-                SortField::Path => c.path.to_string(),
+        .map(|key| {
+            let by = match key.field {
+                SortField::FtsRank => col("r", Reads::NONE),
+                SortField::CreatedAt => own.created,
+                SortField::UpdatedAt => own.updated,
+                SortField::Name => col(
+                    formatcp!("{c_name} COLLATE NOCASE", c_name = c::NAME),
+                    Reads::CHATS,
+                ),
+                SortField::Id => own_id,
+                SortField::Size => own.size,
+                SortField::Path => own.path,
             };
-            format!("{col}{}", if k.descending { " DESC" } else { "" })
+            reads |= by.reads;
+            format!("{}{}", by.sql, if key.descending { " DESC" } else { "" })
         })
         .collect();
     order.push("r".into());
-    order.push(own_id.clone());
-    let order = order.join(", ");
-    if let (Some(masks), Some(expr), Some(expr_of_terms)) = (&page_terms, &fts, expr) {
-        return Ok(TargetPlan {
-            target,
-            sql: Some(page_sql(
-                expr,
-                phrase_weights(expr_of_terms, &fts_phrases(expr)),
-                masks.clone(),
-                &rank,
-                rank_params,
-                conds.params,
-                &where_sql,
-                exact,
-            )),
-            skipped: None,
-        });
-    }
-    let (count_from, _) = from_clause(target, fts.is_some(), &where_sql);
-    let (page_from, tables) = from_clause(
-        target,
-        fts.is_some(),
-        &format!("{own_id} {rank} {where_sql} {order}"),
-    );
-    Ok(TargetPlan {
-        target,
-        sql: Some(TargetSql {
-            count_sql: format!("SELECT count(*) FROM {count_from}{where_sql}"),
-            ids_sql: format!("SELECT {own_id} FROM {count_from}{where_sql}"),
-            page_sql: format!(
-                "SELECT {own_id} AS id, {rank} AS r FROM {page_from}{where_sql} ORDER BY {order} LIMIT ? OFFSET ?"
-            ),
-            params: conds.params,
-            rank_params,
-            name_key: if target == Target::Messages && fts.is_some() { exact } else { None },
-            counted_by_rank: fts.is_some() && target != Target::Chats && by_rank,
-            phrase_weights: match (expr, &fts) {
-                (Some(e), Some(f)) => phrase_weights(e, &fts_phrases(f)),
-                _ => Vec::new(),
-            },
-            phrases: fts.as_deref().map(fts_phrases).unwrap_or_default(),
-            fts,
-            tables,
-            page_terms: None,
-        }),
-        skipped: None,
-    })
+    order.push(own_id.sql.to_string());
+    (order.join(", "), reads | own_id.reads)
 }
 
 #[cfg(test)]
@@ -1792,17 +2201,83 @@ mod tests {
             "{}",
             m.count_sql
         );
-        // A table name ending in a letter that is also an alias is no use
-        // of that alias.
-        assert!(!uses_alias("fts_messages.rowid", 's'));
-        assert!(uses_alias("(m.id = 1)", 'm'));
-        assert!(!uses_alias("bm25(fts_code_blocks)", 'b'));
         for join in RANK_JOINS {
             assert!(
                 join.contains(&format!("rowid >> {})", crate::index::records::CHUNK_SHIFT)),
                 "{join}"
             );
         }
+    }
+
+    /// The aliases of the joinable tables that `sql` refers to (`m.id`,
+    /// not `fts_messages.rowid`).
+    fn aliases_in(sql: &str) -> Reads {
+        let b = sql.as_bytes();
+        let uses = |alias: &str| {
+            let a = alias.as_bytes()[0];
+            (0..b.len().saturating_sub(1)).any(|i| {
+                b[i] == a
+                    && b[i + 1] == b'.'
+                    && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+            })
+        };
+        let mut reads = Reads::NONE;
+        for (alias, table) in [
+            (chats::ALIAS, Reads::CHATS),
+            (messages::ALIAS, Reads::MESSAGES),
+            (code_blocks::ALIAS, Reads::CODE_BLOCKS),
+            (message_rank::ALIAS, Reads::MESSAGE_RANK),
+            (code_rank::ALIAS, Reads::CODE_RANK),
+        ] {
+            if uses(alias) {
+                reads |= table;
+            }
+        }
+        reads
+    }
+
+    #[test]
+    fn every_column_and_filter_declares_the_tables_its_sql_reads() {
+        let declared = |sql: &str, reads: Reads| {
+            assert_eq!(aliases_in(sql), reads, "{sql}");
+        };
+        for target in Target::ALL {
+            let own = cols(target);
+            for column in [
+                own.own_id,
+                own.chat_id,
+                own.path,
+                own.language,
+                own.created,
+                own.updated,
+                own.size,
+                own.text_of_row,
+            ] {
+                declared(column.sql, column.reads);
+            }
+            for spec in crate::query::syntax::FILTERS {
+                let f = Filter {
+                    field: spec.field,
+                    value: FilterValue::AnyOf(vec!["x".into()]),
+                    negated: false,
+                };
+                if let Some((sql, _, reads)) = filter_cond(target, &f) {
+                    declared(&sql, reads);
+                }
+            }
+            declared(
+                fts_side(target, Some(1)).rank.sql,
+                fts_side(target, Some(1)).rank.reads,
+            );
+        }
+        declared(MESSAGE_META_OF_ROW, Reads::MESSAGES);
+        // The scanner itself: a table name ending in an alias's letter is
+        // no use of that alias.
+        assert_eq!(
+            aliases_in("fts_messages.rowid bm25(fts_code_blocks)"),
+            Reads::NONE
+        );
+        assert_eq!(aliases_in("(m.id = 1)"), Reads::MESSAGES);
     }
 
     #[test]

@@ -9,39 +9,25 @@
 
 use crate::error::{DbContext, Error, Result};
 use crate::facets;
+use crate::index::schema::{chats, fts_chats, fts_code_blocks, fts_messages};
 use crate::index::{self, IndexInfo};
 use crate::plan::{self, Highlight, MatchMode, Plan, QueryMode, SearchOptions, TargetSql};
 use crate::query::ast::{Scope, Target};
 use crate::results::*;
 use crate::util::escape_html;
+use const_format::formatcp;
 use rusqlite::{config::DbConfig, params, params_from_iter, Connection, OptionalExtension};
 use serde_json::{json, Map, Value};
 use std::cell::Cell;
+
+mod rows;
+use rows::{ChatRow, CodeRow, MessageRow};
 
 const MARK_OPEN: &str = "\u{E000}";
 const MARK_CLOSE: &str = "\u{E001}";
 const SNIPPET_TOKENS_TEXT: i64 = 12;
 const SNIPPET_TOKENS_CODE: i64 = 64;
 
-/// A returned chat's row (one query per result).
-const CHAT_ROW_SQL: &str = "SELECT d.uuid, c.name, c.type, d.owner, c.modified_at, c.num_messages,
-        c.last_updated_at, d.chat_path, d.meta, c.path, c.repo, c.language
-    FROM chats c JOIN chat_details d ON d.id = c.id WHERE c.id = ?1";
-/// A returned message's row, text and chat.
-const MESSAGE_ROW_SQL: &str = "SELECT m.chat_id, m.type, m.role, t.body, t.meta, d.chat_path,
-        c.branch_name, m.created_at, m.updated_at, c.repo, m.file_path, t.title, m.language,
-        CASE WHEN c.type = 'git-blob' THEN d.meta END
-    FROM messages m JOIN message_text t ON t.id = m.id
-    JOIN chats c ON c.id = m.chat_id JOIN chat_details d ON d.id = c.id
-    WHERE m.id = ?1";
-/// A returned code block's row, content, message and chat.
-const CODE_ROW_SQL: &str = "SELECT b.uuid, b.message_id, b.chat_id, x.content, b.component,
-        x.parent_uuid, x.major, x.minor, x.patch, x.header, b.created_at, b.size, c.branch_name,
-        d.chat_path, b.language, m.file_path, c.repo
-    FROM code_blocks b JOIN code_text x ON x.id = b.id
-    JOIN messages m ON m.id = b.message_id
-    JOIN chats c ON c.id = b.chat_id JOIN chat_details d ON d.id = c.id
-    WHERE b.id = ?1";
 const LISTING_SNIPPET_CHARS: usize = 160;
 
 /// Chat meta keys too bulky or internal to return as `chats_meta_*`.
@@ -602,7 +588,11 @@ impl Engine {
     fn chat_exists(&self, id: i64) -> Result<bool> {
         Ok(self
             .conn
-            .prepare_cached("SELECT 1 FROM chats WHERE id = ?1")
+            .prepare_cached(formatcp!(
+                "SELECT 1 FROM {chats} WHERE {chats_id} = ?1",
+                chats = chats::TABLE,
+                chats_id = chats::ID
+            ))
             .and_then(|mut s| s.query_row([id], |_| Ok(())).optional())
             .ctx("looking up chat")?
             .is_some())
@@ -709,30 +699,8 @@ impl Engine {
         sql: &TargetSql,
         opts: &SearchOptions,
     ) -> Result<ChatResult> {
-        let row = self
-            .conn
-            .prepare_cached(CHAT_ROW_SQL)
-            .and_then(|mut s| {
-                s.query_row([id], |r| {
-                    Ok((
-                        r.get::<_, Option<String>>(0)?,
-                        r.get::<_, Option<String>>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                        r.get::<_, Option<String>>(3)?,
-                        r.get::<_, Option<String>>(4)?,
-                        r.get::<_, Option<i64>>(5)?,
-                        r.get::<_, Option<String>>(6)?,
-                        r.get::<_, Option<String>>(7)?,
-                        r.get::<_, Option<String>>(8)?,
-                        r.get::<_, Option<String>>(9)?,
-                        r.get::<_, Option<String>>(10)?,
-                        r.get::<_, Option<String>>(11)?,
-                    ))
-                })
-            })
-            .ctx("reading chat")?;
-        let (uuid, name, ctype, owner, modified, num, last, path, meta, fpath, repo, lang) = row;
-        let meta_v = parse_json(meta.as_deref());
+        let row = ChatRow::read(&self.conn, id).ctx("reading chat")?;
+        let meta_v = parse_json(row.meta.as_deref());
         let mut trimmed = Map::new();
         if let Value::Object(m) = &meta_v {
             for (k, v) in m {
@@ -742,12 +710,25 @@ impl Engine {
             }
         }
         let mut meta = flatten_meta("chats", &Value::Object(trimmed));
-        insert_absent(&mut meta, "chats_meta_file_path", fpath.map(Value::String));
-        insert_absent(&mut meta, "chats_meta_git_repo", repo.map(Value::String));
-        insert_absent(&mut meta, "chats_meta_language", lang.map(Value::String));
+        insert_absent(
+            &mut meta,
+            "chats_meta_file_path",
+            row.path.map(Value::String),
+        );
+        insert_absent(
+            &mut meta,
+            "chats_meta_git_repo",
+            row.repo.map(Value::String),
+        );
+        insert_absent(
+            &mut meta,
+            "chats_meta_language",
+            row.language.map(Value::String),
+        );
+        let name = row.name;
         let name_snippet = match &sql.fts {
             Some(f) if opts.highlight != Highlight::None => {
-                match self.snippet_in_budget("fts_chats", 0, 64, f, id)? {
+                match self.snippet_in_budget(fts_chats::TABLE, 0, 64, f, id)? {
                     Some(s) => s.map(|s| finish_snippet(&s, opts.highlight)),
                     None => name.as_deref().map(|n| listing_snippet(n, opts.highlight)),
                 }
@@ -755,20 +736,20 @@ impl Engine {
             _ => None,
         };
         let chats_name_html = html_of(name.as_deref(), opts);
-        let chat_path_html = html_of(path.as_deref(), opts);
+        let chat_path_html = html_of(row.chat_path.as_deref(), opts);
         Ok(ChatResult {
             source_type: SOURCE_CHAT.into(),
             fts_rank: rank,
             result_chat_id: id,
-            chat_path: path,
+            chat_path: row.chat_path,
             chats_id: id,
-            chats_uuid: uuid,
+            chats_uuid: row.uuid,
             chats_name: name,
-            chats_type: ctype,
-            chats_owner: owner,
-            chats_modified_at: modified,
-            cte_chat_message_stats_num_messages: num,
-            cte_chat_message_stats_last_updated_at: last,
+            chats_type: row.chat_type,
+            chats_owner: row.owner,
+            chats_modified_at: row.modified_at,
+            cte_chat_message_stats_num_messages: row.num_messages,
+            cte_chat_message_stats_last_updated_at: row.last_updated_at,
             chats_name_snippet: name_snippet,
             chats_name_html,
             chat_path_html,
@@ -783,88 +764,58 @@ impl Engine {
         sql: &TargetSql,
         opts: &SearchOptions,
     ) -> Result<MessageResult> {
-        let row = self
-            .conn
-            .prepare_cached(MESSAGE_ROW_SQL)
-            .and_then(|mut s| {
-                s.query_row([id], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, Option<String>>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, Option<String>>(4)?,
-                        r.get::<_, Option<String>>(5)?,
-                        r.get::<_, Option<String>>(6)?,
-                        r.get::<_, Option<String>>(7)?,
-                        r.get::<_, Option<String>>(8)?,
-                        r.get::<_, Option<String>>(9)?,
-                        r.get::<_, Option<String>>(10)?,
-                        r.get::<_, String>(11)?,
-                        r.get::<_, Option<String>>(12)?,
-                        r.get::<_, Option<String>>(13)?,
-                    ))
-                })
-            })
-            .ctx("reading message")?;
-        let (
-            chat_id,
-            mtype,
-            role,
-            body,
-            meta,
-            path,
-            branch,
-            created,
-            updated,
-            repo,
-            fpath,
-            title,
-            language,
-            blob_meta,
-        ) = row;
-        let mut meta = flatten_meta("messages", &parse_json(meta.as_deref()));
-        insert_commit(&mut meta, &parse_json(blob_meta.as_deref()));
+        let row = MessageRow::read(&self.conn, id).ctx("reading message")?;
+        let mut meta = flatten_meta("messages", &parse_json(row.meta.as_deref()));
+        insert_commit(&mut meta, &parse_json(row.blob_meta.as_deref()));
         insert_absent(
             &mut meta,
             "messages_meta_file_path",
-            fpath.map(Value::String),
+            row.file_path.map(Value::String),
         );
-        insert_absent(&mut meta, "messages_meta_git_repo", repo.map(Value::String));
+        insert_absent(
+            &mut meta,
+            "messages_meta_git_repo",
+            row.repo.map(Value::String),
+        );
         // The language of the file the message is about (from its chat).
         insert_absent(
             &mut meta,
             "messages_meta_language",
-            language.map(Value::String),
+            row.language.map(Value::String),
         );
-        if !title.is_empty() {
-            insert_absent(&mut meta, "messages_meta_title", Some(Value::String(title)));
+        if !row.title.is_empty() {
+            insert_absent(
+                &mut meta,
+                "messages_meta_title",
+                Some(Value::String(row.title)),
+            );
         }
+        let body = row.body;
         let snippet = match &sql.fts {
             Some(f) => {
                 let tokens = opts.snippet_tokens.map_or(SNIPPET_TOKENS_TEXT, i64::from);
-                match self.snippet_in_budget("fts_messages", 1, tokens, f, id)? {
+                match self.snippet_in_budget(fts_messages::TABLE, 1, tokens, f, id)? {
                     Some(s) => s.map(|s| finish_snippet(&s, opts.highlight)),
                     None => Some(listing_snippet(&body, opts.highlight)),
                 }
             }
             None => Some(listing_snippet(&body, opts.highlight)),
         };
-        let chat_path_html = html_of(path.as_deref(), opts);
+        let chat_path_html = html_of(row.chat_path.as_deref(), opts);
         Ok(MessageResult {
             source_type: SOURCE_MESSAGE.into(),
             fts_rank: rank,
-            result_chat_id: chat_id,
-            chat_path: path,
+            result_chat_id: row.chat_id,
+            chat_path: row.chat_path,
             messages_id: id,
-            messages_chat_id: chat_id,
-            messages_type: mtype,
-            messages_role: role,
+            messages_chat_id: row.chat_id,
+            messages_type: row.message_type,
+            messages_role: row.role,
             messages_content: opts.include_content.then_some(body),
             messages_content_snippet: snippet,
-            messages_branch_name: branch,
-            messages_created_at: created,
-            messages_updated_at: updated,
+            messages_branch_name: row.branch_name,
+            messages_created_at: row.created_at,
+            messages_updated_at: row.updated_at,
             messages_title_html: html_of(
                 meta.get("messages_meta_title").and_then(Value::as_str),
                 opts,
@@ -881,53 +832,8 @@ impl Engine {
         sql: &TargetSql,
         opts: &SearchOptions,
     ) -> Result<CodeBlockResult> {
-        let row = self
-            .conn
-            .prepare_cached(CODE_ROW_SQL)
-            .and_then(|mut s| {
-                s.query_row([id], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, i64>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, Option<String>>(4)?,
-                        r.get::<_, Option<String>>(5)?,
-                        r.get::<_, Option<i64>>(6)?,
-                        r.get::<_, Option<i64>>(7)?,
-                        r.get::<_, Option<i64>>(8)?,
-                        r.get::<_, Option<String>>(9)?,
-                        r.get::<_, Option<String>>(10)?,
-                        r.get::<_, Option<i64>>(11)?,
-                        r.get::<_, Option<String>>(12)?,
-                        r.get::<_, Option<String>>(13)?,
-                        r.get::<_, Option<String>>(14)?,
-                        r.get::<_, Option<String>>(15)?,
-                        r.get::<_, Option<String>>(16)?,
-                    ))
-                })
-            })
-            .ctx("reading code block")?;
-        let (
-            uuid,
-            message_id,
-            chat_id,
-            content,
-            component,
-            parent_uuid,
-            major,
-            minor,
-            patch,
-            header,
-            created,
-            size,
-            branch,
-            path,
-            language,
-            fpath,
-            repo,
-        ) = row;
-        let header = header.as_deref().map(|h| parse_json(Some(h)));
+        let row = CodeRow::read(&self.conn, id).ctx("reading code block")?;
+        let header = row.header.as_deref().map(|h| parse_json(Some(h)));
         let mut meta = header
             .as_ref()
             .map(|h| flatten_meta("code_blocks", h))
@@ -935,43 +841,50 @@ impl Engine {
         insert_absent(
             &mut meta,
             "code_blocks_meta_file_path",
-            fpath.map(Value::String),
+            row.file_path.map(Value::String),
         );
         insert_absent(
             &mut meta,
             "code_blocks_meta_git_repo",
-            repo.map(Value::String),
+            row.repo.map(Value::String),
         );
+        let content = row.content;
         let snippet = match &sql.fts {
             Some(f) => {
-                match self.snippet_in_budget("fts_code_blocks", 0, SNIPPET_TOKENS_CODE, f, id)? {
+                match self.snippet_in_budget(
+                    fts_code_blocks::TABLE,
+                    0,
+                    SNIPPET_TOKENS_CODE,
+                    f,
+                    id,
+                )? {
                     Some(s) => s.map(|s| finish_snippet(&s, opts.highlight)),
                     None => Some(listing_snippet(&content, opts.highlight)),
                 }
             }
             None => Some(listing_snippet(&content, opts.highlight)),
         };
-        let code_blocks_component_html = html_of(component.as_deref(), opts);
-        let chat_path_html = html_of(path.as_deref(), opts);
+        let code_blocks_component_html = html_of(row.component.as_deref(), opts);
+        let chat_path_html = html_of(row.chat_path.as_deref(), opts);
         Ok(CodeBlockResult {
             source_type: SOURCE_CODE_BLOCK.into(),
             fts_rank: rank,
-            result_chat_id: chat_id,
-            chat_path: path,
-            code_blocks_uuid: uuid,
-            code_blocks_message_id: message_id,
+            result_chat_id: row.chat_id,
+            chat_path: row.chat_path,
+            code_blocks_uuid: row.uuid,
+            code_blocks_message_id: row.message_id,
             code_blocks_content: opts.include_content.then_some(content),
             code_blocks_content_snippet: snippet,
-            code_blocks_component: component,
-            code_blocks_parent_uuid: parent_uuid,
-            code_blocks_major_version: major,
-            code_blocks_minor_version: minor,
-            code_blocks_patch_version: patch,
+            code_blocks_component: row.component,
+            code_blocks_parent_uuid: row.parent_uuid,
+            code_blocks_major_version: row.major,
+            code_blocks_minor_version: row.minor,
+            code_blocks_patch_version: row.patch,
             code_blocks_header: header,
-            code_blocks_created_at: created,
-            code_blocks_size: size,
-            code_blocks_branch_name: branch,
-            code_blocks_language: language,
+            code_blocks_created_at: row.created_at,
+            code_blocks_size: row.size,
+            code_blocks_branch_name: row.branch_name,
+            code_blocks_language: row.language,
             code_blocks_component_html,
             chat_path_html,
             meta,
@@ -1136,9 +1049,9 @@ pub fn prepare_statements(conn: &Connection, p: &Plan) {
     for tp in &p.target_plans {
         let Some(sql) = &tp.sql else { continue };
         let (row, fts) = match tp.target {
-            Target::Chats => (CHAT_ROW_SQL, "fts_chats"),
-            Target::Messages => (MESSAGE_ROW_SQL, "fts_messages"),
-            Target::CodeBlocks => (CODE_ROW_SQL, "fts_code_blocks"),
+            Target::Chats => (ChatRow::SQL, fts_chats::TABLE),
+            Target::Messages => (MessageRow::SQL, fts_messages::TABLE),
+            Target::CodeBlocks => (CodeRow::SQL, fts_code_blocks::TABLE),
         };
         // A statement that does not prepare fails the same way in the
         // search, which reports it.

@@ -12,9 +12,14 @@
 //! The browser fetches them in one request while its module compiles, so
 //! the first query over HTTP Range reads needs few round trips.
 
+use const_format::formatcp;
 use gitsense_engine::error::{DbContext, Error, Result};
 use gitsense_engine::index::doclists;
 use gitsense_engine::index::pagevfs::{PageFiles, PageSource};
+use gitsense_engine::index::schema::{
+    code_rank, fts_chats, fts_leaf_ends, fts_messages, message_rank,
+};
+use gitsense_engine::index::FTS_TABLES;
 use gitsense_engine::plan::SearchOptions;
 use gitsense_engine::search::Engine;
 use rsqlite_vfs::{OsCallback, VfsResult};
@@ -217,10 +222,14 @@ pub struct HotPages {
 /// Terms for probe queries: words of message and chat texts spread over
 /// the range of document frequencies (common to rare), deterministically.
 fn probe_terms(conn: &Connection, n: usize) -> Result<Vec<String>> {
-    conn.execute_batch(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.hot_vocab USING fts5vocab(main, fts_messages, row);
-         CREATE VIRTUAL TABLE IF NOT EXISTS temp.hot_chat_vocab USING fts5vocab(main, fts_chats, row);",
-    )
+    conn.execute_batch(formatcp!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.hot_vocab USING fts5vocab(main, {fts_messages}, \
+        row);
+         CREATE VIRTUAL TABLE IF NOT EXISTS temp.hot_chat_vocab USING \
+        fts5vocab(main, {fts_chats}, row);",
+        fts_messages = fts_messages::TABLE,
+        fts_chats = fts_chats::TABLE
+    ))
     .ctx("reading the index vocabulary")?;
     let mut terms = Vec::new();
     for table in ["temp.hot_vocab", "temp.hot_chat_vocab"] {
@@ -257,7 +266,11 @@ fn probe_terms(conn: &Connection, n: usize) -> Result<Vec<String>> {
 /// Tables ranking reads for every matched row (hot whole when small): the
 /// ranking records of messages and code blocks (see `plan::from_clause`,
 /// `index::records`) and the chats' FTS document sizes (`bm25()`).
-const RANKING_TABLES: &[&str] = &["message_rank", "code_rank", "fts_chats_docsize"];
+const RANKING_TABLES: &[&str] = &[
+    message_rank::TABLE,
+    code_rank::TABLE,
+    formatcp!("{fts_chats}_docsize", fts_chats = fts_chats::TABLE),
+];
 /// An FTS `_idx` table (every term is looked up in it before its doclist
 /// can be fetched), or `fts_leaf_ends` (which tells whether the leaf after
 /// a term's is needed too), this small (in bytes) is hot whole.
@@ -291,8 +304,10 @@ fn structural_pages(kinds: &[(u32, String, String)], page_size: i64) -> BTreeSet
         let pages_of_table = table_pages[name.as_str()];
         // Every inner page: lookups pass them, and there are few.
         let inner = kind == "internal" && name != "sqlite_stat4";
-        let small_idx = ((name.starts_with("fts_") && name.ends_with("_idx"))
-            || name == "fts_leaf_ends")
+        let small_idx = (name
+            .strip_suffix("_idx")
+            .is_some_and(|fts| FTS_TABLES.contains(&fts))
+            || name == fts_leaf_ends::TABLE)
             && pages_of_table <= small_whole_pages;
         let small_ranking = RANKING_TABLES.contains(&name.as_str()) && ranking_whole;
         if inner || small_idx || small_ranking {
@@ -332,7 +347,7 @@ pub fn hot_pages(path: &Path) -> Result<HotPages> {
             // first (`doclists`): its segment seeks read the same edge
             // leaves of `_idx` for every query.
             let quoted = format!("\"{}\"", q.replace('"', "\"\""));
-            for fts in gitsense_engine::index::FTS_TABLES {
+            for fts in FTS_TABLES {
                 doclists::doclist_rowids(engine.connection(), fts, &quoted)
                     .ctx("looking up probe terms")?;
             }

@@ -32,11 +32,16 @@
 //! the query reads what it still needs page by page.
 
 use super::LazyIndex;
+use const_format::formatcp;
 use gitsense_engine::error::Result;
 use gitsense_engine::index::btree::{self, PageKind};
 use gitsense_engine::index::doclists;
 use gitsense_engine::index::rank::Tally;
 use gitsense_engine::index::records::{self, Col};
+use gitsense_engine::index::schema::{
+    chat_details, chats, code_blocks, code_rank, code_text, fts_chats, fts_code_blocks,
+    fts_messages, message_names, message_rank, message_text, messages,
+};
 use gitsense_engine::plan::{self, QueryMode, SearchOptions};
 use gitsense_engine::query::ast::Target;
 use gitsense_engine::search;
@@ -54,22 +59,61 @@ const MAX_LEVELS: usize = 6;
 /// (16 MiB raw; above it the scan reads page by page).
 const MAX_SCAN_PAGES: usize = 4096;
 
+/// The links of rows to the rows they belong to, by id (`ints_in` adds
+/// the list of ids).
+const CHAT_OF_MESSAGES: &str = formatcp!(
+    "SELECT {messages_chat_id} FROM {messages} WHERE {messages_id} IN",
+    messages_chat_id = messages::CHAT_ID,
+    messages = messages::TABLE,
+    messages_id = messages::ID
+);
+const DISTINCT_CHAT_OF_MESSAGES: &str = formatcp!(
+    "SELECT DISTINCT {messages_chat_id} FROM {messages} WHERE {messages_id} IN",
+    messages_chat_id = messages::CHAT_ID,
+    messages = messages::TABLE,
+    messages_id = messages::ID
+);
+const CHAT_OF_BLOCKS: &str = formatcp!(
+    "SELECT {code_blocks_chat_id} FROM {code_blocks} WHERE {code_blocks_id} IN",
+    code_blocks_chat_id = code_blocks::CHAT_ID,
+    code_blocks = code_blocks::TABLE,
+    code_blocks_id = code_blocks::ID
+);
+const DISTINCT_CHAT_OF_BLOCKS: &str = formatcp!(
+    "SELECT DISTINCT {code_blocks_chat_id} FROM {code_blocks} WHERE {code_blocks_id} IN",
+    code_blocks_chat_id = code_blocks::CHAT_ID,
+    code_blocks = code_blocks::TABLE,
+    code_blocks_id = code_blocks::ID
+);
+const MESSAGE_OF_BLOCKS: &str = formatcp!(
+    "SELECT {code_blocks_message_id} FROM {code_blocks} WHERE {code_blocks_id} IN",
+    code_blocks_message_id = code_blocks::MESSAGE_ID,
+    code_blocks = code_blocks::TABLE,
+    code_blocks_id = code_blocks::ID
+);
+const DISTINCT_MESSAGE_OF_BLOCKS: &str = formatcp!(
+    "SELECT DISTINCT {code_blocks_message_id} FROM {code_blocks} WHERE {code_blocks_id} IN",
+    code_blocks_message_id = code_blocks::MESSAGE_ID,
+    code_blocks = code_blocks::TABLE,
+    code_blocks_id = code_blocks::ID
+);
+
 /// Rowids to look up, per table.
 type Keys = BTreeMap<&'static str, BTreeSet<i64>>;
 
 fn fts_table(t: Target) -> &'static str {
     match t {
-        Target::Chats => "fts_chats",
-        Target::Messages => "fts_messages",
-        Target::CodeBlocks => "fts_code_blocks",
+        Target::Chats => fts_chats::TABLE,
+        Target::Messages => fts_messages::TABLE,
+        Target::CodeBlocks => fts_code_blocks::TABLE,
     }
 }
 
 fn rows_table(t: Target) -> &'static str {
     match t {
-        Target::Chats => "chats",
-        Target::Messages => "messages",
-        Target::CodeBlocks => "code_blocks",
+        Target::Chats => chats::TABLE,
+        Target::Messages => messages::TABLE,
+        Target::CodeBlocks => code_blocks::TABLE,
     }
 }
 
@@ -77,7 +121,10 @@ fn rows_table(t: Target) -> &'static str {
 /// from their ranking records alone (`index::rank`).
 fn docsize_table(t: Target) -> Option<&'static str> {
     match t {
-        Target::Chats => Some("fts_chats_docsize"),
+        Target::Chats => Some(formatcp!(
+            "{fts_chats}_docsize",
+            fts_chats = fts_chats::TABLE
+        )),
         Target::Messages | Target::CodeBlocks => None,
     }
 }
@@ -86,8 +133,8 @@ fn docsize_table(t: Target) -> Option<&'static str> {
 fn records_of(t: Target) -> Option<(&'static str, &'static [Col])> {
     match t {
         Target::Chats => None,
-        Target::Messages => Some(("message_rank", &records::MESSAGE_FIELDS)),
-        Target::CodeBlocks => Some(("code_rank", &records::CODE_FIELDS)),
+        Target::Messages => Some((message_rank::TABLE, &records::MESSAGE_FIELDS)),
+        Target::CodeBlocks => Some((code_rank::TABLE, &records::CODE_FIELDS)),
     }
 }
 
@@ -100,7 +147,11 @@ fn read_records(
 ) -> BTreeMap<i64, Vec<i64>> {
     let chunks: BTreeSet<i64> = ids.iter().map(|&id| records::chunk_of(id)).collect();
     let mut out = BTreeMap::new();
-    let Ok(mut s) = conn.prepare_cached(&format!("SELECT records FROM {table} WHERE chunk = ?1"))
+    // Both ranking tables name their columns alike.
+    let (records, chunk) = (message_rank::RECORDS, message_rank::CHUNK);
+    debug_assert_eq!((records, chunk), (code_rank::RECORDS, code_rank::CHUNK));
+    let Ok(mut s) =
+        conn.prepare_cached(&format!("SELECT {records} FROM {table} WHERE {chunk} = ?1"))
     else {
         return out;
     };
@@ -337,19 +388,17 @@ fn overflow_pages(lazy: &LazyIndex, leaves: &[(u32, Vec<i64>)]) -> Vec<u32> {
 /// Adds the messages of code blocks `ids` (rows in place) to `keys`;
 /// returns their chats.
 fn code_links(conn: &Connection, keys: &mut Keys, ids: &BTreeSet<i64>) -> Vec<i64> {
-    keys.entry("messages").or_default().extend(ints_in(
-        conn,
-        "SELECT message_id FROM code_blocks WHERE id IN",
-        ids,
-    ));
-    ints_in(conn, "SELECT chat_id FROM code_blocks WHERE id IN", ids)
+    keys.entry(messages::TABLE)
+        .or_default()
+        .extend(ints_in(conn, MESSAGE_OF_BLOCKS, ids));
+    ints_in(conn, CHAT_OF_BLOCKS, ids)
 }
 
 /// Adds chats `ids` and their details to `keys` (a returned row's chat
 /// fields come from both).
 fn add_chats(keys: &mut Keys, ids: &[i64]) {
-    keys.entry("chats").or_default().extend(ids);
-    keys.entry("chat_details").or_default().extend(ids);
+    keys.entry(chats::TABLE).or_default().extend(ids);
+    keys.entry(chat_details::TABLE).or_default().extend(ids);
 }
 
 /// See the module docs. `options_json` holds [`SearchOptions`].
@@ -420,9 +469,14 @@ pub async fn warm(
     let mut keys = Keys::new();
     for ((t, expr), segs) in exprs.iter().zip(&segids) {
         let data: &'static str = match t {
-            Target::Chats => "fts_chats_data",
-            Target::Messages => "fts_messages_data",
-            Target::CodeBlocks => "fts_code_blocks_data",
+            Target::Chats => formatcp!("{fts_chats}_data", fts_chats = fts_chats::TABLE),
+            Target::Messages => {
+                formatcp!("{fts_messages}_data", fts_messages = fts_messages::TABLE)
+            }
+            Target::CodeBlocks => formatcp!(
+                "{fts_code_blocks}_data",
+                fts_code_blocks = fts_code_blocks::TABLE
+            ),
         };
         let rowids = doclists::doclist_rowids_in(conn, fts_table(*t), segs, expr, |s| {
             lazy.local_only(|| doclists::leaf_end_hashes(conn, fts_table(*t), s))
@@ -433,7 +487,7 @@ pub async fn warm(
     // The exact-name boost's key is known before anything matches.
     for tp in &p.target_plans {
         if let Some(k) = tp.sql.as_ref().and_then(|sql| sql.name_key) {
-            keys.entry("message_names").or_default().insert(k);
+            keys.entry(message_names::TABLE).or_default().insert(k);
         }
     }
     // While the doclists are on the way: the search's statements, so that
@@ -488,16 +542,10 @@ pub async fn warm(
         let tables = joined(*t);
         let via: &[(&'static str, &str)] = match t {
             Target::Chats => &[],
-            Target::Messages => &[("chats", "SELECT DISTINCT chat_id FROM messages WHERE id IN")],
+            Target::Messages => &[(chats::TABLE, DISTINCT_CHAT_OF_MESSAGES)],
             Target::CodeBlocks => &[
-                (
-                    "chats",
-                    "SELECT DISTINCT chat_id FROM code_blocks WHERE id IN",
-                ),
-                (
-                    "messages",
-                    "SELECT DISTINCT message_id FROM code_blocks WHERE id IN",
-                ),
+                (chats::TABLE, DISTINCT_CHAT_OF_BLOCKS),
+                (messages::TABLE, DISTINCT_MESSAGE_OF_BLOCKS),
             ],
         };
         for (table, select) in via {
@@ -539,9 +587,9 @@ async fn returned_page(
             continue;
         }
         let payload = match tp.target {
-            Target::Chats => "chat_details",
-            Target::Messages => "message_text",
-            Target::CodeBlocks => "code_text",
+            Target::Chats => chat_details::TABLE,
+            Target::Messages => message_text::TABLE,
+            Target::CodeBlocks => code_text::TABLE,
         };
         keys.entry(payload).or_default().extend(&ids);
         // (Message and code-block snippets need no document sizes: their
@@ -556,17 +604,15 @@ async fn returned_page(
                 .collect(),
             (Target::CodeBlocks, Some((table, cols))) => {
                 let parents = read_records(conn, table, cols, &ids);
-                keys.entry("messages")
+                keys.entry(messages::TABLE)
                     .or_default()
                     .extend(parents.values().map(|f| f[0]));
                 parents.values().map(|f| f[1]).collect()
             }
             // Without ranking, the target's own rows are what the page
             // query read (in place).
-            (Target::Messages, None) => {
-                ints_in(conn, "SELECT chat_id FROM messages WHERE id IN", &ids)
-            }
-            (Target::CodeBlocks, None) if sql.tables.contains(&"code_blocks") => {
+            (Target::Messages, None) => ints_in(conn, CHAT_OF_MESSAGES, &ids),
+            (Target::CodeBlocks, None) if sql.tables.contains(&code_blocks::TABLE) => {
                 code_links(conn, &mut keys, &ids)
             }
             (Target::CodeBlocks, None) => {

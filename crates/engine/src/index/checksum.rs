@@ -152,11 +152,9 @@ fn seal_in_pieces(path: &Path, revision: &str, piece: usize) -> Result<String> {
 /// built before checksums were recorded).
 pub fn recorded(conn: &Connection) -> Result<(String, Option<String>)> {
     let get = |key: &str| -> Result<Option<String>> {
-        conn.query_row("SELECT value FROM index_meta WHERE key = ?1", [key], |r| {
-            r.get(0)
-        })
-        .optional()
-        .ctx("reading index_meta")
+        conn.query_row(super::META_VALUE_SQL, [key], |r| r.get(0))
+            .optional()
+            .ctx("reading index_meta")
     };
     let revision = get("revision")?
         .ok_or_else(|| Error::new("index.corrupt", "index_meta has no 'revision' entry"))?;

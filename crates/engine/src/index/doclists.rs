@@ -23,13 +23,15 @@
 //! collision fetches it needlessly, never the reverse).
 
 use super::btree;
+use super::schema::fts_leaf_ends::{self, FTS, HASHES, SEGID};
 use crate::error::{DbContext, Result};
+use const_format::formatcp;
 use rusqlite::{Connection, OptionalExtension};
 
 /// Leaves fetched per term at most (a longer doclist is read as usual).
 const MAX_LEAVES_PER_TERM: i64 = 64;
 
-/// How the table tokenizes (see `crate::index::SCHEMA`).
+/// How the table tokenizes (see `crate::index::schema`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tokenizer {
     /// `unicode61`: runs of letters and digits.
@@ -226,7 +228,10 @@ pub fn leaf_ends(conn: &Connection, fts: &str) -> Result<()> {
         .prepare(&format!("SELECT block FROM {fts}_data WHERE id = ?1"))
         .ctx(ctx)?;
     let mut insert = conn
-        .prepare("INSERT INTO fts_leaf_ends(fts, segid, hashes) VALUES (?1, ?2, ?3)")
+        .prepare(formatcp!(
+            "INSERT INTO {fts_leaf_ends}({FTS}, {SEGID}, {HASHES}) VALUES (?1, ?2, ?3)",
+            fts_leaf_ends = fts_leaf_ends::TABLE
+        ))
         .ctx(ctx)?;
     for segid in segids {
         let mut hashes = Vec::new();
@@ -248,7 +253,11 @@ pub fn leaf_ends(conn: &Connection, fts: &str) -> Result<()> {
 
 /// The `fts_leaf_ends` hashes of a segment, if the index has them.
 pub fn leaf_end_hashes(conn: &Connection, fts: &str, segid: i64) -> Option<Vec<u8>> {
-    conn.prepare_cached("SELECT hashes FROM fts_leaf_ends WHERE fts = ?1 AND segid = ?2")
+    const SQL: &str = formatcp!(
+        "SELECT {HASHES} FROM {fts_leaf_ends} WHERE {FTS} = ?1 AND {SEGID} = ?2",
+        fts_leaf_ends = fts_leaf_ends::TABLE
+    );
+    conn.prepare_cached(SQL)
         .ok()?
         .query_row(rusqlite::params![fts, segid], |r| r.get(0))
         .ok()

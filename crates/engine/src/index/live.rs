@@ -31,7 +31,7 @@ use super::writer::{
     chat_node, code_records, derive_chat, group_names, insert_chat, insert_code_block,
     insert_message, message_records, ChatNode, IdShift, CHAT_NODES,
 };
-use super::{FORMAT_VERSION, PAGE_SIZE, SCHEMA};
+use super::{schema, FORMAT_VERSION, PAGE_SIZE};
 use crate::error::{DbContext, Error, Result};
 use crate::model::{canonical_language, Chat, CodeBlock, Message};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -115,7 +115,8 @@ pub fn create(conn: &Connection, description: &str, created_at: &str) -> Result<
     conn.execute_batch(&format!("PRAGMA page_size={PAGE_SIZE};"))
         .ctx("configuring the new index")?;
     let tx = conn.unchecked_transaction().ctx("starting the new index")?;
-    tx.execute_batch(SCHEMA).ctx("creating the index schema")?;
+    tx.execute_batch(&schema::ddl())
+        .ctx("creating the index schema")?;
     let revision = chain_revision("", "create", description);
     let meta = [
         ("format_version", FORMAT_VERSION.to_string()),

@@ -1,5 +1,6 @@
 //! The index file: one SQLite database holding what search and the results
-//! object need, and nothing else.
+//! object need, and nothing else. Its tables' names, columns and DDL are
+//! in [`schema`].
 //!
 //! Layout (format version [`FORMAT_VERSION`]):
 //! - small "filter" tables (`chats`, `messages`, `code_blocks`) that
@@ -37,10 +38,12 @@ pub mod live;
 pub mod pagevfs;
 pub mod rank;
 pub mod records;
+pub mod schema;
 pub mod tempfiles;
 pub mod writer;
 
 use crate::error::{DbContext, Error, Result};
+use const_format::formatcp;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 
@@ -52,11 +55,14 @@ pub const FORMAT_VERSION: u32 = 6;
 /// Page size of built indexes (small pages keep lazy range reads cheap).
 pub const PAGE_SIZE: u32 = 4096;
 
-/// The FTS5 tables of the schema (see [`SCHEMA`]).
-pub const FTS_TABLES: [&str; 3] = ["fts_chats", "fts_messages", "fts_code_blocks"];
+/// The FTS5 tables of the schema ([`schema::FTS`]).
+pub const FTS_TABLES: [&str; 3] = [
+    schema::fts_chats::TABLE,
+    schema::fts_messages::TABLE,
+    schema::fts_code_blocks::TABLE,
+];
 
-/// Tokenizer for chat names and message text.
-pub const TEXT_TOKENIZER: &str = "unicode61 remove_diacritics 2";
+pub use schema::TEXT_TOKENIZER;
 
 /// Shortest code-block term the trigram index can match.
 pub const TRIGRAM_MIN_CHARS: usize = 3;
@@ -147,108 +153,21 @@ pub fn name_key(text: &str) -> Option<i64> {
     Some(i64::from_le_bytes(b))
 }
 
-pub const SCHEMA: &str = r#"
-CREATE TABLE index_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE groups(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-CREATE TABLE chats(
-  id INTEGER PRIMARY KEY,
-  parent_id INTEGER NOT NULL,
-  root_id INTEGER NOT NULL DEFAULT 0,
-  lineage TEXT NOT NULL DEFAULT '',
-  type TEXT NOT NULL,
-  name TEXT NOT NULL,
-  repo TEXT,
-  path TEXT,
-  language TEXT,
-  branch_name TEXT,
-  created_at TEXT,
-  modified_at TEXT,
-  num_messages INTEGER NOT NULL DEFAULT 0,
-  last_updated_at TEXT
+/// `index_meta`'s value for a key (binds the key).
+pub(crate) const META_VALUE_SQL: &str = formatcp!(
+    "SELECT {index_meta_value} FROM {index_meta} WHERE {index_meta_key} = ?1",
+    index_meta_value = schema::index_meta::VALUE,
+    index_meta = schema::index_meta::TABLE,
+    index_meta_key = schema::index_meta::KEY
 );
-CREATE TABLE chat_details(
-  id INTEGER PRIMARY KEY,
-  uuid TEXT,
-  owner TEXT,
-  group_id INTEGER,
-  chat_path TEXT,
-  meta TEXT
+
+/// Every key and value of `index_meta`.
+const META_ALL_SQL: &str = formatcp!(
+    "SELECT {index_meta_key}, {index_meta_value} FROM {index_meta}",
+    index_meta_key = schema::index_meta::KEY,
+    index_meta_value = schema::index_meta::VALUE,
+    index_meta = schema::index_meta::TABLE
 );
-CREATE TABLE messages(
-  id INTEGER PRIMARY KEY,
-  chat_id INTEGER NOT NULL,
-  type TEXT NOT NULL,
-  role TEXT NOT NULL,
-  file_path TEXT,
-  language TEXT,
-  created_at TEXT,
-  updated_at TEXT
-);
-CREATE TABLE message_rank(
-  chunk INTEGER PRIMARY KEY,
-  records BLOB NOT NULL
-);
-CREATE TABLE code_rank(
-  chunk INTEGER PRIMARY KEY,
-  records BLOB NOT NULL
-);
-CREATE TABLE fts_leaf_ends(
-  fts TEXT NOT NULL,
-  segid INTEGER NOT NULL,
-  hashes BLOB NOT NULL,
-  PRIMARY KEY(fts, segid)
-) WITHOUT ROWID;
-CREATE TABLE rank_stats(
-  avg_title_len REAL,
-  avg_keywords_len REAL
-);
-CREATE TABLE message_text(
-  id INTEGER PRIMARY KEY,
-  title TEXT NOT NULL,
-  body TEXT NOT NULL,
-  keywords TEXT NOT NULL,
-  meta TEXT
-);
-CREATE TABLE message_names(
-  key INTEGER NOT NULL,
-  message_id INTEGER NOT NULL,
-  PRIMARY KEY(key, message_id)
-) WITHOUT ROWID;
-CREATE TABLE code_blocks(
-  id INTEGER PRIMARY KEY,
-  message_id INTEGER NOT NULL,
-  chat_id INTEGER NOT NULL,
-  uuid TEXT NOT NULL,
-  type TEXT,
-  language TEXT,
-  component TEXT,
-  created_at TEXT,
-  size INTEGER NOT NULL
-);
-CREATE TABLE code_text(
-  id INTEGER PRIMARY KEY,
-  content TEXT NOT NULL,
-  parent_uuid TEXT,
-  description TEXT,
-  major INTEGER,
-  minor INTEGER,
-  patch INTEGER,
-  header TEXT
-);
-CREATE INDEX chats_parent ON chats(parent_id);
-CREATE INDEX messages_chat ON messages(chat_id, type);
-CREATE INDEX code_blocks_message ON code_blocks(message_id);
-CREATE INDEX code_blocks_chat ON code_blocks(chat_id);
-CREATE VIRTUAL TABLE fts_chats USING fts5(
-  name, content='chats', content_rowid='id',
-  tokenize='unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE fts_messages USING fts5(
-  title, body, keywords, content='message_text', content_rowid='id',
-  tokenize='unicode61 remove_diacritics 2', columnsize=0);
-CREATE VIRTUAL TABLE fts_code_blocks USING fts5(
-  content, content='code_text', content_rowid='id',
-  tokenize='trigram', columnsize=0);
-"#;
 
 /// What `index_meta` says about an index.
 #[derive(Debug, Clone, serde::Serialize, PartialEq)]
@@ -337,8 +256,8 @@ pub fn is_index_file(path: &Path) -> bool {
         return false;
     };
     conn.query_row(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='index_meta'",
-        [],
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1",
+        [schema::index_meta::TABLE],
         |_| Ok(()),
     )
     .is_ok()
@@ -348,8 +267,8 @@ pub fn is_index_file(path: &Path) -> bool {
 pub fn verify(conn: &Connection) -> Result<IndexInfo> {
     let has_meta: Option<String> = conn
         .query_row(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name='index_meta'",
-            [],
+            "SELECT name FROM sqlite_master WHERE type='table' AND name=?1",
+            [schema::index_meta::TABLE],
             |r| r.get(0),
         )
         .optional()
@@ -384,7 +303,7 @@ pub fn read_info(conn: &Connection) -> Result<IndexInfo> {
     // prepared is a parse and a code generation, which a cold browser
     // module runs slowly on the first answer's path.
     let meta: std::collections::HashMap<String, String> = conn
-        .prepare("SELECT key, value FROM index_meta")
+        .prepare(META_ALL_SQL)
         .and_then(|mut s| {
             s.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
                 .collect()

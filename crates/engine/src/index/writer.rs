@@ -10,11 +10,18 @@
 //! leaves a half-written index behind; so does an interrupted one, and the
 //! next build removes what a crashed one left ([`super::tempfiles`]).
 
+use super::schema::chat_details::qualified as d;
+use super::schema::chats::qualified as c;
+use super::schema::{
+    chat_details, chats, code_blocks, code_text, groups, index_meta, message_names, message_text,
+    messages, rank_stats,
+};
 use super::tempfiles::{self, TempFile};
-use super::{records, FORMAT_VERSION, PAGE_SIZE, SCHEMA};
+use super::{records, schema, FORMAT_VERSION, PAGE_SIZE};
 use crate::error::{DbContext, Error, Result};
 use crate::model::canonical_language;
 use crate::model::{Chat, CodeBlock, Group, Message};
+use const_format::formatcp;
 use rusqlite::{params, types::ValueRef, Connection};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -144,7 +151,8 @@ impl IndexWriter {
             "PRAGMA page_size={PAGE_SIZE}; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
         ))
         .ctx("configuring new index")?;
-        conn.execute_batch(SCHEMA).ctx("creating index schema")?;
+        conn.execute_batch(&schema::ddl())
+            .ctx("creating index schema")?;
         conn.execute_batch("BEGIN")
             .ctx("starting build transaction")?;
         Ok(IndexWriter {
@@ -273,10 +281,10 @@ impl IndexWriter {
                 .ctx("reading the largest id")
         };
         self.shift = IdShift {
-            group: max("groups")?,
-            chat: max("chats")?,
-            message: max("messages")?,
-            code_block: max("code_blocks")?,
+            group: max(schema::groups::TABLE)?,
+            chat: max(schema::chats::TABLE)?,
+            message: max(schema::messages::TABLE)?,
+            code_block: max(schema::code_blocks::TABLE)?,
         };
         Ok(())
     }
@@ -287,7 +295,12 @@ impl IndexWriter {
 
     pub fn add_group(&mut self, g: &Group) -> Result<()> {
         self.conn()
-            .prepare_cached("INSERT INTO groups(id, name) VALUES (?1, ?2)")
+            .prepare_cached(formatcp!(
+                "INSERT INTO {table}({id}, {name}) VALUES (?1, ?2)",
+                table = groups::TABLE,
+                id = groups::ID,
+                name = groups::NAME
+            ))
             .and_then(|mut s| s.execute(params![g.id + self.shift.group, g.name]))
             .map_err(|e| dup_or_db(e, "group", g.id))?;
         Ok(())
@@ -326,10 +339,10 @@ impl IndexWriter {
             .ctx("counting rows")
         };
         let (chats, messages, code_blocks, groups) = (
-            count("chats")?,
-            count("messages")?,
-            count("code_blocks")?,
-            count("groups")?,
+            count(schema::chats::TABLE)?,
+            count(schema::messages::TABLE)?,
+            count(schema::code_blocks::TABLE)?,
+            count(schema::groups::TABLE)?,
         );
         let meta: [(&str, String); 10] = [
             ("format_version", FORMAT_VERSION.to_string()),
@@ -352,7 +365,12 @@ impl IndexWriter {
         ];
         for (k, v) in meta {
             conn.execute(
-                "INSERT INTO index_meta(key, value) VALUES (?1, ?2)",
+                formatcp!(
+                    "INSERT INTO {table}({key}, {value}) VALUES (?1, ?2)",
+                    table = index_meta::TABLE,
+                    key = index_meta::KEY,
+                    value = index_meta::VALUE
+                ),
                 params![k, v],
             )
             .ctx("writing index_meta")?;
@@ -421,10 +439,19 @@ pub(super) fn insert_chat(conn: &Connection, c: &Chat, shift: IdShift) -> Result
         c.parent_id + shift.chat
     };
     let group_id = c.group_id.map(|g| g + shift.group);
-    conn.prepare_cached(
-        "INSERT INTO chats(id, parent_id, type, name, path, language, created_at, modified_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )
+    conn.prepare_cached(formatcp!(
+        "INSERT INTO {table}({ID}, {PARENT_ID}, {TYPE}, {NAME}, {PATH}, {LANGUAGE}, {CREATED_AT}, \
+         {MODIFIED_AT}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        table = chats::TABLE,
+        ID = chats::ID,
+        PARENT_ID = chats::PARENT_ID,
+        TYPE = chats::TYPE,
+        NAME = chats::NAME,
+        PATH = chats::PATH,
+        LANGUAGE = chats::LANGUAGE,
+        CREATED_AT = chats::CREATED_AT,
+        MODIFIED_AT = chats::MODIFIED_AT
+    ))
     .and_then(|mut s| {
         s.execute(params![
             id,
@@ -438,10 +465,15 @@ pub(super) fn insert_chat(conn: &Connection, c: &Chat, shift: IdShift) -> Result
         ])
     })
     .map_err(|e| dup_or_db(e, "chat", c.id))?;
-    conn.prepare_cached(
-        "INSERT INTO chat_details(id, uuid, owner, group_id, meta)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )
+    conn.prepare_cached(formatcp!(
+        "INSERT INTO {table}({ID}, {UUID}, {OWNER}, {GROUP_ID}, {META}) VALUES (?1, ?2, ?3, ?4, ?5)",
+        table = chat_details::TABLE,
+        ID = chat_details::ID,
+        UUID = chat_details::UUID,
+        OWNER = chat_details::OWNER,
+        GROUP_ID = chat_details::GROUP_ID,
+        META = chat_details::META
+    ))
     .and_then(|mut s| {
         s.execute(params![
             id,
@@ -460,10 +492,19 @@ pub(super) fn insert_message(conn: &Connection, m: &Message, shift: IdShift) -> 
     let file_path = meta_str(&m.meta, "file_path");
     let language = meta_str(&m.meta, "language").map(|l| canonical_language(&l));
     let (id, chat_id) = (m.id + shift.message, m.chat_id + shift.chat);
-    conn.prepare_cached(
-        "INSERT INTO messages(id, chat_id, type, role, file_path, language, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )
+    conn.prepare_cached(formatcp!(
+        "INSERT INTO {table}({ID}, {CHAT_ID}, {TYPE}, {ROLE}, {FILE_PATH}, {LANGUAGE}, \
+         {CREATED_AT}, {UPDATED_AT}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        table = messages::TABLE,
+        ID = messages::ID,
+        CHAT_ID = messages::CHAT_ID,
+        TYPE = messages::TYPE,
+        ROLE = messages::ROLE,
+        FILE_PATH = messages::FILE_PATH,
+        LANGUAGE = messages::LANGUAGE,
+        CREATED_AT = messages::CREATED_AT,
+        UPDATED_AT = messages::UPDATED_AT
+    ))
     .and_then(|mut s| {
         s.execute(params![
             id,
@@ -477,9 +518,15 @@ pub(super) fn insert_message(conn: &Connection, m: &Message, shift: IdShift) -> 
         ])
     })
     .map_err(|e| dup_or_db(e, "message", m.id))?;
-    conn.prepare_cached(
-        "INSERT INTO message_text(id, title, body, keywords, meta) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )
+    conn.prepare_cached(formatcp!(
+        "INSERT INTO {table}({ID}, {TITLE}, {BODY}, {KEYWORDS}, {META}) VALUES (?1, ?2, ?3, ?4, ?5)",
+        table = message_text::TABLE,
+        ID = message_text::ID,
+        TITLE = message_text::TITLE,
+        BODY = message_text::BODY,
+        KEYWORDS = message_text::KEYWORDS,
+        META = message_text::META
+    ))
     .and_then(|mut s| {
         s.execute(params![
             id,
@@ -491,9 +538,14 @@ pub(super) fn insert_message(conn: &Connection, m: &Message, shift: IdShift) -> 
     })
     .ctx("inserting message text")?;
     for key in super::message_names(&m.title, &m.keywords) {
-        conn.prepare_cached("INSERT INTO message_names(key, message_id) VALUES (?1, ?2)")
-            .and_then(|mut s| s.execute(params![key, id]))
-            .ctx("inserting message names")?;
+        conn.prepare_cached(formatcp!(
+            "INSERT INTO {table}({KEY}, {MESSAGE_ID}) VALUES (?1, ?2)",
+            table = message_names::TABLE,
+            KEY = message_names::KEY,
+            MESSAGE_ID = message_names::MESSAGE_ID
+        ))
+        .and_then(|mut s| s.execute(params![key, id]))
+        .ctx("inserting message names")?;
     }
     Ok(())
 }
@@ -501,10 +553,20 @@ pub(super) fn insert_message(conn: &Connection, m: &Message, shift: IdShift) -> 
 /// Inserts a code block's rows (see [`insert_chat`]).
 pub(super) fn insert_code_block(conn: &Connection, b: &CodeBlock, shift: IdShift) -> Result<()> {
     let (id, message_id) = (b.id + shift.code_block, b.message_id + shift.message);
-    conn.prepare_cached(
-        "INSERT INTO code_blocks(id, message_id, chat_id, uuid, type, language, component, created_at, size)
-         VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )
+    conn.prepare_cached(formatcp!(
+        "INSERT INTO {table}({ID}, {MESSAGE_ID}, {CHAT_ID}, {UUID}, {TYPE}, {LANGUAGE}, \
+         {COMPONENT}, {CREATED_AT}, {SIZE}) VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7, ?8)",
+        table = code_blocks::TABLE,
+        ID = code_blocks::ID,
+        MESSAGE_ID = code_blocks::MESSAGE_ID,
+        CHAT_ID = code_blocks::CHAT_ID,
+        UUID = code_blocks::UUID,
+        TYPE = code_blocks::TYPE,
+        LANGUAGE = code_blocks::LANGUAGE,
+        COMPONENT = code_blocks::COMPONENT,
+        CREATED_AT = code_blocks::CREATED_AT,
+        SIZE = code_blocks::SIZE
+    ))
     .and_then(|mut s| {
         s.execute(params![
             id,
@@ -518,10 +580,19 @@ pub(super) fn insert_code_block(conn: &Connection, b: &CodeBlock, shift: IdShift
         ])
     })
     .map_err(|e| dup_or_db(e, "code block", b.id))?;
-    conn.prepare_cached(
-        "INSERT INTO code_text(id, content, parent_uuid, description, major, minor, patch, header)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )
+    conn.prepare_cached(formatcp!(
+        "INSERT INTO {table}({ID}, {CONTENT}, {PARENT_UUID}, {DESCRIPTION}, {MAJOR}, {MINOR}, \
+         {PATCH}, {HEADER}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        table = code_text::TABLE,
+        ID = code_text::ID,
+        CONTENT = code_text::CONTENT,
+        PARENT_UUID = code_text::PARENT_UUID,
+        DESCRIPTION = code_text::DESCRIPTION,
+        MAJOR = code_text::MAJOR,
+        MINOR = code_text::MINOR,
+        PATCH = code_text::PATCH,
+        HEADER = code_text::HEADER
+    ))
     .and_then(|mut s| {
         s.execute(params![
             id,
@@ -595,8 +666,21 @@ pub(super) struct ChatNode {
 
 /// Reads a chat's [`ChatNode`]: `CHAT_NODES` (with a `WHERE` on `c.id`
 /// for some).
-pub(super) const CHAT_NODES: &str = "SELECT c.id, c.parent_id, c.name, c.type, d.group_id, d.meta
-     FROM chats c JOIN chat_details d ON d.id = c.id";
+pub(super) const CHAT_NODES: &str = formatcp!(
+    "SELECT {c_id}, {c_parent_id}, {c_name}, {c_type}, {d_group_id}, {d_meta} FROM {chats} \
+     {chats_alias} JOIN {chat_details} {details_alias} ON {d_id} = {c_id}",
+    c_id = c::ID,
+    c_parent_id = c::PARENT_ID,
+    c_name = c::NAME,
+    c_type = c::TYPE,
+    d_group_id = d::GROUP_ID,
+    d_meta = d::META,
+    chats = chats::TABLE,
+    chats_alias = chats::ALIAS,
+    chat_details = chat_details::TABLE,
+    details_alias = chat_details::ALIAS,
+    d_id = d::ID
+);
 
 /// A row of [`CHAT_NODES`] as its id and node.
 pub(super) fn chat_node(r: &rusqlite::Row) -> rusqlite::Result<(i64, ChatNode)> {
@@ -635,7 +719,12 @@ impl ChatNode {
 /// Every group's name by id.
 pub(super) fn group_names(conn: &Connection) -> Result<HashMap<i64, String>> {
     let mut s = conn
-        .prepare("SELECT id, name FROM groups")
+        .prepare(formatcp!(
+            "SELECT {ID}, {NAME} FROM {table}",
+            table = groups::TABLE,
+            ID = groups::ID,
+            NAME = groups::NAME
+        ))
         .ctx("reading groups")?;
     let rows = s
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -691,14 +780,25 @@ pub(super) fn derive_chat(
         .rev()
         .find_map(|i| nodes[i].group_id.and_then(|g| groups.get(&g)).cloned())
         .filter(|_| nodes[&id].chat_type.starts_with("git-"));
-    conn.prepare_cached(
-        "UPDATE chats SET root_id=?2, lineage=?3, branch_name=?4, repo=?5 WHERE id=?1",
-    )
+    conn.prepare_cached(formatcp!(
+        "UPDATE {table} SET {ROOT_ID}=?2, {LINEAGE}=?3, {BRANCH_NAME}=?4, {REPO}=?5 WHERE {ID}=?1",
+        table = chats::TABLE,
+        ROOT_ID = chats::ROOT_ID,
+        LINEAGE = chats::LINEAGE,
+        BRANCH_NAME = chats::BRANCH_NAME,
+        REPO = chats::REPO,
+        ID = chats::ID
+    ))
     .and_then(|mut s| s.execute(params![id, root, lineage, branch, repo]))
     .ctx("deriving chats")?;
-    conn.prepare_cached("UPDATE chat_details SET chat_path=?2 WHERE id=?1")
-        .and_then(|mut s| s.execute(params![id, path]))
-        .ctx("deriving chats")?;
+    conn.prepare_cached(formatcp!(
+        "UPDATE {table} SET {CHAT_PATH}=?2 WHERE {ID}=?1",
+        table = chat_details::TABLE,
+        CHAT_PATH = chat_details::CHAT_PATH,
+        ID = chat_details::ID
+    ))
+    .and_then(|mut s| s.execute(params![id, path]))
+    .ctx("deriving chats")?;
     Ok(())
 }
 
@@ -709,13 +809,27 @@ fn derive(conn: &Connection) -> Result<()> {
     // a code block of such a message. Search would never show them (it
     // used to join every message to its chat); dropping them here lets a
     // query without filters rank from the FTS tables alone.
-    conn.execute_batch(
-        "DELETE FROM messages WHERE chat_id NOT IN (SELECT id FROM chats);
-         DELETE FROM message_text WHERE id NOT IN (SELECT id FROM messages);
-         DELETE FROM message_names WHERE message_id NOT IN (SELECT id FROM messages);
-         DELETE FROM code_blocks WHERE message_id NOT IN (SELECT id FROM messages);
-         DELETE FROM code_text WHERE id NOT IN (SELECT id FROM code_blocks);",
-    )
+    conn.execute_batch(formatcp!(
+        "DELETE FROM {messages} WHERE {m_chat_id} NOT IN (SELECT {c_id} FROM {chats});
+         DELETE FROM {message_text} WHERE {t_id} NOT IN (SELECT {m_id} FROM {messages});
+         DELETE FROM {message_names} WHERE {n_message_id} NOT IN (SELECT {m_id} FROM {messages});
+         DELETE FROM {code_blocks} WHERE {b_message_id} NOT IN (SELECT {m_id} FROM {messages});
+         DELETE FROM {code_text} WHERE {x_id} NOT IN (SELECT {b_id} FROM {code_blocks});",
+        messages = messages::TABLE,
+        m_chat_id = messages::CHAT_ID,
+        m_id = messages::ID,
+        chats = chats::TABLE,
+        c_id = chats::ID,
+        message_text = message_text::TABLE,
+        t_id = message_text::ID,
+        message_names = message_names::TABLE,
+        n_message_id = message_names::MESSAGE_ID,
+        code_blocks = code_blocks::TABLE,
+        b_message_id = code_blocks::MESSAGE_ID,
+        b_id = code_blocks::ID,
+        code_text = code_text::TABLE,
+        x_id = code_text::ID
+    ))
     .ctx("dropping rows of missing chats")?;
     let groups = group_names(conn)?;
     let nodes: HashMap<i64, ChatNode> = {
@@ -728,16 +842,40 @@ fn derive(conn: &Connection) -> Result<()> {
     for id in ids {
         derive_chat(conn, id, &nodes, &groups)?;
     }
-    conn.execute_batch(
-        "UPDATE chats SET
-           num_messages = (SELECT count(*) FROM messages m WHERE m.chat_id = chats.id),
-           last_updated_at = (SELECT max(coalesce(m.updated_at, m.created_at)) FROM messages m WHERE m.chat_id = chats.id);
-         UPDATE messages SET file_path = (SELECT c.path FROM chats c WHERE c.id = messages.chat_id)
-           WHERE file_path IS NULL;
-         UPDATE messages SET language = (SELECT c.language FROM chats c WHERE c.id = messages.chat_id)
-           WHERE language IS NULL;
-         UPDATE code_blocks SET chat_id = coalesce((SELECT m.chat_id FROM messages m WHERE m.id = code_blocks.message_id), 0);",
-    )
+    use schema::chats::qualified as cq;
+    use schema::messages::qualified as mq;
+    conn.execute_batch(formatcp!(
+        "UPDATE {chats} SET
+           {NUM_MESSAGES} = (SELECT count(*) FROM {messages} {m} WHERE {m_chat_id} = {chats}.{c_id}),
+           {LAST_UPDATED_AT} = (SELECT max(coalesce({m_updated_at}, {m_created_at})) \
+             FROM {messages} {m} WHERE {m_chat_id} = {chats}.{c_id});
+         UPDATE {messages} SET {FILE_PATH} = (SELECT {c_path} FROM {chats} {c} \
+           WHERE {c_id_q} = {messages}.{CHAT_ID}) WHERE {FILE_PATH} IS NULL;
+         UPDATE {messages} SET {LANGUAGE} = (SELECT {c_language} FROM {chats} {c} \
+           WHERE {c_id_q} = {messages}.{CHAT_ID}) WHERE {LANGUAGE} IS NULL;
+         UPDATE {code_blocks} SET {B_CHAT_ID} = coalesce((SELECT {m_chat_id} FROM {messages} {m} \
+           WHERE {m_id} = {code_blocks}.{B_MESSAGE_ID}), 0);",
+        chats = chats::TABLE,
+        messages = messages::TABLE,
+        code_blocks = code_blocks::TABLE,
+        c = chats::ALIAS,
+        m = messages::ALIAS,
+        NUM_MESSAGES = chats::NUM_MESSAGES,
+        LAST_UPDATED_AT = chats::LAST_UPDATED_AT,
+        c_id = chats::ID,
+        c_id_q = cq::ID,
+        c_path = cq::PATH,
+        c_language = cq::LANGUAGE,
+        m_chat_id = mq::CHAT_ID,
+        m_id = mq::ID,
+        m_updated_at = mq::UPDATED_AT,
+        m_created_at = mq::CREATED_AT,
+        FILE_PATH = messages::FILE_PATH,
+        LANGUAGE = messages::LANGUAGE,
+        CHAT_ID = messages::CHAT_ID,
+        B_CHAT_ID = code_blocks::CHAT_ID,
+        B_MESSAGE_ID = code_blocks::MESSAGE_ID
+    ))
     .ctx("deriving stats")?;
     Ok(())
 }
@@ -751,7 +889,7 @@ fn derive(conn: &Connection) -> Result<()> {
 fn rank_lengths(conn: &Connection, progress: &mut dyn FnMut(FinishProgress)) -> Result<()> {
     let ctx = "writing ranking records";
     super::rank::register_column_size(conn)?;
-    let total = count_rows(conn, &["messages", "code_blocks"])?;
+    let total = count_rows(conn, &[schema::messages::TABLE, schema::code_blocks::TABLE])?;
     let mut done = 0u64;
     let mut tick = || {
         done += 1;
@@ -767,12 +905,18 @@ fn rank_lengths(conn: &Connection, progress: &mut dyn FnMut(FinishProgress)) -> 
     let messages = message_records(conn, all.clone(), &mut tick)?;
     let code = code_records(conn, all, &mut tick)?;
     for (table, recs, cols) in [
-        ("message_rank", &messages, &records::MESSAGE_FIELDS[..]),
-        ("code_rank", &code, &records::CODE_FIELDS[..]),
+        (
+            schema::message_rank::TABLE,
+            &messages,
+            &records::MESSAGE_FIELDS[..],
+        ),
+        (schema::code_rank::TABLE, &code, &records::CODE_FIELDS[..]),
     ] {
         let mut insert = conn
             .prepare(&format!(
-                "INSERT INTO {table}(chunk, records) VALUES (?1, ?2)"
+                "INSERT INTO {table}({chunk}, {records}) VALUES (?1, ?2)",
+                chunk = schema::message_rank::CHUNK,
+                records = schema::message_rank::RECORDS,
             ))
             .ctx(ctx)?;
         for (chunk, blob) in records::chunks(recs, cols) {
@@ -788,7 +932,12 @@ fn rank_lengths(conn: &Connection, progress: &mut dyn FnMut(FinishProgress)) -> 
         (n > 0).then(|| sum as f64 / n as f64)
     };
     conn.execute(
-        "INSERT INTO rank_stats(avg_title_len, avg_keywords_len) VALUES (?1, ?2)",
+        formatcp!(
+            "INSERT INTO {table}({title}, {keywords}) VALUES (?1, ?2)",
+            table = rank_stats::TABLE,
+            title = rank_stats::AVG_TITLE_LEN,
+            keywords = rank_stats::AVG_KEYWORDS_LEN
+        ),
         params![avg(1), avg(3)],
     )
     .ctx(ctx)?;
@@ -798,14 +947,14 @@ fn rank_lengths(conn: &Connection, progress: &mut dyn FnMut(FinishProgress)) -> 
 /// The tables importers fill (everything else is derived at finish):
 /// what [`IndexWriter::extend`] copies from the index it adds to.
 const RECORD_TABLES: [&str; 8] = [
-    "groups",
-    "chats",
-    "chat_details",
-    "messages",
-    "message_text",
-    "message_names",
-    "code_blocks",
-    "code_text",
+    schema::groups::TABLE,
+    schema::chats::TABLE,
+    schema::chat_details::TABLE,
+    schema::messages::TABLE,
+    schema::message_text::TABLE,
+    schema::message_names::TABLE,
+    schema::code_blocks::TABLE,
+    schema::code_text::TABLE,
 ];
 
 /// `path` for an SQLite `file:` URI: `?`, `#` and `%` escaped, the
@@ -882,9 +1031,14 @@ pub(super) fn message_records(
 ) -> Result<Vec<(i64, Vec<i64>)>> {
     records_of(
         conn,
-        "SELECT id, chat_id FROM messages WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+        formatcp!(
+            "SELECT {ID}, {CHAT_ID} FROM {table} WHERE {ID} BETWEEN ?1 AND ?2 ORDER BY {ID}",
+            table = messages::TABLE,
+            ID = messages::ID,
+            CHAT_ID = messages::CHAT_ID
+        ),
         2,
-        "fts_messages",
+        schema::fts_messages::TABLE,
         3,
         &ids,
         tick,
@@ -900,9 +1054,16 @@ pub(super) fn code_records(
 ) -> Result<Vec<(i64, Vec<i64>)>> {
     records_of(
         conn,
-        "SELECT id, message_id, chat_id FROM code_blocks WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+        formatcp!(
+            "SELECT {ID}, {MESSAGE_ID}, {CHAT_ID} FROM {table} WHERE {ID} BETWEEN ?1 AND ?2 \
+             ORDER BY {ID}",
+            table = code_blocks::TABLE,
+            ID = code_blocks::ID,
+            MESSAGE_ID = code_blocks::MESSAGE_ID,
+            CHAT_ID = code_blocks::CHAT_ID
+        ),
         3,
-        "fts_code_blocks",
+        schema::fts_code_blocks::TABLE,
         1,
         &ids,
         tick,
@@ -911,13 +1072,13 @@ pub(super) fn code_records(
 
 /// The tables the corpus revision covers, in hashing order.
 const CONTENT_TABLES: [&str; 7] = [
-    "groups",
-    "chats",
-    "chat_details",
-    "messages",
-    "message_text",
-    "code_blocks",
-    "code_text",
+    schema::groups::TABLE,
+    schema::chats::TABLE,
+    schema::chat_details::TABLE,
+    schema::messages::TABLE,
+    schema::message_text::TABLE,
+    schema::code_blocks::TABLE,
+    schema::code_text::TABLE,
 ];
 
 /// Rows between two progress reports of a counted step.
