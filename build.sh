@@ -13,6 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
+# The CLI must match the wasm-bindgen crate in Cargo.lock. Its JS glue is
+# read by parsing (xtask/js/split-glue.mjs), which names what it cannot
+# find should a release rename it.
 WASM_BINDGEN_VERSION=0.2.130
 WASM_TARGET=wasm32-unknown-unknown
 WASM_OUT=target/$WASM_TARGET/wasm/gitsense_search.wasm
@@ -67,29 +70,18 @@ need_wasm_tools() {
   need_sqlite_for_wasm
 }
 
-# SQLite for the browser module: the amalgamation sqlite-wasm-rs bundles
-# with the parser regenerated without the SQL features the engine never
-# uses (xtask/sqlite/grammar-omits; 31 KB less wasm, brotli). sqlite-wasm-rs
-# compiles it from SQLITE_WASM_RS_SOURCE_DIR with SQLITE_WASM_RS_FLAGS: the
-# options in xtask/sqlite/wasm-flags and the grammar ones.
+# SQLite for the browser module: the release sqlite-wasm-rs bundles, its
+# amalgamation regenerated without the SQL features the engine never uses
+# (xtask/sqlite/grammar-omits: a smaller module) by
+# xtask/sqlite/amalgamation.sh, cached in target/sqlite-grammar/.
+# sqlite-wasm-rs compiles it from SQLITE_WASM_RS_SOURCE_DIR with
+# SQLITE_WASM_RS_FLAGS: the options in xtask/sqlite/wasm-flags and the
+# grammar ones.
 need_sqlite_for_wasm() {
-  apt_need patch:patch
-  local out=target/sqlite-grammar patch=xtask/sqlite/grammar.patch
-  if [ ! -f "$out/sqlite3.c" ] || [ $patch -nt "$out/sqlite3.c" ] || [ Cargo.lock -nt "$out/sqlite3.c" ]; then
-    local crate
-    crate=$(cargo metadata --format-version 1 --filter-platform "$WASM_TARGET" |
-      node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{const p=JSON.parse(s).packages.find((p)=>p.name==="sqlite-wasm-rs");console.log(p?require("path").dirname(p.manifest_path):"")})')
-    [ -n "$crate" ] || die "cargo metadata does not list sqlite-wasm-rs"
-    local id
-    id=$(sed -n 's/^#define SQLITE_SOURCE_ID *"\(.*\)"/\1/p' "$crate/sqlite3/sqlite3.h")
-    grep -qF "source id $id" $patch ||
-      die "$patch was made for another SQLite than sqlite-wasm-rs bundles ($id): run xtask/sqlite/make-grammar-patch.sh"
-    rm -rf "$out.tmp" && mkdir -p "$out.tmp"
-    cp "$crate/sqlite3/sqlite3.c" "$crate/sqlite3/sqlite3.h" "$crate/sqlite3/sqlite3ext.h" "$out.tmp/"
-    patch --quiet -p1 -d "$out.tmp" <$patch || die "$patch does not apply: run xtask/sqlite/make-grammar-patch.sh"
-    rm -rf "$out" && mv "$out.tmp" "$out"
-  fi
-  export SQLITE_WASM_RS_SOURCE_DIR="$ROOT/$out"
+  apt_need curl:curl xz:xz-utils make:make
+  local dir
+  dir=$(xtask/sqlite/amalgamation.sh) || die "building the SQLite amalgamation for the browser module failed"
+  export SQLITE_WASM_RS_SOURCE_DIR="$dir"
   SQLITE_WASM_RS_FLAGS="$(grep -hv '^#' xtask/sqlite/wasm-flags xtask/sqlite/grammar-omits | tr '\n' ' ')"
   export SQLITE_WASM_RS_FLAGS
 }
@@ -101,13 +93,14 @@ need_node() {
   [ "$major" -ge 20 ] || die "Node.js $(node --version) is too old: the test driver (playwright-core) needs Node 20 or later"
 }
 
-# wasm-opt (npm binaryen; Debian's binaryen breaks the module), playwright-core
-# and terser (xtask/js/minify.mjs).
+# wasm-opt (npm binaryen; Debian's binaryen breaks the module), playwright-core,
+# terser (xtask/js/minify.mjs) and acorn (xtask/js/split-glue.mjs).
 need_npm_tools() {
   need_node
   if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
-    [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/terser ]; then
-    log "installing npm tools (binaryen, playwright-core, terser)"
+    [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/terser ] ||
+    [ ! -d node_modules/acorn ]; then
+    log "installing npm tools (binaryen, playwright-core, terser, acorn)"
     npm ci --no-audit --no-fund --loglevel=error >/dev/null || die "npm ci failed"
   fi
 }

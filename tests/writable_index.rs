@@ -317,7 +317,7 @@ fn a_bad_record_names_its_record_and_field_and_writes_nothing() {
 #[test]
 fn a_published_index_refuses_writes() {
     let dir = tempfile::tempdir().unwrap();
-    let path = gitsense_engine::index::write_example(&dir.path().join("p.gsx")).unwrap();
+    let path = published(&dir.path().join("p.gsx"), &[(1, "retry the payment")]);
     let conn = Connection::open(&path).unwrap();
     let mut e = Engine::from_connection(conn).unwrap();
     let err = e.write(WriteOp::Add, r#"{"chats": []}"#).unwrap_err();

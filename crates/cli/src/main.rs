@@ -460,243 +460,259 @@ fn print_built(
 
 fn run(cli: Cli) -> Result<(), (Error, Option<String>)> {
     match cli.command {
-        Command::Build(a) => {
-            let started = Instant::now();
-            let src = &a.sources;
-            import::check_output(&a.out, &src.inputs(), a.force).map_err(|e| (e, None))?;
-            let docs_opts = src.docs_options().map_err(|e| (e, None))?;
-            let mut steps = Steps::new(a.quiet);
-            let mut finishing = |p: FinishProgress| steps.show(p.step.label(), p.done, p.total);
-            let built = import::build_with_progress(
-                &a.out,
-                src.description(),
-                |w| src.fill(w, docs_opts.as_ref(), a.quiet),
-                &mut finishing,
-            );
-            drop(steps);
-            let (stats, report) = built.map_err(|e| (e, None))?;
-            print_built("built", &stats, &report, started)
-        }
-        Command::Add(a) => {
-            let started = Instant::now();
-            let src = &a.sources;
-            let out = a.out.clone().unwrap_or_else(|| a.index.clone());
-            // An index of this format first: the output checks below would
-            // otherwise call a file that is none a wrong --out.
-            gitsense_engine::index::open_file(&a.index).map_err(|e| (e, None))?;
-            let mut inputs = src.inputs();
-            // The index added to is an input too, unless it is the output.
-            if out != a.index {
-                inputs.push(import::Input::File(&a.index));
-            }
-            import::check_output(&out, &inputs, false).map_err(|e| (e, None))?;
-            let docs_opts = src.docs_options().map_err(|e| (e, None))?;
-            let mut steps = Steps::new(a.quiet);
-            let mut finishing = |p: FinishProgress| steps.show(p.step.label(), p.done, p.total);
-            let built = import::add_with_progress(
-                &a.index,
-                &out,
-                src.description(),
-                |w| src.fill(w, docs_opts.as_ref(), a.quiet),
-                &mut finishing,
-            );
-            drop(steps);
-            let (stats, report) = built.map_err(|e| (e, None))?;
-            print_built("added to", &stats, &report, started)?;
-            if let Some(dir) = &a.publish {
-                let mut steps = Steps::new(a.quiet);
-                let m = gitsense_publish::publish_with(&out, dir, &mut |p| {
-                    steps.show(p.step.label(), p.done, p.total)
-                })
-                .map_err(|e| (e, None))?;
-                drop(steps);
-                outln!(
-                    "published revision {} to {}: {}",
-                    m.revision,
-                    dir.display(),
-                    gitsense_publish::MANIFEST_FILE
-                );
-            }
-            Ok(())
-        }
-        Command::Search(a) => {
-            let started = Instant::now();
-            let fmt = output_format(&a).map_err(|e| (e, None))?;
-            let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
-            let highlight = match (a.highlight.as_str(), fmt) {
-                ("raw", _) => Highlight::Raw,
-                ("none", _) => Highlight::None,
-                (_, Format::Json) => Highlight::Html,
-                // Plain-text renderers show text, not HTML entities.
-                _ => Highlight::Raw,
-            };
-            // The budget is on what is printed: the results object for
-            // JSON, the rendered text otherwise.
-            let opts = SearchOptions {
-                page: a.page,
-                per_page: a.per_page.or(a.limit),
-                current_chat_id: a.current_chat,
-                highlight,
-                include_content: !a.no_content,
-                max_tokens: a.max_tokens.filter(|_| fmt == Format::Json),
-                cursor: a.cursor,
-                trace: a.trace,
-                facets: a.facets,
-                mode: if a.mode == "box" {
-                    QueryMode::Box
-                } else {
-                    QueryMode::Strict
-                },
-                snippet_tokens: a.snippet_tokens,
-                time_budget_ms: Some(a.time_budget_ms),
-            };
-            let mut results = engine
-                .search(&a.query, &opts)
-                .map_err(|e| (e, Some(a.query.clone())))?;
-            if let Some(n) = a.limit {
-                // A cursor would continue past the results left out here.
-                if gitsense_engine::budget::limit(&mut results, n as usize) {
-                    results.next_cursor = None;
-                }
-            }
-            let elapsed = started.elapsed().as_secs_f64();
-            let out = match fmt {
-                Format::Json if a.pretty => {
-                    serde_json::to_string_pretty(&results).unwrap_or_default()
-                }
-                Format::Json => format::render(&results, fmt, None),
-                _ => format::format_painted(
-                    &results,
-                    fmt,
-                    &FormatOptions {
-                        max_tokens: a.max_tokens,
-                        elapsed_secs: Some(elapsed),
-                    },
-                    &format::Preamble::default(),
-                    paint(),
-                )
-                .map_err(|e| (e, None))?,
-            };
-            emit(&out)?;
-            if fmt == Format::Json {
-                emit("\n")?;
-            }
-            Ok(())
-        }
+        Command::Build(a) => build(a),
+        Command::Add(a) => add(a),
+        Command::Search(a) => search(a),
         Command::Site(a) => site(a),
         Command::Publish {
             index,
             out_dir,
             json,
             quiet,
-        } => {
-            let mut steps = Steps::new(quiet);
-            let m = gitsense_publish::publish_with(&index, &out_dir, &mut |p| {
-                steps.show(p.step.label(), p.done, p.total)
-            })
-            .map_err(|e| (e, None))?;
-            drop(steps);
-            if json {
-                outln!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
-            } else {
-                outln!(
-                    "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {} ({} hot pages{}), {} ({} bytes: pages compressed one by one), {}",
-                    m.revision,
-                    out_dir.display(),
-                    m.file,
-                    m.compressed_size,
-                    m.size,
-                    m.raw_file.as_deref().unwrap_or("-"),
-                    m.hot_file.as_deref().unwrap_or("-"),
-                    m.hot_pages.len(),
-                    if m.hot_file.is_some() {
-                        format!(
-                            "; again as {} for first visits",
-                            gitsense_publish::FIRST_VISIT_FILE
-                        )
-                    } else {
-                        String::new()
-                    },
-                    m.packed_file.as_deref().unwrap_or("-"),
-                    m.packed_size,
-                    gitsense_publish::MANIFEST_FILE
-                );
-            }
-            Ok(())
-        }
-        Command::Assist(a) => {
-            let started = Instant::now();
-            let fmt: Format = a.format.parse().map_err(|e| (e, None))?;
-            let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
-            let opts = AssistOptions {
-                max_tokens: a.max_tokens,
-                condense_threshold: a.condense_threshold,
-                max_review_files: a.max_files,
-                ..AssistOptions::default()
-            };
-            let timeout = Duration::from_secs(a.llm_timeout);
-            let mut llm = |prompt: &str| run_llm(&a.llm_cmd, prompt, timeout);
-            let mut on_stage = |r: &StageReport| {
-                if a.trace {
-                    eprintln!("{}", serde_json::to_string(r).unwrap_or_default());
-                } else if !a.quiet {
-                    eprintln!("{}", stage_line(r));
-                }
-            };
-            let outcome =
-                assist::assisted_search(&engine, &a.question, &opts, &mut llm, &mut on_stage)
-                    .map_err(|e| (e, None))?;
-            let fopts = FormatOptions {
-                max_tokens: a.max_tokens,
-                elapsed_secs: Some(started.elapsed().as_secs_f64()),
-            };
-            let mut out = assist::format_outcome(&outcome, fmt, &fopts).map_err(|e| (e, None))?;
-            if fmt == Format::Json {
-                if a.pretty {
-                    out = serde_json::from_str::<serde_json::Value>(&out)
-                        .and_then(|v| serde_json::to_string_pretty(&v))
-                        .unwrap_or(out);
-                }
-                out.push('\n');
-            }
-            emit(&out)?;
-            Ok(())
-        }
+        } => publish(&index, &out_dir, json, quiet),
+        Command::Assist(a) => assist_cmd(a),
         Command::Info {
             index,
             json,
             verify,
-        } => {
-            let engine = Engine::open(&index).map_err(|e| (e, None))?;
-            if verify {
-                gitsense_engine::index::checksum::check(&index).map_err(|e| (e, None))?;
-            }
-            let i = engine.info();
-            if json {
-                outln!("{}", serde_json::to_string_pretty(i).unwrap_or_default());
-            } else {
-                outln!("index:          {}", index.display());
-                outln!("format version: {}", i.format_version);
-                outln!("revision:       {}", i.revision);
-                outln!("built at:       {}", i.built_at);
-                outln!("source:         {}", i.source);
-                outln!("chats:          {}", i.chats);
-                outln!("messages:       {}", i.messages);
-                outln!("code blocks:    {}", i.code_blocks);
-                outln!("groups:         {}", i.groups);
-                outln!(
-                    "size:           {} bytes ({} pages of {})",
-                    i.size_bytes(),
-                    i.page_count,
-                    i.page_size
-                );
-                if verify {
-                    outln!("checksum:       verified");
-                }
-            }
-            Ok(())
+        } => info(&index, json, verify),
+    }
+}
+
+/// `build`: sources → a new index.
+fn build(a: BuildArgs) -> Result<(), (Error, Option<String>)> {
+    let started = Instant::now();
+    let src = &a.sources;
+    import::check_output(&a.out, &src.inputs(), a.force).map_err(|e| (e, None))?;
+    let docs_opts = src.docs_options().map_err(|e| (e, None))?;
+    let mut steps = Steps::new(a.quiet);
+    let mut finishing = |p: FinishProgress| steps.show(p.step.label(), p.done, p.total);
+    let built = import::build_with_progress(
+        &a.out,
+        src.description(),
+        |w| src.fill(w, docs_opts.as_ref(), a.quiet),
+        &mut finishing,
+    );
+    drop(steps);
+    let (stats, report) = built.map_err(|e| (e, None))?;
+    print_built("built", &stats, &report, started)
+}
+
+/// `add`: sources into an existing index, then publish it if asked.
+fn add(a: AddArgs) -> Result<(), (Error, Option<String>)> {
+    let started = Instant::now();
+    let src = &a.sources;
+    let out = a.out.clone().unwrap_or_else(|| a.index.clone());
+    import::check_add_output(&a.index, &out, &src.inputs()).map_err(|e| (e, None))?;
+    let docs_opts = src.docs_options().map_err(|e| (e, None))?;
+    let mut steps = Steps::new(a.quiet);
+    let mut finishing = |p: FinishProgress| steps.show(p.step.label(), p.done, p.total);
+    let built = import::add_with_progress(
+        &a.index,
+        &out,
+        src.description(),
+        |w| src.fill(w, docs_opts.as_ref(), a.quiet),
+        &mut finishing,
+    );
+    drop(steps);
+    let (stats, report) = built.map_err(|e| (e, None))?;
+    print_built("added to", &stats, &report, started)?;
+    if let Some(dir) = &a.publish {
+        let mut steps = Steps::new(a.quiet);
+        let m = gitsense_publish::publish_with(&out, dir, &mut |p| {
+            steps.show(p.step.label(), p.done, p.total)
+        })
+        .map_err(|e| (e, None))?;
+        drop(steps);
+        outln!(
+            "published revision {} to {}: {}",
+            m.revision,
+            dir.display(),
+            gitsense_publish::MANIFEST_FILE
+        );
+    }
+    Ok(())
+}
+
+/// `search`: one query, printed in the format asked for.
+fn search(a: SearchArgs) -> Result<(), (Error, Option<String>)> {
+    let started = Instant::now();
+    let fmt = output_format(&a).map_err(|e| (e, None))?;
+    let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
+    let mut results = engine
+        .search(&a.query, &search_options(&a, fmt))
+        .map_err(|e| (e, Some(a.query.clone())))?;
+    if let Some(n) = a.limit {
+        // A cursor would continue past the results left out here.
+        if gitsense_engine::budget::limit(&mut results, n as usize) {
+            results.next_cursor = None;
         }
     }
+    let elapsed = started.elapsed().as_secs_f64();
+    let out = match fmt {
+        Format::Json if a.pretty => serde_json::to_string_pretty(&results).unwrap_or_default(),
+        Format::Json => format::render(&results, fmt, None),
+        _ => format::format_painted(
+            &results,
+            fmt,
+            &FormatOptions {
+                max_tokens: a.max_tokens,
+                elapsed_secs: Some(elapsed),
+            },
+            &format::Preamble::default(),
+            paint(),
+        )
+        .map_err(|e| (e, None))?,
+    };
+    emit(&out)?;
+    if fmt == Format::Json {
+        emit("\n")?;
+    }
+    Ok(())
+}
+
+/// The engine's options for `search`'s flags, printing in `fmt`.
+fn search_options(a: &SearchArgs, fmt: Format) -> SearchOptions {
+    let highlight = match (a.highlight.as_str(), fmt) {
+        ("raw", _) => Highlight::Raw,
+        ("none", _) => Highlight::None,
+        (_, Format::Json) => Highlight::Html,
+        // Plain-text renderers show text, not HTML entities.
+        _ => Highlight::Raw,
+    };
+    SearchOptions {
+        page: a.page,
+        per_page: a.per_page.or(a.limit),
+        current_chat_id: a.current_chat,
+        highlight,
+        include_content: !a.no_content,
+        // The budget is on what is printed: the results object for JSON,
+        // the rendered text otherwise.
+        max_tokens: a.max_tokens.filter(|_| fmt == Format::Json),
+        cursor: a.cursor.clone(),
+        trace: a.trace,
+        facets: a.facets.clone(),
+        mode: if a.mode == "box" {
+            QueryMode::Box
+        } else {
+            QueryMode::Strict
+        },
+        snippet_tokens: a.snippet_tokens,
+        time_budget_ms: Some(a.time_budget_ms),
+    }
+}
+
+/// `publish`: an index → the files a static site serves.
+fn publish(
+    index: &std::path::Path,
+    out_dir: &std::path::Path,
+    json: bool,
+    quiet: bool,
+) -> Result<(), (Error, Option<String>)> {
+    let mut steps = Steps::new(quiet);
+    let m = gitsense_publish::publish_with(index, out_dir, &mut |p| {
+        steps.show(p.step.label(), p.done, p.total)
+    })
+    .map_err(|e| (e, None))?;
+    drop(steps);
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
+    } else {
+        outln!(
+            "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {} ({} hot pages{}), {} ({} bytes: pages compressed one by one), {}",
+            m.revision,
+            out_dir.display(),
+            m.file,
+            m.compressed_size,
+            m.size,
+            m.raw_file.as_deref().unwrap_or("-"),
+            m.hot_file.as_deref().unwrap_or("-"),
+            m.hot_pages.len(),
+            if m.hot_file.is_some() {
+                format!(
+                    "; again as {} for first visits",
+                    gitsense_publish::FIRST_VISIT_FILE
+                )
+            } else {
+                String::new()
+            },
+            m.packed_file.as_deref().unwrap_or("-"),
+            m.packed_size,
+            gitsense_publish::MANIFEST_FILE
+        );
+    }
+    Ok(())
+}
+
+/// `assist`: the AI-assisted multi-stage search, the LLM run as a command.
+fn assist_cmd(a: AssistArgs) -> Result<(), (Error, Option<String>)> {
+    let started = Instant::now();
+    let fmt: Format = a.format.parse().map_err(|e| (e, None))?;
+    let engine = Engine::open(&a.index).map_err(|e| (e, None))?;
+    let opts = AssistOptions {
+        max_tokens: a.max_tokens,
+        condense_threshold: a.condense_threshold,
+        max_review_files: a.max_files,
+        ..AssistOptions::default()
+    };
+    let timeout = Duration::from_secs(a.llm_timeout);
+    let mut llm = |prompt: &str| run_llm(&a.llm_cmd, prompt, timeout);
+    let mut on_stage = |r: &StageReport| {
+        if a.trace {
+            eprintln!("{}", serde_json::to_string(r).unwrap_or_default());
+        } else if !a.quiet {
+            eprintln!("{}", stage_line(r));
+        }
+    };
+    let outcome = assist::assisted_search(&engine, &a.question, &opts, &mut llm, &mut on_stage)
+        .map_err(|e| (e, None))?;
+    let fopts = FormatOptions {
+        max_tokens: a.max_tokens,
+        elapsed_secs: Some(started.elapsed().as_secs_f64()),
+    };
+    let mut out = assist::format_outcome(&outcome, fmt, &fopts).map_err(|e| (e, None))?;
+    if fmt == Format::Json {
+        if a.pretty {
+            out = serde_json::from_str::<serde_json::Value>(&out)
+                .and_then(|v| serde_json::to_string_pretty(&v))
+                .unwrap_or(out);
+        }
+        out.push('\n');
+    }
+    emit(&out)?;
+    Ok(())
+}
+
+/// `info`: what an index holds, optionally with its checksum verified.
+fn info(index: &std::path::Path, json: bool, verify: bool) -> Result<(), (Error, Option<String>)> {
+    let engine = Engine::open(index).map_err(|e| (e, None))?;
+    if verify {
+        gitsense_engine::index::checksum::check(index).map_err(|e| (e, None))?;
+    }
+    let i = engine.info();
+    if json {
+        outln!("{}", serde_json::to_string_pretty(i).unwrap_or_default());
+    } else {
+        outln!("index:          {}", index.display());
+        outln!("format version: {}", i.format_version);
+        outln!("revision:       {}", i.revision);
+        outln!("built at:       {}", i.built_at);
+        outln!("source:         {}", i.source);
+        outln!("chats:          {}", i.chats);
+        outln!("messages:       {}", i.messages);
+        outln!("code blocks:    {}", i.code_blocks);
+        outln!("groups:         {}", i.groups);
+        outln!(
+            "size:           {} bytes ({} pages of {})",
+            i.size_bytes(),
+            i.page_count,
+            i.page_size
+        );
+        if verify {
+            outln!("checksum:       verified");
+        }
+    }
+    Ok(())
 }
 
 /// One line of text per stage report, for people watching stderr.
@@ -729,9 +745,6 @@ fn llm_error(message: String) -> Error {
     Error::new("assist.llm_failed", message)
 }
 
-/// Runs the LLM command with `sh -c`, the prompt on stdin; returns its
-/// stdout. A non-zero exit, a failure to start, or running past `timeout`
-/// (the command and its children are killed) is an error.
 impl PageGlobs {
     /// The page filter, with `also_exclude` added to the excludes.
     fn filter(&self, also_exclude: &[String]) -> Result<import::docs::PageFilter, Error> {
@@ -836,6 +849,9 @@ fn url_path(base: Option<&str>) -> String {
     }
 }
 
+/// Runs the LLM command with `sh -c`, the prompt on stdin; returns its
+/// stdout. A non-zero exit, a failure to start, or running past `timeout`
+/// (the command and its children are killed) is an error.
 fn run_llm(cmd: &str, prompt: &str, timeout: Duration) -> Result<String, Error> {
     let mut command = Process::new("sh");
     command

@@ -22,6 +22,22 @@ pub enum ErrorKind {
 }
 
 /// A structured error: `code`, `message` and an optional `position`.
+///
+/// ```
+/// use gitsense_engine::{Engine, ErrorKind, SearchOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+/// let engine = Engine::open(&path)?;
+/// let e = engine.search("(retry OR", &SearchOptions::default()).unwrap_err();
+/// assert_eq!(e.kind(), ErrorKind::Query);
+/// assert!(e.code.starts_with("query."), "{}", e.code);
+/// assert!(e.position.is_some());
+/// // A file that is not an index is an `index.*` error, never a raw SQLite one.
+/// std::fs::write(dir.path().join("not.gsx"), "plain text")?;
+/// let e = Engine::open(&dir.path().join("not.gsx")).err().unwrap();
+/// assert_eq!(e.kind(), ErrorKind::Index);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Error {
     /// Stable dotted code, e.g. `query.unknown_filter`.

@@ -45,7 +45,26 @@ pub enum Highlight {
     None,
 }
 
-/// Caller options for one search.
+/// Caller options for one search. The JS API passes them as JSON with
+/// camelCase keys (unknown keys are refused); Rust callers start from
+/// `Default`.
+///
+/// ```
+/// use gitsense_engine::{Engine, Highlight, SearchOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+/// let opts = SearchOptions { per_page: Some(1), highlight: Highlight::Raw, ..Default::default() };
+/// let r = Engine::open(&path)?.search("retry", &opts)?;
+/// // Two messages match; one a page.
+/// assert_eq!((r.total_counts.messages, r.results.messages.len()), (2, 1));
+/// let snippet = r.results.messages[0].messages_content_snippet.as_deref().unwrap();
+/// assert!(snippet.contains("<GSC>"), "{snippet}");
+/// // The same options as the JS API's JSON.
+/// let json: SearchOptions = serde_json::from_str(r#"{"perPage": 1, "highlight": "raw"}"#)?;
+/// assert_eq!(json, opts);
+/// assert!(serde_json::from_str::<SearchOptions>(r#"{"per_page": 1}"#).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct SearchOptions {

@@ -20,6 +20,23 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// What [`crate::Engine::search`] returns: chats, messages and code blocks,
+/// each counted and paged on its own. Serialized, it is the GitSense
+/// results object, with the contract's field names.
+///
+/// ```
+/// use gitsense_engine::{Engine, SearchOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+/// let r = Engine::open(&path)?.search("retry", &SearchOptions::default())?;
+/// let message = &r.results.messages[0];
+/// assert_eq!(message.result_chat_id, 1);
+/// assert_eq!(message.chat_path.as_deref(), Some("Payments"));
+/// let object = serde_json::to_value(&r)?;
+/// assert_eq!(object["totalCounts"]["codeBlocks"], r.total_counts.code_blocks);
+/// assert_eq!(object["results"]["messages"][0]["messages_id"], message.messages_id);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SearchResults {
     #[serde(rename = "searchCriteria")]

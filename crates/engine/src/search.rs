@@ -128,7 +128,21 @@ extern "C" fn over_budget(budget: *mut std::os::raw::c_void) -> std::os::raw::c_
     std::os::raw::c_int::from(over)
 }
 
-/// An open index, ready to answer queries.
+/// An open index, ready to answer queries: [`Engine::open`] a file, then
+/// [`Engine::search`] it as often as needed (the statements are prepared
+/// once and cached).
+///
+/// ```
+/// use gitsense_engine::{Engine, SearchOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+/// let engine = Engine::open(&path)?;
+/// for query in ["retry", "payment in:messages", "lang:javascript charge"] {
+///     let r = engine.search(query, &SearchOptions::default())?;
+///     assert!(r.total_results_returned > 0, "{query}");
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Engine {
     conn: Connection,
     info: IndexInfo,
@@ -243,11 +257,15 @@ impl Engine {
     /// ranking and again for each snippet).
     ///
     /// ```
-    /// # let engine_dir = std::env::temp_dir();
-    /// use gitsense_engine::search::Engine;
-    /// fn bound(engine: &mut Engine) {
-    ///     engine.set_time_budget(Some(150.0));
-    /// }
+    /// use gitsense_engine::{Engine, SearchOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+    /// let mut engine = Engine::open(&path)?;
+    /// engine.set_time_budget(Some(150.0));
+    /// // A small index answers well within the bound: nothing is cut short.
+    /// let r = engine.search("retry", &SearchOptions::default())?;
+    /// assert_eq!(r.truncated, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_time_budget(&mut self, ms: Option<f64>) {
         self.time_budget_ms = ms;

@@ -346,14 +346,43 @@ fn list(paths: &[String]) -> String {
     format!("{}{more}", shown.join(", "))
 }
 
-/// Imports the repository at `dir` into `w`.
-pub fn import(
-    dir: &Path,
-    opts: &GitOptions,
-    w: &mut IndexWriter,
-    progress: &ProgressBar,
-) -> Result<ImportReport> {
-    let repo = Repository::open(dir).map_err(|e| {
+impl Skipped {
+    /// One warning per kind of file left out.
+    fn warnings(&self, max_file_size: u64) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.binary.is_empty() {
+            out.push(format!(
+                "skipped {} binary files ({})",
+                self.binary.len(),
+                list(&self.binary)
+            ));
+        }
+        if !self.huge.is_empty() {
+            out.push(format!(
+                "skipped {} files larger than {} bytes ({})",
+                self.huge.len(),
+                max_file_size,
+                list(&self.huge)
+            ));
+        }
+        if self.links > 0 {
+            out.push(format!("skipped {} symbolic links", self.links));
+        }
+        if self.submodules > 0 {
+            out.push(format!("skipped {} submodules", self.submodules));
+        }
+        if self.lossy > 0 {
+            out.push(format!(
+                "{} files are not valid UTF-8 and were decoded lossily",
+                self.lossy
+            ));
+        }
+        out
+    }
+}
+
+fn open_repository(dir: &Path) -> Result<Repository> {
+    Repository::open(dir).map_err(|e| {
         Error::new(
             "import.not_a_repository",
             format!(
@@ -362,263 +391,360 @@ pub fn import(
             ),
         )
         .with_location(dir.display().to_string())
-    })?;
-    let refs = resolve_refs(&repo, dir, opts)?;
-    let (owner, name) = owner_and_name(&repo, dir, opts)?;
-    let repo_full = format!("{owner}/{name}");
+    })
+}
+
+/// A ref's tip commit and its tree's entries.
+struct RefWalk<'r> {
+    tip: Commit<'r>,
+    entries: Vec<Entry>,
+}
+
+fn walk_refs<'r>(
+    repo: &'r Repository,
+    dir: &Path,
+    refs: &[RefToIndex],
+) -> Result<Vec<RefWalk<'r>>> {
     let gerr = |e: git2::Error| git_err(dir, e);
-
-    // Walk every ref first: the progress bar needs the file count.
     let mut walks = Vec::new();
-    for r in &refs {
-        let commit = repo.find_commit(r.commit).map_err(gerr)?;
+    for r in refs {
+        let tip = repo.find_commit(r.commit).map_err(gerr)?;
         let mut entries = Vec::new();
-        walk(&repo, &commit.tree().map_err(gerr)?, "", 0, &mut entries).map_err(gerr)?;
-        walks.push((commit, entries));
+        walk(repo, &tip.tree().map_err(gerr)?, "", 0, &mut entries).map_err(gerr)?;
+        walks.push(RefWalk { tip, entries });
     }
-    let files: u64 = walks
-        .iter()
-        .map(|(_, e)| e.iter().filter(|e| matches!(e, Entry::File { .. })).count() as u64)
-        .sum();
-    progress.set_length(files);
+    Ok(walks)
+}
 
-    let group_id = 1;
-    w.add_group(&Group {
-        id: group_id,
-        name: repo_full.clone(),
-    })?;
-    let tip_time = walks
-        .iter()
-        .map(|(c, _)| c.time().seconds())
-        .max()
-        .map(iso8601_utc);
-    let hierarchy_chat =
-        |id: i64, parent: i64, t: &str, n: &str, group: Option<i64>, meta: Value| Chat {
-            id,
-            parent_id: parent,
-            chat_type: t.into(),
-            uuid: Some(stable_uuid(&format!("git:{repo_full}:{t}:{n}"))),
-            name: n.into(),
-            owner: None,
-            group_id: group,
-            created_at: tip_time.clone(),
-            modified_at: tip_time.clone(),
-            meta,
-        };
-    w.add_chat(&hierarchy_chat(
-        1,
-        0,
-        "git-repos",
-        ROOT_NAME,
-        None,
-        json!({"type": "git-repos"}),
-    ))?;
-    w.add_chat(&hierarchy_chat(
-        2,
-        1,
-        "git-repo-owner",
-        &owner,
-        None,
-        json!({"type": "git-repo-owner", "owner": owner}),
-    ))?;
-    let mut repo_meta =
-        json!({"type": "git-repo", "owner": owner, "name": name, "bare": repo.is_bare()});
-    if let Some(url) = repo
-        .find_remote("origin")
-        .ok()
-        .and_then(|r| r.url().ok().map(strip_credentials))
-    {
-        repo_meta["remote"] = json!(url);
+/// The group and the chats of the hierarchy above the refs.
+const GROUP_ID: i64 = 1;
+const ROOT_CHAT: i64 = 1;
+const OWNER_CHAT: i64 = 2;
+const REPO_CHAT: i64 = 3;
+
+/// Where a ref's chats hang and what their `refContext` says.
+struct RefCtx<'a> {
+    r: &'a RefToIndex,
+    chat: i64,
+    time: String,
+}
+
+impl RefCtx<'_> {
+    fn meta(&self) -> Value {
+        json!({"refChatId": self.chat, "refName": self.r.name, "refType": self.r.ref_type})
     }
-    w.add_chat(&hierarchy_chat(
-        3,
-        2,
-        "git-repo",
-        &name,
-        Some(group_id),
-        repo_meta,
-    ))?;
+}
 
-    let mut next_chat = 4i64;
-    let mut next_message = 1i64;
-    let mut skipped = Skipped::default();
-    let mut commit_cache: HashMap<Oid, Value> = HashMap::new();
-    for (r, (tip, entries)) in refs.iter().zip(&walks) {
-        let file_paths: HashSet<String> = entries
+/// One import in progress: the writer, the ids handed out so far and what
+/// was skipped. Chat and message ids follow the walk's order, so the same
+/// repository state gives the same ids.
+struct GitImport<'a> {
+    repo: &'a Repository,
+    dir: &'a Path,
+    opts: &'a GitOptions,
+    w: &'a mut IndexWriter,
+    progress: &'a ProgressBar,
+    repo_full: String,
+    next_chat: i64,
+    next_message: i64,
+    skipped: Skipped,
+    commit_cache: HashMap<Oid, Value>,
+}
+
+impl GitImport<'_> {
+    fn gerr(&self, e: git2::Error) -> Error {
+        git_err(self.dir, e)
+    }
+
+    fn take_chat_id(&mut self) -> i64 {
+        let id = self.next_chat;
+        self.next_chat += 1;
+        id
+    }
+
+    /// `git-repos` → `git-repo-owner` → `git-repo`, dated by the newest tip.
+    fn add_hierarchy(&mut self, owner: &str, name: &str, tip_time: Option<String>) -> Result<()> {
+        self.w.add_group(&Group {
+            id: GROUP_ID,
+            name: self.repo_full.clone(),
+        })?;
+        let repo_full = &self.repo_full;
+        let hierarchy_chat =
+            |id: i64, parent: i64, t: &str, n: &str, group: Option<i64>, meta: Value| Chat {
+                id,
+                parent_id: parent,
+                chat_type: t.into(),
+                uuid: Some(stable_uuid(&format!("git:{repo_full}:{t}:{n}"))),
+                name: n.into(),
+                owner: None,
+                group_id: group,
+                created_at: tip_time.clone(),
+                modified_at: tip_time.clone(),
+                meta,
+            };
+        let root = hierarchy_chat(
+            ROOT_CHAT,
+            0,
+            "git-repos",
+            ROOT_NAME,
+            None,
+            json!({"type": "git-repos"}),
+        );
+        let owner_chat = hierarchy_chat(
+            OWNER_CHAT,
+            ROOT_CHAT,
+            "git-repo-owner",
+            owner,
+            None,
+            json!({"type": "git-repo-owner", "owner": owner}),
+        );
+        let mut repo_meta =
+            json!({"type": "git-repo", "owner": owner, "name": name, "bare": self.repo.is_bare()});
+        if let Some(url) = self
+            .repo
+            .find_remote("origin")
+            .ok()
+            .and_then(|r| r.url().ok().map(strip_credentials))
+        {
+            repo_meta["remote"] = json!(url);
+        }
+        let repo_chat = hierarchy_chat(
+            REPO_CHAT,
+            OWNER_CHAT,
+            "git-repo",
+            name,
+            Some(GROUP_ID),
+            repo_meta,
+        );
+        self.w.add_chat(&root)?;
+        self.w.add_chat(&owner_chat)?;
+        self.w.add_chat(&repo_chat)?;
+        Ok(())
+    }
+
+    /// A ref's chat, then its tree in walk order.
+    fn add_ref(&mut self, r: &RefToIndex, walk: &RefWalk) -> Result<()> {
+        let file_paths: HashSet<String> = walk
+            .entries
             .iter()
             .filter_map(|e| match e {
                 Entry::File { path, .. } => Some(path.clone()),
                 _ => None,
             })
             .collect();
-        let changed = last_changes(&repo, tip, &file_paths).map_err(gerr)?;
-        let tip_meta = commit_meta(tip);
-        let ref_time = iso8601_utc(tip.time().seconds());
-        let ref_chat = next_chat;
-        next_chat += 1;
-        w.add_chat(&Chat {
-            id: ref_chat,
-            parent_id: 3,
+        let changed = last_changes(self.repo, &walk.tip, &file_paths).map_err(|e| self.gerr(e))?;
+        let ctx = RefCtx {
+            r,
+            chat: self.take_chat_id(),
+            time: iso8601_utc(walk.tip.time().seconds()),
+        };
+        self.w.add_chat(&Chat {
+            id: ctx.chat,
+            parent_id: REPO_CHAT,
             chat_type: "git-ref".into(),
-            uuid: Some(stable_uuid(&format!("git:{repo_full}:ref:{}", r.name))),
+            uuid: Some(stable_uuid(&format!(
+                "git:{}:ref:{}",
+                self.repo_full, r.name
+            ))),
             name: r.name.clone(),
             owner: None,
-            group_id: Some(group_id),
-            created_at: Some(ref_time.clone()),
-            modified_at: Some(ref_time.clone()),
-            meta: json!({"type": r.ref_type, "name": r.name, "commit": tip_meta}),
+            group_id: Some(GROUP_ID),
+            created_at: Some(ctx.time.clone()),
+            modified_at: Some(ctx.time.clone()),
+            meta: json!({"type": r.ref_type, "name": r.name, "commit": commit_meta(&walk.tip)}),
         })?;
         // Chat id of the directory at each depth of the walk.
-        let mut dir_stack: Vec<i64> = vec![ref_chat];
-        for e in entries {
+        let mut dir_stack: Vec<i64> = vec![ctx.chat];
+        for e in &walk.entries {
             match e {
                 Entry::Dir { path, oid, depth } => {
                     dir_stack.truncate(depth + 1);
-                    let id = next_chat;
-                    next_chat += 1;
-                    let dir_name = path.rsplit('/').next().unwrap_or(path);
-                    w.add_chat(&Chat {
-                        id,
-                        parent_id: dir_stack[*depth],
-                        chat_type: "git-tree".into(),
-                        uuid: Some(stable_uuid(&format!("git:{repo_full}:{}:tree:{path}", r.name))),
-                        name: dir_name.to_string(),
-                        owner: None,
-                        group_id: Some(group_id),
-                        created_at: Some(ref_time.clone()),
-                        modified_at: Some(ref_time.clone()),
-                        meta: json!({
-                            "type": "git-tree",
-                            "tree": oid.to_string(),
-                            "path": path,
-                            "name": dir_name,
-                            "refContext": {"refChatId": ref_chat, "refName": r.name, "refType": r.ref_type},
-                        }),
-                    })?;
+                    let id = self.add_dir(&ctx, path, *oid, dir_stack[*depth])?;
                     dir_stack.push(id);
                 }
                 Entry::File { path, oid, depth } => {
-                    progress.inc(1);
+                    self.progress.inc(1);
                     dir_stack.truncate(depth + 1);
-                    let blob = repo.find_blob(*oid).map_err(gerr)?;
-                    if blob.size() as u64 > opts.max_file_size {
-                        skipped.huge.push(path.clone());
-                        continue;
-                    }
-                    if blob.is_binary() {
-                        skipped.binary.push(path.clone());
-                        continue;
-                    }
-                    let text = match std::str::from_utf8(blob.content()) {
-                        Ok(t) => t.to_string(),
-                        Err(_) => {
-                            skipped.lossy += 1;
-                            String::from_utf8_lossy(blob.content()).into_owned()
-                        }
-                    };
-                    let commit_id = changed.get(path).copied().unwrap_or(tip.id());
-                    let commit = match commit_cache.get(&commit_id) {
-                        Some(c) => c.clone(),
-                        None => {
-                            let c = commit_meta(&repo.find_commit(commit_id).map_err(gerr)?);
-                            commit_cache.insert(commit_id, c.clone());
-                            c
-                        }
-                    };
-                    let when = iso8601_utc(commit["timestamp"].as_i64().unwrap_or(0));
-                    let file_name = path.rsplit('/').next().unwrap_or(path);
-                    let overview = Overview::of(path, &text);
-                    let chat_id = next_chat;
-                    next_chat += 1;
-                    let mut meta = json!({
-                        "type": "git-blob",
-                        "path": path,
-                        "name": file_name,
-                        "commit": commit,
-                        "blob": oid.to_string(),
-                        "size": blob.size(),
-                        "refContext": {"refChatId": ref_chat, "refName": r.name, "refType": r.ref_type},
-                    });
-                    if let Some(l) = overview.language {
-                        meta["language"] = json!(l);
-                    }
-                    w.add_chat(&Chat {
-                        id: chat_id,
-                        parent_id: dir_stack[*depth],
-                        chat_type: "git-blob".into(),
-                        uuid: Some(stable_uuid(&format!(
-                            "git:{repo_full}:{}:blob:{path}",
-                            r.name
-                        ))),
-                        name: file_name.to_string(),
-                        owner: None,
-                        group_id: Some(group_id),
-                        created_at: Some(when.clone()),
-                        modified_at: Some(when.clone()),
-                        meta,
-                    })?;
-                    let (tiny, tiny_meta) = overview.tiny(chat_id);
-                    let (short, short_meta) = overview.short(chat_id);
-                    let entities = overview.key_entities(usize::MAX).join(" ");
-                    let messages = [
-                        ("git-blob", text, path.clone(), Value::Null),
-                        (TINY_OVERVIEW, tiny, format!("{path} {entities}"), tiny_meta),
-                        (SHORT_OVERVIEW, short, path.clone(), short_meta),
-                    ];
-                    for (msg_type, content, title, meta) in messages {
-                        w.add_message(&Message {
-                            id: next_message,
-                            chat_id,
-                            msg_type: msg_type.into(),
-                            role: "assistant".into(),
-                            content,
-                            title,
-                            keywords: String::new(),
-                            meta,
-                            created_at: Some(when.clone()),
-                            updated_at: Some(when.clone()),
-                        })?;
-                        next_message += 1;
-                    }
+                    let commit = changed.get(path).copied().unwrap_or(walk.tip.id());
+                    self.add_file(&ctx, path, *oid, commit, dir_stack[*depth])?;
                 }
-                Entry::Link => skipped.links += 1,
-                Entry::Submodule => skipped.submodules += 1,
+                Entry::Link => self.skipped.links += 1,
+                Entry::Submodule => self.skipped.submodules += 1,
             }
         }
+        Ok(())
     }
 
-    let mut report = ImportReport::default();
-    if !skipped.binary.is_empty() {
-        report.warnings.push(format!(
-            "skipped {} binary files ({})",
-            skipped.binary.len(),
-            list(&skipped.binary)
-        ));
+    /// A `git-tree` chat; returns its id.
+    fn add_dir(&mut self, ctx: &RefCtx, path: &str, oid: Oid, parent: i64) -> Result<i64> {
+        let id = self.take_chat_id();
+        let dir_name = path.rsplit('/').next().unwrap_or(path);
+        self.w.add_chat(&Chat {
+            id,
+            parent_id: parent,
+            chat_type: "git-tree".into(),
+            uuid: Some(stable_uuid(&format!(
+                "git:{}:{}:tree:{path}",
+                self.repo_full, ctx.r.name
+            ))),
+            name: dir_name.to_string(),
+            owner: None,
+            group_id: Some(GROUP_ID),
+            created_at: Some(ctx.time.clone()),
+            modified_at: Some(ctx.time.clone()),
+            meta: json!({
+                "type": "git-tree",
+                "tree": oid.to_string(),
+                "path": path,
+                "name": dir_name,
+                "refContext": ctx.meta(),
+            }),
+        })?;
+        Ok(id)
     }
-    if !skipped.huge.is_empty() {
-        report.warnings.push(format!(
-            "skipped {} files larger than {} bytes ({})",
-            skipped.huge.len(),
-            opts.max_file_size,
-            list(&skipped.huge)
-        ));
+
+    /// The commit meta of `id`, read once per commit.
+    fn commit(&mut self, id: Oid) -> Result<Value> {
+        if let Some(c) = self.commit_cache.get(&id) {
+            return Ok(c.clone());
+        }
+        let c = commit_meta(&self.repo.find_commit(id).map_err(|e| self.gerr(e))?);
+        self.commit_cache.insert(id, c.clone());
+        Ok(c)
     }
-    if skipped.links > 0 {
-        report
-            .warnings
-            .push(format!("skipped {} symbolic links", skipped.links));
+
+    /// A `git-blob` chat with the file's text and its two overviews, unless
+    /// the file is too large or binary (counted in `skipped`).
+    fn add_file(
+        &mut self,
+        ctx: &RefCtx,
+        path: &str,
+        oid: Oid,
+        commit_id: Oid,
+        parent: i64,
+    ) -> Result<()> {
+        let blob = self.repo.find_blob(oid).map_err(|e| self.gerr(e))?;
+        if blob.size() as u64 > self.opts.max_file_size {
+            self.skipped.huge.push(path.to_string());
+            return Ok(());
+        }
+        if blob.is_binary() {
+            self.skipped.binary.push(path.to_string());
+            return Ok(());
+        }
+        let text = match std::str::from_utf8(blob.content()) {
+            Ok(t) => t.to_string(),
+            Err(_) => {
+                self.skipped.lossy += 1;
+                String::from_utf8_lossy(blob.content()).into_owned()
+            }
+        };
+        let commit = self.commit(commit_id)?;
+        let when = iso8601_utc(commit["timestamp"].as_i64().unwrap_or(0));
+        let file_name = path.rsplit('/').next().unwrap_or(path);
+        let overview = Overview::of(path, &text);
+        let chat_id = self.take_chat_id();
+        let mut meta = json!({
+            "type": "git-blob",
+            "path": path,
+            "name": file_name,
+            "commit": commit,
+            "blob": oid.to_string(),
+            "size": blob.size(),
+            "refContext": ctx.meta(),
+        });
+        if let Some(l) = overview.language {
+            meta["language"] = json!(l);
+        }
+        self.w.add_chat(&Chat {
+            id: chat_id,
+            parent_id: parent,
+            chat_type: "git-blob".into(),
+            uuid: Some(stable_uuid(&format!(
+                "git:{}:{}:blob:{path}",
+                self.repo_full, ctx.r.name
+            ))),
+            name: file_name.to_string(),
+            owner: None,
+            group_id: Some(GROUP_ID),
+            created_at: Some(when.clone()),
+            modified_at: Some(when.clone()),
+            meta,
+        })?;
+        let (tiny, tiny_meta) = overview.tiny(chat_id);
+        let (short, short_meta) = overview.short(chat_id);
+        let entities = overview.key_entities(usize::MAX).join(" ");
+        let messages = [
+            ("git-blob", text, path.to_string(), Value::Null),
+            (TINY_OVERVIEW, tiny, format!("{path} {entities}"), tiny_meta),
+            (SHORT_OVERVIEW, short, path.to_string(), short_meta),
+        ];
+        for (msg_type, content, title, meta) in messages {
+            self.w.add_message(&Message {
+                id: self.next_message,
+                chat_id,
+                msg_type: msg_type.into(),
+                role: "assistant".into(),
+                content,
+                title,
+                keywords: String::new(),
+                meta,
+                created_at: Some(when.clone()),
+                updated_at: Some(when.clone()),
+            })?;
+            self.next_message += 1;
+        }
+        Ok(())
     }
-    if skipped.submodules > 0 {
-        report
-            .warnings
-            .push(format!("skipped {} submodules", skipped.submodules));
+}
+
+/// Imports the repository at `dir` into `w`.
+pub fn import(
+    dir: &Path,
+    opts: &GitOptions,
+    w: &mut IndexWriter,
+    progress: &ProgressBar,
+) -> Result<ImportReport> {
+    let repo = open_repository(dir)?;
+    let refs = resolve_refs(&repo, dir, opts)?;
+    let (owner, name) = owner_and_name(&repo, dir, opts)?;
+    // Every ref is walked first: the progress bar needs the file count.
+    let walks = walk_refs(&repo, dir, &refs)?;
+    let files: u64 = walks
+        .iter()
+        .map(|rw| {
+            rw.entries
+                .iter()
+                .filter(|e| matches!(e, Entry::File { .. }))
+                .count() as u64
+        })
+        .sum();
+    progress.set_length(files);
+    let tip_time = walks
+        .iter()
+        .map(|rw| rw.tip.time().seconds())
+        .max()
+        .map(iso8601_utc);
+
+    let mut run = GitImport {
+        repo: &repo,
+        dir,
+        opts,
+        w,
+        progress,
+        repo_full: format!("{owner}/{name}"),
+        next_chat: REPO_CHAT + 1,
+        next_message: 1,
+        skipped: Skipped::default(),
+        commit_cache: HashMap::new(),
+    };
+    run.add_hierarchy(&owner, &name, tip_time)?;
+    for (r, rw) in refs.iter().zip(&walks) {
+        run.add_ref(r, rw)?;
     }
-    if skipped.lossy > 0 {
-        report.warnings.push(format!(
-            "{} files are not valid UTF-8 and were decoded lossily",
-            skipped.lossy
-        ));
-    }
+    let report = ImportReport {
+        warnings: run.skipped.warnings(opts.max_file_size),
+    };
     progress.finish_and_clear();
     Ok(report)
 }

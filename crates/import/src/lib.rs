@@ -85,6 +85,19 @@ pub fn check_output(out: &Path, inputs: &[Input], force: bool) -> Result<()> {
     }
 }
 
+/// [`check_output`] for an `add` from `index` to `out`: `index` must be an
+/// index of this format first (the output checks would otherwise call a
+/// file that is none a wrong `--out`), and it is one of the inputs unless
+/// it is the output too (an add in place).
+pub fn check_add_output(index: &Path, out: &Path, inputs: &[Input]) -> Result<()> {
+    gitsense_engine::index::open_file(index)?;
+    let mut inputs = inputs.to_vec();
+    if out != index {
+        inputs.push(Input::File(index));
+    }
+    check_output(out, &inputs, false)
+}
+
 /// `path` with symbolic links resolved: the file itself when it exists,
 /// else its resolved directory joined with its name.
 fn resolve(path: &Path) -> PathBuf {

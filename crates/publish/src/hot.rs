@@ -277,9 +277,8 @@ const RANKING_TABLES: &[&str] = &[
 const SMALL_WHOLE_BYTES: i64 = 64 * 1024;
 /// Ranking tables this small together (in bytes) are hot whole: with them
 /// in hand a query ranks from its doclists alone, a round trip sooner.
-/// The Python docs' (16,015 messages, 5,315 code blocks) take 44 pages,
-/// about 40 KiB compressed; a 288 MB chat index's would take 320 pages,
-/// and are fetched per query instead.
+/// A documentation site's fit; a large chat index's would outweigh the
+/// rest of the hot pages, so they are fetched per query instead.
 const RANKING_WHOLE_BYTES: i64 = 256 * 1024;
 
 /// Pages a lookup needs before it knows which leaves to read: every inner
@@ -289,7 +288,7 @@ const RANKING_WHOLE_BYTES: i64 = 256 * 1024;
 fn structural_pages(kinds: &[(u32, String, String)], page_size: i64) -> BTreeSet<u32> {
     let small_whole_pages = SMALL_WHOLE_BYTES / page_size.max(512);
     // Pages per table counted once (a correlated count per page made this
-    // quadratic in the page count: minutes for a 270 MB index).
+    // quadratic in the page count: minutes for a large index).
     let mut table_pages: BTreeMap<&str, i64> = BTreeMap::new();
     for (_, name, _) in kinds {
         *table_pages.entry(name.as_str()).or_default() += 1;

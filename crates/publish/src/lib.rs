@@ -149,7 +149,7 @@ fn is_hot_format_plain(f: &u32) -> bool {
 /// The page lengths of a packed file as they follow the hot pages in the
 /// hot file: each length less one as a 16-bit number, the low bytes of
 /// all pages first, then the high bytes (which gzip better than
-/// interleaved: 11.4 vs 12.8 KB for the Python docs' 8,020 pages).
+/// interleaved: the high bytes are mostly alike).
 pub fn encode_packed_lengths(lengths: &[u32]) -> Vec<u8> {
     let mut out = vec![0u8; lengths.len() * 2];
     for (i, &l) in lengths.iter().enumerate() {
@@ -380,9 +380,9 @@ mod write {
 
     /// gzip as small as zopfli makes it (a standard stream: any gzip
     /// reader inflates it), for the hot files, which every first visit
-    /// fetches before its first answer: about 7% smaller than flate2's
-    /// best for the Python docs' (80.7 against 86.7 KB), at about a second
-    /// each. Deterministic, as flate2's is.
+    /// fetches before its first answer: a few per cent smaller than
+    /// flate2's best, for seconds of CPU at publish time. Deterministic,
+    /// as flate2's is.
     fn gzip_smallest(bytes: &[u8]) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(bytes.len() / 3);
         zopfli::compress(

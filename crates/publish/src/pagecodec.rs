@@ -3,8 +3,8 @@
 //!
 //! An interior table page is a list of (child page, rowid) cells; SQLite
 //! stores each as a 4-byte page number and a varint, which DEFLATE
-//! compresses poorly (the Python docs' 40 interior pages: 50 KiB gzip,
-//! the larger part of the hot pages a cold visit fetches first). Written
+//! compresses poorly (and interior pages are the larger part of the hot
+//! pages a cold visit fetches first). Written
 //! as differences from the previous cell, a page of 450 cells takes a few
 //! hundred bytes.
 //!

@@ -50,6 +50,22 @@ impl Preamble {
     }
 }
 
+/// The output formats: the results object as JSON, or text for people
+/// and LLMs. Parsed from the names the CLI's `--format` takes.
+///
+/// ```
+/// use gitsense_engine::format::{render, Format};
+/// use gitsense_engine::{Engine, SearchOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+/// let r = Engine::open(&path)?.search("retry", &SearchOptions::default())?;
+/// let f: Format = "markdown".parse()?;
+/// assert!(render(&r, f, None).contains("Payments"));
+/// let json: serde_json::Value = serde_json::from_str(&render(&r, "json".parse()?, None))?;
+/// assert_eq!(json["totalResultsReturned"], r.total_results_returned);
+/// assert_eq!("html".parse::<Format>().unwrap_err().code, "options.bad_format");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Json,

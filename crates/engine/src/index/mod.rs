@@ -23,8 +23,8 @@
 //!   have no `_docsize` table (`columnsize=0`): ranking takes token counts
 //!   from the ranking records, and the one other reader, `snippet()`,
 //!   tokenizes the returned row's text, which it reads anyway, instead of
-//!   fetching a `_docsize` page per returned row (for the Python docs,
-//!   2 to 8 pages a query, about 2.4 KB each compressed, when read lazily).
+//!   fetching a `_docsize` page per returned row (several pages a query,
+//!   each a range request, when read lazily).
 //! - `fts_leaf_ends`: for each FTS5 segment, a 16-bit hash of the last term
 //!   that starts on each of its leaves (`doclists`): whether a term's
 //!   doclist can run on to the next leaf, known without reading its own.

@@ -4,12 +4,12 @@
 //!
 //! Ranking reads them for every row a query matches; read lazily over HTTP
 //! that is what a query pays for between its doclists and its results. A
-//! row per id (`id, chat_id, lengths`) took about 15 bytes in a b-tree
-//! and compressed poorly (the Python docs' 16,015 messages: 60 pages,
-//! 111 KiB gzip), so a common word needed a round trip of its own for
-//! them. Packed column by column, 256 ids to a row, they take about 6 bytes
-//! a message and 29 KiB gzip: small enough to ship with the hot pages
-//! (`hot`), and otherwise 2.5 times fewer pages to fetch.
+//! row per id (`id, chat_id, lengths`) in a b-tree is wide and compresses
+//! poorly, so a common word needed a round trip of its own for them.
+//! Packed column by column, 256 ids to a row, small deltas side by side,
+//! they take a few bytes a record: small enough to ship with the hot pages
+//! (`hot`) of a documentation-sized index, and otherwise several times
+//! fewer pages to fetch.
 //!
 //! A chunk's blob: the number of records `n` (varint), then `n` id offsets
 //! from the chunk's first id (`id - (chunk << CHUNK_SHIFT)`, ascending),
