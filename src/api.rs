@@ -255,7 +255,7 @@ pub async fn session_search(query: String, options_json: String) -> Result<Strin
     let s = session()?;
     let planned = s.plan(&query, &options_json).map_err(js)?;
     s.warm(&planned).await;
-    s.search(planned).map_err(js)
+    s.search_planned(planned).map_err(js)
 }
 
 #[wasm_bindgen(js_name = sessionInfo)]

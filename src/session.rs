@@ -210,7 +210,7 @@ async fn ready_soon<F: std::future::Future>(mut f: std::pin::Pin<&mut F>) -> Opt
 /// stored copy, the fill files open, the manifest in and ranges served.
 fn first_lazy_visit(pref: StoragePref, p: &Prefetched) -> bool {
     matches!(pref, StoragePref::Auto | StoragePref::Lazy)
-        && p.fill().is_some()
+        && p.fill_files().is_some()
         && p.manifest.is_some()
         && p.probe.is_none()
 }
@@ -541,7 +541,7 @@ impl Session {
             (storage.scope().to_string(), storage.is_opfs())
         };
         if LazyIndex::is_refused(&scope, &manifest.sha256).await {
-            if let Some((handles, _)) = prefetched.fill() {
+            if let Some((handles, _)) = prefetched.fill_files() {
                 host::fill_close(handles);
             }
             return Err(Error::new(
@@ -1060,8 +1060,14 @@ impl Session {
         self.timings.borrow_mut().last_warm_ms = Some(now_ms() - t);
     }
 
+    /// Runs a query (parsed and planned, then run, without the warm-up);
+    /// the results object as JSON text.
+    pub fn search(&self, query: &str, options_json: &str) -> Result<String> {
+        self.search_planned(self.plan(query, options_json)?)
+    }
+
     /// Runs a planned query; the results object as JSON text.
-    pub fn search(&self, planned: PlannedSearch) -> Result<String> {
+    pub fn search_planned(&self, planned: PlannedSearch) -> Result<String> {
         if let Some(e) = self.refused.borrow().as_ref() {
             return Err(e.clone());
         }

@@ -444,8 +444,10 @@ impl Engine {
         // file's change counter (VFS calls; in the browser, calls out of
         // wasm into OPFS).
         let _read = ReadTransaction::begin(&self.conn);
-        // The time budget covers the planning too.
-        let start = (self.budget.clock.get())() - planned.plan_ms;
+        // The budget starts with the run: a plan made ahead (before the
+        // browser's warm-up, whose first call compiles the planner's code)
+        // does not count against it.
+        let start = (self.budget.clock.get())();
         self.budget.interrupted.set(false);
         self.budget.plain_snippets.set(false);
         // A search's own `timeBudgetMs` overrides the engine's; 0 lifts it.

@@ -104,13 +104,13 @@ pub struct Prefetched {
     /// Fill files the worker opened meanwhile, hot pages stored
     /// (`prepareFill()` in `js/lazy.js`), and their base name.
     #[serde(with = "serde_wasm_bindgen::preserve")]
-    fill: JsValue,
-    fill_base: Option<String>,
+    pub fill: JsValue,
+    pub fill_base: Option<String>,
 }
 
 impl Prefetched {
     /// The fill files the worker opened, and their base name.
-    pub fn fill(&self) -> Option<(&JsValue, &str)> {
+    pub fn fill_files(&self) -> Option<(&JsValue, &str)> {
         match &self.fill_base {
             Some(base) if self.fill.is_object() => Some((&self.fill, base)),
             _ => None,
@@ -721,7 +721,7 @@ impl LazyIndex {
             .map(|e| format!("{}: {}", e.code, e.message));
         // Fill files the worker opened while the module loaded, if they
         // are this index's (else closed unused).
-        let ready = match prefetched.fill() {
+        let ready = match prefetched.fill_files() {
             Some((handles, b)) if b == base && persist => Some(handles.clone()),
             Some((handles, _)) => {
                 host::fill_close(handles);
