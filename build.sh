@@ -167,12 +167,12 @@ build_wasm() {
   mv "$tmp/gitsense_search_bg.opt.wasm" "$tmp/gitsense_search_bg.wasm"
   # lazy.js is also a wasm-bindgen snippet; index.js imports this copy to
   # prefetch hot pages before the module is ready.
-  cp src/js/index.js src/js/worker.js src/js/lazy.js src/js/split.js src/js/predict.js src/js/index.d.ts src/js/results.d.ts "$tmp/"
+  cp src/js/index.js src/js/worker.js src/js/lazy.js src/js/split.js src/js/index.d.ts src/js/results.d.ts "$tmp/"
   node xtask/js/split-glue.mjs glue "$tmp" || die "wiring split.js into the wasm-bindgen output failed"
   # The worker, the bindings and the snippets as one file: a cold worker
   # starts after one request, not three dependent round trips.
   node xtask/js/bundle-worker.mjs "$tmp" >/dev/null || die "bundling the worker failed"
-  rm -rf "$tmp/gitsense_search.js" "$tmp/gitsense_search.d.ts" "$tmp/gitsense_search_bg.wasm.d.ts" "$tmp/snippets" "$tmp/split.js" "$tmp/predict.js"
+  rm -rf "$tmp/gitsense_search.js" "$tmp/gitsense_search.d.ts" "$tmp/gitsense_search_bg.wasm.d.ts" "$tmp/snippets" "$tmp/split.js"
   split_module "$tmp"
   # Last, once nothing rewrites the JS any more: minified (xtask/js/minify.mjs).
   node xtask/js/minify.mjs "$tmp/index.js" "$tmp/lazy.js" "$tmp/worker.js" >/dev/null || die "minifying the module's JS failed"

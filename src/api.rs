@@ -6,14 +6,14 @@
 //! announced as a `gitsense-panic` event on the worker's global scope, so
 //! the worker can report a clean error instead of dying silently.
 
-use super::host::{error_to_js, js_error, to_js};
+use super::host::{error_to_js, to_js};
 use super::local;
 use super::session::{current, install, take, Session};
-use super::storage::lazy::{probe_result, Prefetched};
+use super::storage::lazy::Prefetched;
 use super::storage::StoragePref;
 use gitsense_engine::error::Error;
 use gitsense_engine::index::live::WriteOp;
-use js_sys::{Function, Reflect, Uint8Array};
+use js_sys::Function;
 use serde::Deserialize;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -69,40 +69,21 @@ struct OpenOptions {
     request_timeout_ms: Option<u32>,
 }
 
-/// What the page's prefetch (js/index.js `prefetchIndex`) resolved with.
-fn prefetched(v: &JsValue) -> Prefetched {
-    if v.is_null() || v.is_undefined() {
-        return Prefetched::default();
-    }
-    let get = |k: &str| Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
-    let (probe, multi_range) = probe_result(v);
-    Prefetched {
-        manifest: get("manifest").as_string(),
-        hot: get("hot").dyn_into::<Uint8Array>().ok().map(|b| b.to_vec()),
-        hot_error: Some(get("hotError"))
-            .filter(|e| e.is_object())
-            .map(|e| js_error(&e, "download.corrupt", "reading the hot pages")),
-        probe,
-        // The page found the index stored and only fetched the manifest.
-        probed: !get("stored").is_truthy(),
-        multi_range,
-        fill: get("fillBase")
-            .as_string()
-            .map(|base| (get("fill"), base))
-            .filter(|(handles, _)| handles.is_object()),
-        early: get("early").dyn_into::<js_sys::Promise>().ok(),
-    }
+/// What the page's prefetch resolved with (`handOff()` in js/lazy.js);
+/// anything else (null: nothing was fetched) leaves the session to fetch.
+fn prefetched(v: JsValue) -> Prefetched {
+    serde_wasm_bindgen::from_value(v).unwrap_or_default()
 }
 
-/// What the page (or worker) is prefetching: a Promise of `prefetch()`'s
-/// result, or that result itself.
+/// What the page (or worker) is prefetching: a Promise of the hand-off,
+/// or the hand-off itself.
 async fn prefetched_later(v: JsValue) -> Prefetched {
     match v.dyn_into::<js_sys::Promise>() {
         Ok(p) => match wasm_bindgen_futures::JsFuture::from(p).await {
-            Ok(v) => prefetched(&v),
+            Ok(v) => prefetched(v),
             Err(_) => Prefetched::default(),
         },
-        Err(v) => prefetched(&v),
+        Err(v) => prefetched(v),
     }
 }
 
@@ -272,8 +253,9 @@ pub fn local_close() {
 #[wasm_bindgen(js_name = sessionSearch)]
 pub async fn session_search(query: String, options_json: String) -> Result<String, JsValue> {
     let s = session()?;
-    s.warm(&query, &options_json).await;
-    s.search(&query, &options_json).map_err(js)
+    let planned = s.plan(&query, &options_json).map_err(js)?;
+    s.warm(&planned).await;
+    s.search_planned(planned).map_err(js)
 }
 
 #[wasm_bindgen(js_name = sessionInfo)]

@@ -287,6 +287,26 @@ fn storage_err(what: &str, e: impl std::fmt::Display) -> Error {
 const SEARCH_BUDGET_MS: f64 = 150.0;
 
 impl LocalIndex {
+    /// An index just opened, with no timings yet.
+    fn new(
+        name: &str,
+        file: String,
+        place: Place,
+        storage_reason: String,
+        engine: Engine,
+        overlay: Option<Overlay>,
+    ) -> LocalIndex {
+        LocalIndex {
+            name: name.to_string(),
+            file: RefCell::new(file),
+            place,
+            storage_reason,
+            engine: RefCell::new(Some(engine)),
+            timings: RefCell::new(LocalTimings::default()),
+            overlay,
+        }
+    }
+
     /// Opens the writable index `name`; `create`: makes it, and fails
     /// with `index.exists` if there is one, else fails with
     /// `index.not_found` if there is none.
@@ -326,15 +346,7 @@ impl LocalIndex {
         }
         // Opened afresh: create() made the schema under the engine.
         let engine = place.engine(&file)?;
-        let index = LocalIndex {
-            name: name.to_string(),
-            file: RefCell::new(file),
-            place,
-            storage_reason: reason,
-            engine: RefCell::new(Some(engine)),
-            timings: RefCell::new(LocalTimings::default()),
-            overlay: None,
-        };
+        let index = LocalIndex::new(name, file, place, reason, engine, None);
         if create {
             index.save().await?;
         }
@@ -405,23 +417,16 @@ impl LocalIndex {
                 (1, file, engine, manifest.sha256)
             }
         };
-        let index = LocalIndex {
-            name: name.to_string(),
-            file: RefCell::new(file),
-            place,
-            storage_reason: reason,
-            engine: RefCell::new(Some(engine)),
-            timings: RefCell::new(LocalTimings::default()),
-            overlay: Some(Overlay {
-                source: Cell::new(if stored { "stored" } else { "downloaded" }),
-                manifest_url: manifest_url.to_string(),
-                request_timeout_ms,
-                base: RefCell::new(base),
-                seq: Cell::new(seq),
-                updating: Cell::new(false),
-                last_update: RefCell::new(None),
-            }),
+        let overlay = Overlay {
+            source: Cell::new(if stored { "stored" } else { "downloaded" }),
+            manifest_url: manifest_url.to_string(),
+            request_timeout_ms,
+            base: RefCell::new(base),
+            seq: Cell::new(seq),
+            updating: Cell::new(false),
+            last_update: RefCell::new(None),
         };
+        let index = LocalIndex::new(name, file, place, reason, engine, Some(overlay));
         index.save().await?;
         index.timings.borrow_mut().open_ms = now_ms() - t;
         report(on_progress, "ready", 1.0, 1.0);

@@ -26,7 +26,9 @@ use super::storage::lazy::{LazyIndex, LazyInfo, Prefetched};
 use super::storage::{newest, Storage, StorageKind, StoragePref, StoredIndex};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::IndexInfo;
-use gitsense_engine::search::Engine;
+use gitsense_engine::search::{results_json, Engine, PlannedSearch};
+use gitsense_engine::util::from_json_arg;
+use gitsense_engine::SearchOptions;
 use gitsense_publish::Manifest;
 use js_sys::{Function, Uint8Array};
 use serde::Serialize;
@@ -208,9 +210,44 @@ async fn ready_soon<F: std::future::Future>(mut f: std::pin::Pin<&mut F>) -> Opt
 /// stored copy, the fill files open, the manifest in and ranges served.
 fn first_lazy_visit(pref: StoragePref, p: &Prefetched) -> bool {
     matches!(pref, StoragePref::Auto | StoragePref::Lazy)
-        && p.fill.is_some()
+        && p.fill_files().is_some()
         && p.manifest.is_some()
         && p.probe.is_none()
+}
+
+/// Where browser storage and the page's prefetch stand when the session
+/// opens: the storage slot, the prefetch if it is in, and whether this is
+/// a first visit read lazily.
+///
+/// A prefetch already in that makes this a first lazy visit: storage
+/// waits until something needs it (the fill), so that its setup does not
+/// take turns with the first query's work. Else browser storage is set up
+/// in the background, racing the prefetch: a stored index opens as soon
+/// as storage is there, a first lazy visit as soon as the prefetch is.
+async fn storage_or_prefetch<F: Future<Output = Prefetched>>(
+    pref: StoragePref,
+    manifest_url: &str,
+    mut prefetched: std::pin::Pin<&mut F>,
+) -> (StorageSlot, Option<Prefetched>, bool) {
+    let mut arrived = ready_soon(prefetched.as_mut()).await;
+    let first_lazy = arrived.as_ref().is_some_and(|p| first_lazy_visit(pref, p));
+    let pending = (!first_lazy).then(|| start_storage(pref, manifest_url));
+    if let (None, Some((promise, _))) = (&arrived, &pending) {
+        let mut storage_ready = pin!(wasm_bindgen_futures::JsFuture::from(promise.clone()));
+        arrived = std::future::poll_fn(|cx| {
+            if let Poll::Ready(p) = prefetched.as_mut().poll(cx) {
+                return Poll::Ready(Some(p));
+            }
+            storage_ready.as_mut().poll(cx).map(|_| None)
+        })
+        .await;
+    }
+    let slot = match pending {
+        Some((promise, cell)) => StorageSlot::Pending(promise, cell),
+        None => StorageSlot::Deferred(pref, manifest_url.to_string()),
+    };
+    let first_lazy = first_lazy || arrived.as_ref().is_some_and(|p| first_lazy_visit(pref, p));
+    (slot, arrived, first_lazy)
 }
 
 pub struct Session {
@@ -361,47 +398,10 @@ impl Session {
         prefetched: impl std::future::Future<Output = Prefetched>,
     ) -> Result<Session> {
         let t0 = now_ms();
-        // A prefetch already in that makes this a first lazy visit: storage
-        // waits until something needs it (the fill), so that its setup
-        // does not take turns with the first query's work.
         let mut prefetched = pin!(prefetched);
-        let mut early = ready_soon(prefetched.as_mut()).await;
-        let first_lazy = early.as_ref().is_some_and(|p| first_lazy_visit(pref, p));
-        let pending = (!first_lazy).then(|| start_storage(pref, manifest_url));
-        if let (None, Some((promise, _))) = (&early, &pending) {
-            // Else browser storage is set up in the background, racing the
-            // prefetch: a stored index opens as soon as storage is there, a
-            // first lazy visit as soon as the prefetch is.
-            let mut storage_ready = pin!(wasm_bindgen_futures::JsFuture::from(promise.clone()));
-            early = std::future::poll_fn(|cx| {
-                if let Poll::Ready(p) = prefetched.as_mut().poll(cx) {
-                    return Poll::Ready(Some(p));
-                }
-                storage_ready.as_mut().poll(cx).map(|_| None)
-            })
-            .await;
-        }
-        let slot = match pending {
-            Some((promise, cell)) => StorageSlot::Pending(promise, cell),
-            None => StorageSlot::Deferred(pref, manifest_url.to_string()),
-        };
-        let first_lazy = first_lazy || early.as_ref().is_some_and(|p| first_lazy_visit(pref, p));
-        let mut session = Session {
-            storage: RefCell::new(slot),
-            request_timeout_ms,
-            storage_reason: RefCell::new(String::new()),
-            manifest_url: manifest_url.to_string(),
-            source: Source::Stored,
-            current: RefCell::new(None),
-            downloaded_bytes: Cell::new(0),
-            last_update: RefCell::new(None),
-            timings: RefCell::new(Timings::default()),
-            updating: Cell::new(false),
-            filling: Cell::new(false),
-            lazy_done: RefCell::new(None),
-            refused: RefCell::new(None),
-            opened_at: t0,
-        };
+        let (slot, arrived, first_lazy) =
+            storage_or_prefetch(pref, manifest_url, prefetched.as_mut()).await;
+        let mut session = Session::new(slot, manifest_url, request_timeout_ms, t0);
         if first_lazy {
             let when = if matches!(&*session.storage.borrow(), StorageSlot::Deferred(..)) {
                 "when the background copy starts"
@@ -411,34 +411,9 @@ impl Session {
             *session.storage_reason.borrow_mut() = format!(
                 "OPFS sync access handles are available (a first visit: browser storage is set up {when})"
             );
-        } else {
-            // The newest stored index, if it opens; one that does not (a
-            // format this build cannot read) is removed and downloaded again.
-            let storage = session.storage().await?;
-            let mut stored = storage.list().await?;
-            while let Some(idx) = newest(stored.iter().cloned()) {
-                let t = now_ms();
-                match storage.open(&idx).await.and_then(open_engine) {
-                    Ok(engine) => {
-                        session.timings.borrow_mut().open_ms = now_ms() - t;
-                        // Older leftovers (an interrupted swap) are not needed.
-                        for old in stored.iter().filter(|s| **s != idx) {
-                            storage.remove(old).await?;
-                        }
-                        *session.current.borrow_mut() = Some(Current {
-                            engine,
-                            location: Location::Stored(idx),
-                        });
-                        report(on_progress, "ready", 1.0, 1.0);
-                        return Ok(session);
-                    }
-                    Err(e) if e.code.starts_with("index.") => {
-                        storage.remove(&idx).await?;
-                        stored.retain(|i| i != &idx);
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
+        } else if session.open_stored().await? {
+            report(on_progress, "ready", 1.0, 1.0);
+            return Ok(session);
         }
         if !host::is_online() {
             return Err(Error::new(
@@ -448,7 +423,7 @@ impl Session {
         }
         // What the page fetched meanwhile (storage is ready now, or being
         // set up).
-        let prefetched = match early.take() {
+        let prefetched = match arrived {
             Some(p) => p,
             None => prefetched.await,
         };
@@ -464,27 +439,7 @@ impl Session {
             || (pref == StoragePref::Auto && session.storage().await?.is_opfs());
         let mut lazy_failure = None;
         if lazy_wanted {
-            let (scope, persist) = if first_lazy {
-                (crate::storage::scope_of(manifest_url), true)
-            } else {
-                let storage = session.storage().await?;
-                (storage.scope().to_string(), storage.is_opfs())
-            };
-            let opened = if LazyIndex::is_refused(&scope, &manifest.sha256).await {
-                if let Some((handles, _)) = &prefetched.fill {
-                    host::fill_close(handles);
-                }
-                Err(Error::new(
-                    "download.checksum_mismatch",
-                    "an earlier visit found that the pages read by range do not hash to the \
-                     manifest's SHA-256",
-                ))
-            } else {
-                session
-                    .open_lazy(&manifest, prefetched, &scope, persist)
-                    .await
-            };
-            match opened {
+            match session.open_lazily(&manifest, prefetched, first_lazy).await {
                 Ok(cur) => {
                     *session.current.borrow_mut() = Some(cur);
                     session.source = Source::Lazy;
@@ -512,6 +467,90 @@ impl Session {
         }
         report(on_progress, "ready", 1.0, 1.0);
         Ok(session)
+    }
+
+    /// A session with no index open yet.
+    fn new(
+        storage: StorageSlot,
+        manifest_url: &str,
+        request_timeout_ms: Option<u32>,
+        opened_at: f64,
+    ) -> Session {
+        Session {
+            storage: RefCell::new(storage),
+            request_timeout_ms,
+            storage_reason: RefCell::new(String::new()),
+            manifest_url: manifest_url.to_string(),
+            source: Source::Stored,
+            current: RefCell::new(None),
+            downloaded_bytes: Cell::new(0),
+            last_update: RefCell::new(None),
+            timings: RefCell::new(Timings::default()),
+            updating: Cell::new(false),
+            filling: Cell::new(false),
+            lazy_done: RefCell::new(None),
+            refused: RefCell::new(None),
+            opened_at,
+        }
+    }
+
+    /// Opens the newest stored index, if one opens; one that does not (a
+    /// format this build cannot read) is removed, and so are older
+    /// leftovers of an interrupted swap. Whether one is open.
+    async fn open_stored(&self) -> Result<bool> {
+        let storage = self.storage().await?;
+        let mut stored = storage.list().await?;
+        while let Some(idx) = newest(stored.iter().cloned()) {
+            let t = now_ms();
+            match storage.open(&idx).await.and_then(open_engine) {
+                Ok(engine) => {
+                    self.timings.borrow_mut().open_ms = now_ms() - t;
+                    for old in stored.iter().filter(|s| **s != idx) {
+                        storage.remove(old).await?;
+                    }
+                    *self.current.borrow_mut() = Some(Current {
+                        engine,
+                        location: Location::Stored(idx),
+                    });
+                    return Ok(true);
+                }
+                Err(e) if e.code.starts_with("index.") => {
+                    storage.remove(&idx).await?;
+                    stored.retain(|i| i != &idx);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Opens the index the manifest names for reading by range: a first
+    /// visit's pages persist under the site's scope; else where storage
+    /// keeps them (OPFS), or in memory only. Not an index an earlier visit
+    /// found not to hash to the manifest's SHA-256.
+    async fn open_lazily(
+        &self,
+        manifest: &Manifest,
+        prefetched: Prefetched,
+        first_lazy: bool,
+    ) -> Result<Current> {
+        let (scope, persist) = if first_lazy {
+            (crate::storage::scope_of(&self.manifest_url), true)
+        } else {
+            let storage = self.storage().await?;
+            (storage.scope().to_string(), storage.is_opfs())
+        };
+        if LazyIndex::is_refused(&scope, &manifest.sha256).await {
+            if let Some((handles, _)) = prefetched.fill_files() {
+                host::fill_close(handles);
+            }
+            return Err(Error::new(
+                "download.checksum_mismatch",
+                "an earlier visit found that the pages read by range do not hash to the \
+                 manifest's SHA-256",
+            ));
+        }
+        self.open_lazy(manifest, prefetched, &scope, persist).await
     }
 
     /// The session's storage; a setup left running by [`Session::open`]
@@ -999,19 +1038,36 @@ impl Session {
         self.current.borrow().as_ref().map(f).ok_or_else(closed)
     }
 
+    /// Parses and plans a query for the current index, once: the warm-up
+    /// reads the plan, the search runs it. `options_json` holds
+    /// [`gitsense_engine::SearchOptions`].
+    pub fn plan(&self, query: &str, options_json: &str) -> Result<PlannedSearch> {
+        if let Some(e) = self.refused.borrow().as_ref() {
+            return Err(e.clone());
+        }
+        let opts: SearchOptions = from_json_arg(options_json, "search options")?;
+        self.with_current(|c| c.engine.plan_search(query, &opts))?
+    }
+
     /// Lazy mode: fetches the pages the query's row lookups will read, in
     /// batches (see `storage::lazy::warm`); a no-op otherwise.
-    pub async fn warm(&self, query: &str, options_json: &str) {
+    pub async fn warm(&self, planned: &PlannedSearch) {
         let Ok(Some(lazy)) = self.with_current(|c| c.lazy().cloned()) else {
             return;
         };
         let t = now_ms();
-        lazy.warm(query, options_json).await;
+        lazy.warm(planned).await;
         self.timings.borrow_mut().last_warm_ms = Some(now_ms() - t);
     }
 
-    /// Runs a query; `options_json` holds [`crate::SearchOptions`].
+    /// Runs a query (parsed and planned, then run, without the warm-up);
+    /// the results object as JSON text.
     pub fn search(&self, query: &str, options_json: &str) -> Result<String> {
+        self.search_planned(self.plan(query, options_json)?)
+    }
+
+    /// Runs a planned query; the results object as JSON text.
+    pub fn search_planned(&self, planned: PlannedSearch) -> Result<String> {
         if let Some(e) = self.refused.borrow().as_ref() {
             return Err(e.clone());
         }
@@ -1020,7 +1076,8 @@ impl Session {
         // lazy.*), not as SQLite's "disk I/O error".
         let out = self.with_current(|c| {
             c.engine
-                .search_json(query, options_json)
+                .search_planned(planned)
+                .and_then(|r| results_json(&r))
                 .map_err(|e| c.lazy().and_then(LazyIndex::take_error).unwrap_or(e))
         })?;
         self.timings.borrow_mut().last_search_ms = Some(now_ms() - t);

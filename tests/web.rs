@@ -282,11 +282,7 @@ async fn a_lazy_open_with_a_range_probe_failure_reads_the_whole_index_instead() 
             "the server ignored the Range header",
         )),
         probed: true,
-        multi_range: false,
-        fill: None,
-        hot: None,
-        hot_error: None,
-        early: None,
+        ..Prefetched::default()
     };
     let s = Session::open(&manifest_url(SITE), StoragePref::Lazy, None, None, async {
         prefetched

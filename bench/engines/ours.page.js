@@ -2,9 +2,8 @@
 const { GitSenseSearch } = await import(CONFIG.module);
 const pageOf = (m) => m && m.messages_meta_file_path;
 const engine = {
-  // CONFIG.hint: a search page that knows its query at load (?q=) says so.
   // offline: 'always': the repeat and offline visits measured next read the stored copy.
-  open: () => GitSenseSearch.open({ manifestUrl: CONFIG.manifestUrl, offline: 'always', ...(CONFIG.hint ? { firstQuery: new URLSearchParams(location.search).get('q') || undefined } : {}) }),
+  open: () => GitSenseSearch.open({ manifestUrl: CONFIG.manifestUrl, offline: 'always' }),
   // What a search box calls: the default search, all targets.
   async show(e, q) {
     const r = await e.search(q);

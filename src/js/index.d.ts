@@ -40,11 +40,10 @@ export interface OpenOptions {
    * Default: 15000 for the manifest and a page a query is waiting on, 60000
    * for prefetches, the fill and the full download. 1 to 600000. */
   requestTimeoutMs?: number;
-  /** Lazy mode: the query the page will run first, when it knows it at
-   * load (a search page's `?q=`, what was typed while it loaded). A first
-   * visit then fetches the pages that query's words need while the module
-   * loads, instead of after it (`info().lazy.firstQueryPages`). A hint
-   * only: every search answers the same with or without it. */
+  /** The query the page will run first, when it knows it at load (a
+   * search page's `?q=`). Accepted and checked, but it fetches nothing:
+   * the first search's pages come from the engine's warm-up whether it is
+   * given or not. */
   firstQuery?: string;
   /** Where the engine's files (`worker.js`, the `.wasm` files) are served:
    * a directory URL, absolute or relative to the page. Default: beside this
@@ -151,11 +150,6 @@ export interface LazyInfo {
   pageReads: number;
   readWaitMs: number;
   storeMs: number;
-  /** Pages fetched for open()'s `firstQuery` while the module loaded, the
-   * bytes on the wire and requests that took. */
-  firstQueryPages: number;
-  firstQueryBytes: number;
-  firstQueryRequests: number;
 }
 
 export interface EngineInfo {
@@ -216,16 +210,14 @@ export interface EngineInfo {
    * prefetch done: hot pages in and decoded, range probes answered),
    * `pageCompiled` (the wasm module compiled); in the
    * worker: `prefetched` (the page's prefetch handed over), `module`
-   * (the compiled module handed over), `instantiated`, `firstQueryAsked`
-   * and `firstQueryPages` (open({ firstQuery }): its pages' request sent, its pages in),
-   * `opened`, `firstSearch` (the first search's start) and `firstAnswer`
+   * (the compiled module handed over), `instantiated`, `opened`, `firstSearch` (the first search's start) and `firstAnswer`
    * (the first search that succeeded, its end).
    */
   /** What open({ offline }) decided for this visit: the policy, this
    * browser's visit count to the index, whether the connection is metered
    * (Save-Data, cellular), and whether the copy into OPFS runs. */
   offline?: { policy: 'auto' | 'always' | 'never'; visits: number; metered: boolean; copying: boolean };
-  startup: Partial<Record<'pageOpen' | 'pageHot' | 'pageCompiled' | 'prefetched' | 'module' | 'instantiated' | 'firstQueryAsked' | 'firstQueryPages' | 'opened' | 'firstSearch' | 'firstAnswer', number>>;
+  startup: Partial<Record<'pageOpen' | 'pageHot' | 'pageCompiled' | 'prefetched' | 'module' | 'instantiated' | 'opened' | 'firstSearch' | 'firstAnswer', number>>;
 }
 
 export interface SyntaxGuide {

@@ -115,20 +115,20 @@ function prefetchIndex(url, storage, requestTimeoutMs, onManifest) {
   // manifest's), instead of one round trip after the manifest.
   // (Not without a gzip decompressor: the hot pages are not used then.)
   const firstVisit = visited || typeof DecompressionStream === 'undefined' ? null : firstVisitUrl(url);
-  const hotEarly = firstVisit ? fetch(firstVisit, { cache: 'no-cache', credentials: 'same-origin', ...timeout }).catch(() => null) : null;
+  const firstVisitFile = firstVisit ? fetch(firstVisit, { cache: 'no-cache', credentials: 'same-origin', ...timeout }).catch(() => null) : null;
   return import('./lazy.js')
-    .then(async ({ prefetch, isMarkedStored, scopeOf }) => {
+    .then(async ({ prefetch, handOff, isMarkedStored, scopeOf }) => {
       const storedAnswer = async () => {
         // Stored: no index bytes; the manifest serves the update check.
         const res = await manifest;
-        return { manifest: res && res.ok ? await res.clone().text() : null, hot: null, probe: null, stored: true };
+        return handOff({ manifest: res && res.ok ? await res.clone().text() : null, stored: true });
       };
       const stored = scopeOf(url)
         .then(isMarkedStored)
         .catch(() => false);
       if (visited) return (await stored) ? storedAnswer() : prefetch(url, requestTimeoutMs, manifest, onManifest);
-      const early = prefetch(url, requestTimeoutMs, manifest.then((r) => r && r.clone()), onManifest, hotEarly);
-      return (await stored) ? storedAnswer() : early;
+      const fetching = prefetch(url, requestTimeoutMs, manifest.then((r) => r && r.clone()), onManifest, firstVisitFile);
+      return (await stored) ? storedAnswer() : fetching;
     })
     .catch(() => null);
 }
@@ -507,18 +507,16 @@ export class GitSenseSearch extends EventTarget {
         message: `offline must be one of ${OFFLINE_POLICIES.join(', ')}, not ${JSON.stringify(offline)}`,
       });
     }
+    // firstQuery is still accepted, and checked, but asks for nothing: the
+    // first search's pages come from the engine's warm-up, planned in wasm
+    // (a guess made in JS before the module was in gained no more than a
+    // visit's noise; BENCHMARKS.md).
     if (firstQuery !== undefined && firstQuery !== null && typeof firstQuery !== 'string') {
       throw new GitSenseSearchError({ code: 'options.invalid', message: `firstQuery must be a string, not ${JSON.stringify(firstQuery)}` });
     }
     const assets = assetsOption(assetsUrl);
     const engine = new GitSenseSearch();
-    if (onProgress) engine.addEventListener('progress', (e) => onProgress(e.detail));
-    if (onUpdate) engine.addEventListener('update', (e) => onUpdate(e.detail));
-    if (onError) {
-      engine.addEventListener('updateerror', (e) => onError(e.detail));
-      engine.addEventListener('fillerror', (e) => onError(e.detail));
-      engine.addEventListener('error', (e) => onError(e.detail));
-    }
+    engine.#listen({ onProgress, onUpdate, onError });
     const url = new URL(manifestUrl, pageBase()).href;
     const now = () => performance.timeOrigin + performance.now();
     engine.#startup.pageOpen = now();
@@ -530,7 +528,7 @@ export class GitSenseSearch extends EventTarget {
     engine.#channel = new Channel(worker, (m) => engine.#event(m), workerUrl(assets));
     try {
       const offlineVisit = { policy, visits: countVisit(url), metered: metered() };
-      const opened = engine.#channel.call('open', { manifestUrl: url, storage, offline: offlineVisit, requestTimeoutMs, pageCompiles: true, pagePrefetches: true, firstQuery: firstQuery || undefined });
+      const opened = engine.#channel.call('open', { manifestUrl: url, storage, offline: offlineVisit, requestTimeoutMs, pageCompiles: true, pagePrefetches: true });
       prefetched.then((value) => {
         if (value && value.hot) engine.#startup.pageHot = now();
         try {
@@ -570,6 +568,16 @@ export class GitSenseSearch extends EventTarget {
     return GitSenseSearch.#openLocal({ name, storage, assetsUrl, onError, create: true });
   }
 
+  /** Wires open()'s callbacks to the engine's events (a writable index
+   * never sends 'fillerror'). */
+  #listen({ onProgress, onUpdate, onError }) {
+    if (onProgress) this.addEventListener('progress', (e) => onProgress(e.detail));
+    if (onUpdate) this.addEventListener('update', (e) => onUpdate(e.detail));
+    if (onError) {
+      for (const type of ['updateerror', 'fillerror', 'error']) this.addEventListener(type, (e) => onError(e.detail));
+    }
+  }
+
   static async #openLocal({ name, storage, assetsUrl, onError, onProgress, onUpdate, create, manifestUrl, requestTimeoutMs }) {
     if (typeof name !== 'string' || !name) {
       throw new GitSenseSearchError({ code: 'options.invalid', message: `a writable index needs a name, not ${JSON.stringify(name)}` });
@@ -582,12 +590,7 @@ export class GitSenseSearch extends EventTarget {
     }
     const assets = assetsOption(assetsUrl);
     const engine = new GitSenseSearch();
-    if (onProgress) engine.addEventListener('progress', (e) => onProgress(e.detail));
-    if (onUpdate) engine.addEventListener('update', (e) => onUpdate(e.detail));
-    if (onError) {
-      engine.addEventListener('updateerror', (e) => onError(e.detail));
-      engine.addEventListener('error', (e) => onError(e.detail));
-    }
+    engine.#listen({ onProgress, onUpdate, onError });
     engine.#startup.pageOpen = performance.timeOrigin + performance.now();
     const onEvent = (m) => {
       engine.#event(m);

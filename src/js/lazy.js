@@ -817,29 +817,44 @@ function hotPagesOf(bytes, m) {
   }
 }
 
-/**
- * What the page fetches before the wasm module is ready (index.js): the
- * manifest (or `manifestResponse`, a fetch of it already under way), then at once the hot pages and the range probes (probeRanges) of the
- * raw index, in parallel. Resolves { manifest: text, hot: Uint8Array |
- * null, probe: null | { code, message }, multi (probeRanges) }, or null when nothing could be
- * fetched (the session then does it itself and reports the error).
- * `onManifest(text)`, if given, gets the manifest of an index that can be
- * read lazily as soon as it is here, before the hot pages (the worker opens
- * the fill files meanwhile: openFill()).
- */
 /** The largest index the module opens (crates/publish's
  * MAX_BROWSER_INDEX_BYTES; tests/browser/reliability.test.mjs checks that
  * nothing of a larger one is requested). */
 const MAX_INDEX_BYTES = 4 * 1024 ** 3;
 
-export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManifest, hotEarly) {
-  const early = { response: hotEarly };
+/**
+ * The first visit's hand-off: what the page fetched before the wasm module
+ * was ready, in the one shape the session reads (src/storage/lazy/mod.rs
+ * `Prefetched`): `manifest` (text), `hot` (the hot pages, Uint8Array),
+ * `hotError` ({ code, message }: why they are missing), `probe` and
+ * `multi` (probeRanges), `stored` (the index is stored: only the manifest
+ * was fetched, no range probed), and the fill files the worker opened
+ * (`fill`, prepareFill's handles, named `fillBase`).
+ */
+export function handOff({ manifest = null, hot = null, hotError = null, probe = null, multi = false, stored = false, fill = null, fillBase = null } = {}) {
+  return { manifest, hot, hotError, probe, multi, stored, probed: !stored, fill, fillBase };
+}
+
+/**
+ * What the page fetches before the wasm module is ready (index.js): the
+ * manifest (or `manifestResponse`, a fetch of it already under way), then
+ * at once the hot pages and the range probes (probeRanges) of the raw
+ * index, in parallel. Resolves the hand-off (handOff), or null when
+ * nothing could be fetched (the session then does it itself and reports
+ * the error). `onManifest(text)`, if given, gets the manifest of an index
+ * that can be read lazily as soon as it is here, before the hot pages (the
+ * worker opens the fill files meanwhile: openFill()). `firstVisitFile`: a
+ * fetch of publish's first-visit file (manifest.hot.gz) made alongside the
+ * manifest, or null.
+ */
+export async function prefetch(manifestUrl, timeoutMs, manifestResponse, onManifest, firstVisitFile) {
+  const firstVisit = { response: firstVisitFile };
   try {
-    return await prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest, early);
+    return await prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest, firstVisit);
   } finally {
     // Not taken (no manifest, an index not read lazily, no decompressor):
     // its body is not left holding a connection.
-    if (early.response) Promise.resolve(early.response).then(discard, () => {});
+    if (firstVisit.response) Promise.resolve(firstVisit.response).then(discard, () => {});
   }
 }
 
@@ -854,7 +869,7 @@ function timeoutSignal(ms) {
   return typeof AbortSignal !== 'undefined' && AbortSignal.timeout ? { signal: AbortSignal.timeout(ms ?? 10000) } : {};
 }
 
-async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest, early) {
+async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest, firstVisit) {
   try {
     const res = await (manifestResponse || fetch(manifestUrl, { cache: 'no-cache', credentials: 'same-origin', ...timeoutSignal(timeoutMs) }));
     if (!res || !res.ok) return null;
@@ -863,7 +878,7 @@ async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest
     // An index too large to open is refused by the session, which reads
     // the manifest next: nothing of it is asked for here.
     const usable = m && typeof m.rawFile === 'string' && Number.isInteger(m.size) && m.size <= MAX_INDEX_BYTES;
-    if (!usable) return { manifest: text, hot: null, probe: null };
+    if (!usable) return handOff({ manifest: text });
     const raw = new URL(m.rawFile, res.url || manifestUrl).href;
     const probe = probeRanges(raw, m.size, timeoutMs ?? 10000);
     let hot = Promise.resolve(null);
@@ -881,17 +896,18 @@ async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest
           });
       // The first visit's file, asked for alongside the manifest: its hot
       // pages if it holds this very manifest, else the manifest's hot file.
-      hot = early.response
-        ? Promise.resolve(early.response)
+      hot = firstVisit.response
+        ? Promise.resolve(firstVisit.response)
             .then((r) => (r && r.ok ? readFirstVisitHot(r, text, limit) : discard(r)))
             .catch(() => null)
             .then((bytes) => (bytes ? hotPagesOf(bytes, m) : named()))
         : named();
-      early.response = null;
+      firstVisit.response = null;
       if (onManifest) onManifest(text);
     }
     const hotBytes = await hot;
-    return { manifest: text, hot: hotBytes, hotError, ...(await probe) };
+    const { probe: failed, multi } = await probe;
+    return handOff({ manifest: text, hot: hotBytes, hotError, probe: failed, multi });
   } catch {
     return null;
   }
@@ -1052,13 +1068,13 @@ export async function fillRemove(prefix, keep) {
  * and stores the hot pages there. Resolves `value` with `fill` (the
  * fillOpen() handles) and `fillBase`, or `value` unchanged when something
  * is missing or fails (the session then opens the files itself, and says
- * why it cannot). `early`: openFill()'s promise for the manifest the page
- * sent ahead of the hot pages; its files are used when they are this
+ * why it cannot). `fillOpening`: openFill()'s promise for the manifest the
+ * page sent ahead of the hot pages; its files are used when they are this
  * index's, else closed.
  */
-export async function prepareFill(value, manifestUrl, early) {
-  const opened = early ? await early.catch(() => null) : null;
-  // Fill files opened early and not used are closed; removed too when
+export async function prepareFill(value, manifestUrl, fillOpening) {
+  const opened = fillOpening ? await fillOpening.catch(() => null) : null;
+  // Fill files opened ahead and not used are closed; removed too when
   // they hold nothing yet (a first visit's, made while it turned out the
   // index was stored: its mark in localStorage had been lost), so no empty
   // file of the index's full size is left behind.
@@ -1097,7 +1113,7 @@ export async function prepareFill(value, manifestUrl, early) {
       firsts.push(page);
     });
     fillCommit(fill, firsts, firsts.map(() => 1));
-    return { ...value, fill, fillBase: base };
+    return handOff({ ...value, fill, fillBase: base });
   } catch {
     if (fill) fillClose(fill);
     return value;

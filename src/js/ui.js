@@ -355,7 +355,7 @@ export class GitSenseSearchElement extends HTMLElement {
       this.#ownEngine = true;
       this.#status(this.#strings.loading);
       this.#opening = import('./index.js')
-        .then(({ GitSenseSearch }) => GitSenseSearch.open({ manifestUrl, offline, firstQuery: this.#els.input.value || undefined }))
+        .then(({ GitSenseSearch }) => GitSenseSearch.open({ manifestUrl, offline }))
         .then((engine) => {
           this.#engine = engine;
           this.#facetsFor(engine);

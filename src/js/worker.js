@@ -51,7 +51,6 @@ import init, {
 } from './gitsense_search.js';
 import { openFill, prepareFill } from './lazy.js';
 import { loadSecondary, splitState } from './split.js';
-import { fetchFirstQueryPages } from './predict.js';
 
 // The module: compiled by the page when it says so ('open' with
 // pageCompiles: the page starts compiling while this worker's scripts
@@ -111,33 +110,20 @@ let startBackground = null;
 // visit's first answer then does not wait for.
 let prefetched = null;
 let prefetchedFromPage = null;
-const FIRST_QUERY_WAIT_MS = 5000;
 let manifestFromPage = null;
 
-function awaitPagePrefetch({ pagePrefetches, manifestUrl, firstQuery, requestTimeoutMs }) {
+function awaitPagePrefetch({ pagePrefetches, manifestUrl }) {
   if (!pagePrefetches) return null;
   // The fill files open while the hot pages are still on the way (the
   // page sends the manifest ahead of them).
-  let early = null;
+  let fillOpening = null;
   manifestFromPage = (text) => {
-    early = openFill(text, manifestUrl);
-    early.catch(() => {});
+    fillOpening = openFill(text, manifestUrl);
+    fillOpening.catch(() => {});
   };
   return new Promise((resolve) => {
     prefetchedFromPage = (value) => {
-      // The page's first query: its pages come while the module loads
-      // (predict.js); the session takes them in before its first round.
-      // The session waits FIRST_QUERY_WAIT_MS for them at most (a stalled
-      // request then holds up nothing: the warm-up fetches for itself).
-      const pages =
-        typeof firstQuery === 'string' && value && value.hot ? fetchFirstQueryPages(value, manifestUrl, firstQuery, requestTimeoutMs ?? 10000, () => mark('firstQueryAsked')) : null;
-      if (pages) pages.then((v) => v && mark('firstQueryPages'), () => {});
-      const first = pages ? Promise.race([pages, new Promise((resolve) => setTimeout(() => resolve(null), FIRST_QUERY_WAIT_MS))]) : null;
-      const withFirst = (v) => (first && v ? { ...v, early: first } : v);
-      prepareFill(value, manifestUrl, early).then(
-        (v) => resolve(withFirst(v)),
-        () => resolve(withFirst(value)),
-      );
+      prepareFill(value, manifestUrl, fillOpening).then(resolve, () => resolve(value));
     };
   });
 }

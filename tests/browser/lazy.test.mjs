@@ -12,7 +12,6 @@ import zlib from 'node:zlib';
 import crypto from 'node:crypto';
 import { setup, publish, cli, call, openEngine, closePage, clearStorage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
 import { decodeHot, firstVisitHot, readFirstVisitHot, inflateRaw, inflateRuns, FILL_DIRECTORY } from '../../src/js/lazy.js';
-import { STOP_WORDS, queryWords, firstQueryPages } from '../../src/js/predict.js';
 
 let site;
 let manifest;
@@ -735,10 +734,13 @@ test('a documentation site\'s search judged per page: the warm-up fetches the ro
   await closePage(page);
 });
 
-test('open\'s firstQuery: its doclist pages come while the module loads, the warm-up asks for none of them (one round less), the CLI\'s answers', async () => {
+// open()'s firstQuery is accepted (pages written for it keep working) and
+// fetches nothing of its own: the first search's pages come from the
+// engine's warm-up, planned in wasm, hint or not.
+test('open\'s firstQuery fetches nothing of its own: the same rounds and requests as without it, each startup step in order, the CLI\'s answers; not a string is refused', async () => {
   const index = path.join(FIXTURES, 'ranked.gsx');
   const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'ranked.json'), 'utf8'));
-  const m = publish(site, index, 'ranked-first');
+  publish(site, index, 'ranked-first');
   for (const q of facts.queries.slice(0, 3)) {
     // Without the hint, then with it, each on a fresh page: the first
     // search's rounds and requests.
@@ -748,7 +750,7 @@ test('open\'s firstQuery: its doclist pages come while the module loads, the war
       assert.equal(opened.storage, 'lazy');
       const info = await answersLikeCli(page, index, [q]);
       await closePage(page);
-      return { opened: opened.lazy, info: info.lazy, startup: info.startup };
+      return { info: info.lazy, startup: info.startup };
     };
     const plain = await first({});
     const hinted = await first({ firstQuery: q });
@@ -763,27 +765,8 @@ test('open\'s firstQuery: its doclist pages come while the module loads, the war
       inOrder(startup, ['pageOpen', 'pageHot', 'prefetched']);
       inOrder(startup, ['pageOpen', 'pageCompiled', 'module', 'instantiated', 'opened', 'firstSearch', 'firstAnswer']);
     }
-    inOrder(hinted.startup, ['prefetched', 'firstQueryAsked', 'firstQueryPages', 'firstAnswer']);
-    assert.equal(plain.startup.firstQueryAsked, undefined);
-    assert.equal(plain.info.firstQueryPages, 0);
-    assert.ok(hinted.info.firstQueryPages > 0 && hinted.info.firstQueryRequests === 1 && hinted.info.firstQueryBytes > 0, `${q}: ${JSON.stringify(hinted.info)}`);
-    assert.equal(hinted.info.prefetchRounds, plain.info.prefetchRounds - 1, `${q}: rounds ${plain.info.prefetchRounds} → ${hinted.info.prefetchRounds}`);
-    // The pages the worker foresaw are the ones the warm-up fetched in its
-    // first round: nothing fetched twice, no more in all than without.
-    assert.ok(hinted.info.prefetchBytes + hinted.info.firstQueryBytes <= plain.info.prefetchBytes * 1.05, `${q}: ${hinted.info.prefetchBytes} + ${hinted.info.firstQueryBytes} vs ${plain.info.prefetchBytes}`);
-  }
-  // What the worker foresees is what a node run of predict.js gives on
-  // the published hot file (the same code, the same pages).
-  const hot = hotFile(path.join(site.root, 'ranked-first'), m);
-  const pages = await firstQueryPages(hot, m, facts.queries[0]);
-  assert.ok(pages.length > 0 && pages.every((p) => !m.hotPages.includes(p) && p >= 1 && p <= m.pageCount), JSON.stringify(pages));
-  // A hint other than the query run, or syntax predict.js leaves to the
-  // warm-up: the same answers.
-  for (const hint of [facts.queries[1], '"unbalanced', '(a OR b) lang:js', 'x* -y', '', 'zzzz-no-such-word']) {
-    const page = await freshPage();
-    await openEngine(page, { manifestUrl: '/ranked-first/manifest.json', lazyFill: false, firstQuery: hint });
-    await answersLikeCli(page, index, [facts.queries[0], facts.queries[2]]);
-    await closePage(page);
+    assert.ok(plain.info.prefetchRounds > 0, `${q}: ${JSON.stringify(plain.info)}`);
+    for (const k of ['prefetchRounds', 'prefetchRequests', 'readRequests']) assert.equal(hinted.info[k], plain.info[k], `${q}: ${k}`);
   }
   // Not a string: refused before anything is fetched.
   const page = await freshPage();
@@ -791,76 +774,6 @@ test('open\'s firstQuery: its doclist pages come while the module loads, the war
   assert.equal(bad.code, 'options.invalid');
   assert.match(bad.message, /firstQuery must be a string/);
   await closePage(page);
-});
-
-test('predict.js reads queries as the engine does: its common words are the engine\'s, filters and prefixes are left out', () => {
-  const rust = fs.readFileSync(new URL('../../crates/engine/src/query/syntax.rs', import.meta.url), 'utf8');
-  const list = /pub const STOP_WORDS: &\[&str\] = &\[([^\]]*)\]/.exec(rust);
-  assert.ok(list, 'STOP_WORDS in syntax.rs');
-  assert.deepEqual(STOP_WORDS, [...list[1].matchAll(/"([^"]*)"/g)].map((x) => x[1]));
-  assert.deepEqual(queryWords('how to use asyncio.gather'), { strings: ['use', 'asyncio.gather'], name: 'how to use asyncio.gather' });
-  assert.deepEqual(queryWords('"form validation" stripe lang:js'), { strings: ['form validation', 'stripe'], name: 'form validation stripe' });
-  assert.deepEqual(queryWords('token OR session'), { strings: ['token', 'session'], name: null });
-  assert.deepEqual(queryWords('auth* -test'), { strings: ['test'], name: null });
-  assert.deepEqual(queryWords('the'), { strings: ['the'], name: 'the' });
-  for (const q of ['"unbalanced', "'unbalanced", '(a OR b)', 'lang:js', 'x*', '', "-'x y'", "in:'my chat' subprocess", 'lang:"java script" x', 42, null]) {
-    assert.equal(queryWords(q), null, String(q));
-  }
-  assert.deepEqual(queryWords("'' json \"\""), { strings: ['json'], name: 'json' });
-  // As crates/engine/src/query/parser.rs reads them: single quotes make a phrase too,
-  // AND (or &&) is what words do anyway (the exact-name boost stays), ||
-  // is OR, a colon makes a filter only before a value (`std::vec`,
-  // `http://`, `word:` are words), a quote inside a word is part of it.
-  assert.deepEqual(queryWords("'form validation' stripe"), { strings: ['form validation', 'stripe'], name: 'form validation stripe' });
-  assert.deepEqual(queryWords('asyncio AND gather'), { strings: ['asyncio', 'gather'], name: 'asyncio gather' });
-  assert.deepEqual(queryWords('a && queue'), { strings: ['queue'], name: 'a queue' });
-  assert.deepEqual(queryWords('token || session'), { strings: ['token', 'session'], name: null });
-  assert.deepEqual(queryWords('std::vec::Vec'), { strings: ['std::vec::Vec'], name: 'std::vec::Vec' });
-  assert.deepEqual(queryWords('http://example.com/x json:'), { strings: ['http://example.com/x', 'json:'], name: 'http://example.com/x json:' });
-  assert.deepEqual(queryWords("don't panic -lang:js"), { strings: ["don't", 'panic'], name: "don't panic" });
-  assert.deepEqual(queryWords('-test2:x subprocess'), { strings: ['test2:x', 'subprocess'], name: null });
-});
-
-test('predict.js looks up the words the engine searches for: its strings are the terms of the CLI\'s expression, prefixes aside', () => {
-  // The engine's expression (searchCriteria.expression) lists what it
-  // matches: phrases quoted, words bare, OR/AND/NOT between them, `-` for
-  // NOT, `*` for prefixes (which the warm-up expands itself).
-  const termsOf = (expression) => {
-    const out = [];
-    for (const m of expression.matchAll(/-?"((?:[^"]|"")*)"|(\S+)/g)) {
-      if (m[1] !== undefined) {
-        out.push(m[1].replaceAll('""', '"'));
-        continue;
-      }
-      const w = m[2].replace(/^-/, '').replace(/^\(+|\)+$/g, '');
-      if (!w || ['OR', 'AND', 'NOT'].includes(w) || w.endsWith('*')) continue;
-      out.push(w);
-    }
-    return out.sort();
-  };
-  const queries = [
-    'how to use asyncio.gather', '"form validation" stripe lang:js', "'form validation' stripe", 'asyncio AND gather',
-    'auth* -test', 'token || session', 'token OR session', 'std::vec::Vec', 'http://example.com/x json:',
-    "don't panic -lang:js", '-test2:x subprocess', "'' json \"\"", 'payment in:messages', 'the',
-  ];
-  for (const q of queries) {
-    const expression = JSON.parse(cli('search', SAMPLE_INDEX, q, '--format', 'json', '--time-budget-ms', '0')).searchCriteria.expression;
-    const predicted = queryWords(q);
-    assert.ok(predicted, q);
-    assert.deepEqual([...predicted.strings].sort(), termsOf(expression), `${q} (engine: ${expression})`);
-  }
-});
-
-test('predict.js gives up on pages that are not a b-tree: a page whose 200 children are itself ends at once', async () => {
-  const size = 4096;
-  const page = new Uint8Array(size);
-  page[100] = 5; // an inner table page (after page 1's file header)
-  page[104] = 200; // 200 cells
-  page.set([0, 0, 0, 1], 108); // right-most child: itself
-  for (let i = 0; i < 200; i++) page.set([3000 >> 8, 3000 & 0xff], 112 + 2 * i);
-  page.set([0, 0, 0, 1, 1], 3000); // each cell: child page 1, rowid 1
-  // (Walked as a b-tree, 200^8 visits: the test would not end.)
-  assert.deepEqual(await firstQueryPages(page, { pageSize: size, pageCount: 1, hotPages: [1] }, 'anything at all'), []);
 });
 
 test('a server that stops serving several ranges per request mid-session: range by range from then on, answers unchanged', async () => {

@@ -165,8 +165,8 @@ try {
       // The next first visit starts on empty storage again.
       await clearStorage();
     }
-    // The page knows its first query (open's firstQuery): its pages come
-    // while the module loads. An index with queries of its own is asked
+    // The page knows its first query (open's firstQuery) and searches it
+    // as soon as the engine is open. An index with queries of its own is asked
     // its first one first, as a page of that site would be (which code a
     // first query runs before any other depends on the index's words).
     const ordered = extraQueries[i].length ? [extraQueries[i][0], ...queries] : queries;

@@ -12,7 +12,7 @@ use crate::facets;
 use crate::index::schema::{chats, fts_chats, fts_code_blocks, fts_messages};
 use crate::index::{self, IndexInfo};
 use crate::plan::{self, Highlight, MatchMode, Plan, QueryMode, SearchOptions, TargetSql};
-use crate::query::ast::{Scope, Target};
+use crate::query::ast::{Query, Scope, Target};
 use crate::results::*;
 use crate::util::escape_html;
 use const_format::formatcp;
@@ -41,6 +41,54 @@ const CHAT_META_SKIP: &[&str] = &[
     "highlight",
     "tree",
 ];
+
+/// A query parsed and planned for one revision of an index
+/// ([`Engine::plan_search`]), ready for [`Engine::search_planned`].
+#[derive(Debug, Clone)]
+pub struct PlannedSearch {
+    text: String,
+    /// The options as given (a cursor included), to plan again with.
+    asked: SearchOptions,
+    /// The options the plan was made for: a cursor decoded into its page
+    /// and page size.
+    opts: SearchOptions,
+    query: Query,
+    plan: Plan,
+    revision: String,
+    plan_ms: f64,
+}
+
+impl PlannedSearch {
+    /// The query's text as given.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The parsed query.
+    pub fn query(&self) -> &Query {
+        &self.query
+    }
+
+    /// The statements the search will run, per target.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The options planned for (a cursor already decoded into its page).
+    pub fn options(&self) -> &SearchOptions {
+        &self.opts
+    }
+
+    /// Whether the search continues from a cursor (`nextCursor`).
+    pub fn from_cursor(&self) -> bool {
+        self.asked.cursor.is_some()
+    }
+}
+
+/// The results object as JSON text, as [`Engine::search_json`] returns it.
+pub fn results_json(r: &SearchResults) -> Result<String> {
+    serde_json::to_string(r).map_err(|e| Error::new("internal.serialize", e.to_string()))
+}
 
 /// A clock in milliseconds; the browser build installs `performance.now`.
 pub type Clock = fn() -> f64;
@@ -344,39 +392,93 @@ impl Engine {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn search(&self, text: &str, opts: &SearchOptions) -> Result<SearchResults> {
+        let planned = self.plan_search(text, opts)?;
+        self.search_planned(planned)
+    }
+
+    /// Parses and plans a query for this index without running it: what
+    /// [`Engine::search_planned`] runs. A caller that reads the plan first
+    /// (the browser's warm-up fetches the pages the plan will read) then
+    /// parses and plans each query once.
+    ///
+    /// ```
+    /// use gitsense_engine::{Engine, SearchOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = gitsense_engine::index::write_example(&dir.path().join("chats.gsx"))?;
+    /// let engine = Engine::open(&path)?;
+    /// let planned = engine.plan_search("retry lang:javascript", &SearchOptions::default())?;
+    /// // The statements the search will run, one set per target.
+    /// assert!(planned.plan().target_plans.iter().any(|tp| tp.sql.is_some()));
+    /// let r = engine.search_planned(planned)?;
+    /// assert_eq!(r.total_counts.code_blocks, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn plan_search(&self, text: &str, opts: &SearchOptions) -> Result<PlannedSearch> {
+        let t0 = (self.clock)();
+        let mut planned_opts = opts.clone();
+        if let Some(c) = planned_opts.cursor.take() {
+            let (page, per_page) = decode_cursor(&c, &self.info.revision, text)?;
+            planned_opts.page = page;
+            planned_opts.per_page = Some(per_page);
+        }
+        let (query, plan) = plan::plan_text_in(text, &planned_opts, self.corpus())?;
+        Ok(PlannedSearch {
+            text: text.to_string(),
+            asked: opts.clone(),
+            opts: planned_opts,
+            query,
+            plan,
+            revision: self.info.revision.clone(),
+            plan_ms: (self.clock)() - t0,
+        })
+    }
+
+    /// Runs a query [`Engine::plan_search`] planned. One planned for
+    /// another revision of the index (swapped in meanwhile) is planned
+    /// again first.
+    pub fn search_planned(&self, planned: PlannedSearch) -> Result<SearchResults> {
+        let planned = if planned.revision == self.info.revision {
+            planned
+        } else {
+            self.plan_search(&planned.text, &planned.asked)?
+        };
         // One read transaction for the search's twenty-odd statements:
         // outside one, SQLite takes and drops its shared lock around each
         // of them, and each time looks for a hot journal and rereads the
         // file's change counter (VFS calls; in the browser, calls out of
         // wasm into OPFS).
         let _read = ReadTransaction::begin(&self.conn);
+        // The budget starts with the run: a plan made ahead (before the
+        // browser's warm-up, whose first call compiles the planner's code)
+        // does not count against it.
         let start = (self.budget.clock.get())();
         self.budget.interrupted.set(false);
         self.budget.plain_snippets.set(false);
         // A search's own `timeBudgetMs` overrides the engine's; 0 lifts it.
-        let ms = match opts.time_budget_ms {
+        let ms = match planned.opts.time_budget_ms {
             Some(0) => f64::INFINITY,
             Some(ms) => ms as f64,
             None => self.time_budget_ms.unwrap_or(f64::INFINITY),
         };
         self.budget.ms.set(ms);
         self.budget.until.set(start + ms);
-        let out = self.search_in_transaction(text, opts);
+        let out = self.search_in_transaction(planned);
         self.budget.until.set(f64::INFINITY);
         self.budget.deadline.set(f64::INFINITY);
         out
     }
 
-    fn search_in_transaction(&self, text: &str, opts: &SearchOptions) -> Result<SearchResults> {
-        let t0 = (self.clock)();
-        let mut opts = opts.clone();
-        if let Some(c) = opts.cursor.take() {
-            let (page, per_page) = decode_cursor(&c, &self.info.revision, text)?;
-            opts.page = page;
-            opts.per_page = Some(per_page);
-        }
+    fn search_in_transaction(&self, planned: PlannedSearch) -> Result<SearchResults> {
+        let t0 = (self.clock)() - planned.plan_ms;
+        let PlannedSearch {
+            text,
+            opts,
+            query: q,
+            plan: mut p,
+            ..
+        } = planned;
+        let text = text.as_str();
         let corpus = self.corpus();
-        let (q, mut p) = plan::plan_text_in(text, &opts, corpus)?;
         let strict = opts.mode == QueryMode::Strict;
         let facet_requests = facets::requested(&q, &opts.facets, &p.profile.name, strict)?;
         if let (Some(cur), Some(scope)) = (opts.current_chat_id, q.scope) {
@@ -578,7 +680,7 @@ impl Engine {
     pub fn search_json(&self, text: &str, options_json: &str) -> Result<String> {
         let opts: SearchOptions = crate::util::from_json_arg(options_json, "search options")?;
         let r = self.search(text, &opts)?;
-        serde_json::to_string(&r).map_err(|e| Error::new("internal.serialize", e.to_string()))
+        results_json(&r)
     }
 
     /// The results of a search-box text with nothing to search: none,

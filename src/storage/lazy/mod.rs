@@ -33,10 +33,11 @@ use crate::host::{self, js_error};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::pagevfs::{PageCache, PageFiles, PageSource};
 use gitsense_engine::index::rank::Tally;
+use gitsense_engine::search::PlannedSearch;
 use gitsense_engine::util::lock;
 use gitsense_publish::Manifest;
 use js_sys::Uint8Array;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -75,43 +76,78 @@ pub fn work_clock() -> f64 {
     host::now_ms() - NETWORK_WAIT_MS.with(std::cell::Cell::get)
 }
 
-/// What the worker fetched before the module was ready (`prefetch()` in
-/// `js/lazy.js`).
-#[derive(Default)]
+/// What the page fetched before the module was ready, handed to the
+/// session (`handOff()` in `js/lazy.js` makes it; `sessionOpen` receives
+/// it, or a Promise of it). Anything missing or malformed is read as not
+/// fetched: the session then fetches for itself.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Prefetched {
     /// The manifest text.
     pub manifest: Option<String>,
     /// The hot pages' bytes, in the manifest's `hotPages` order.
+    #[serde(deserialize_with = "bytes")]
     pub hot: Option<Vec<u8>>,
     /// Why the hot pages could not be had (a file inflating past what the
     /// manifest declares: `download.too_large`).
+    #[serde(deserialize_with = "hot_failure")]
     pub hot_error: Option<Error>,
     /// The range probe's failure, `None` when the server serves ranges.
+    #[serde(deserialize_with = "probe_failure")]
     pub probe: Option<Error>,
-    /// Whether a probe was made at all.
+    /// Whether a probe was made at all (not when the index is stored).
     pub probed: bool,
     /// The probe found that several ranges can be asked for in one
     /// request (a multipart/byteranges answer).
+    #[serde(rename = "multi")]
     pub multi_range: bool,
     /// Fill files the worker opened meanwhile, hot pages stored
     /// (`prepareFill()` in `js/lazy.js`), and their base name.
-    pub fill: Option<(JsValue, String)>,
-    /// The first query's pages on the way (`fetchFirstQueryPages()` in
-    /// `js/predict.js`): a Promise of { pages, bytes, wire, requests } or
-    /// null, taken in before the warm-up's first round.
-    pub early: Option<js_sys::Promise>,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    pub fill: JsValue,
+    pub fill_base: Option<String>,
 }
 
-/// A range probe's result (`probeRanges()` in `js/lazy.js`, also spread
-/// into `prefetch()`'s): the failure, if ranges are not usable, and whether
-/// several ranges per request work.
-pub fn probe_result(v: &JsValue) -> (Option<Error>, bool) {
-    let get =
-        |k: &str| js_sys::Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
-    let probe = get("probe");
-    let error = (!probe.is_null() && !probe.is_undefined())
-        .then(|| js_error(&probe, "network.failed", "probing range requests"));
-    (error, get("multi").is_truthy())
+impl Prefetched {
+    /// The fill files the worker opened, and their base name.
+    pub fn fill_files(&self) -> Option<(&JsValue, &str)> {
+        match &self.fill_base {
+            Some(base) if self.fill.is_object() => Some((&self.fill, base)),
+            _ => None,
+        }
+    }
+}
+
+/// A JS value as it is (a Uint8Array's bytes, copied into wasm memory).
+fn bytes<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<u8>>, D::Error> {
+    let v: JsValue = serde_wasm_bindgen::preserve::deserialize(d)?;
+    Ok(v.dyn_into::<Uint8Array>().ok().map(|b| b.to_vec()))
+}
+
+fn hot_failure<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Error>, D::Error> {
+    let v: JsValue = serde_wasm_bindgen::preserve::deserialize(d)?;
+    Ok(v.is_object()
+        .then(|| js_error(&v, "download.corrupt", "reading the hot pages")))
+}
+
+fn probe_failure<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Error>, D::Error> {
+    let v: JsValue = serde_wasm_bindgen::preserve::deserialize(d)?;
+    Ok((!v.is_null() && !v.is_undefined())
+        .then(|| js_error(&v, "network.failed", "probing range requests")))
+}
+
+/// A range probe's result (`probeRanges()` in `js/lazy.js`): the failure,
+/// if ranges are not usable, and whether several ranges per request work.
+#[derive(Deserialize)]
+struct RangeProbe {
+    #[serde(deserialize_with = "probe_failure")]
+    probe: Option<Error>,
+    #[serde(default)]
+    multi: bool,
 }
 
 /// Counters for `info().lazy`.
@@ -148,11 +184,6 @@ pub struct LazyStats {
     /// Whether the warm-up and the fill read the packed file (pages
     /// compressed one by one) rather than the raw index.
     pub packed: bool,
-    /// Pages the worker fetched for the page's `firstQuery` while the
-    /// module loaded (`js/predict.js`), the bytes and requests that took.
-    pub first_query_pages: u64,
-    pub first_query_bytes: u64,
-    pub first_query_requests: u64,
 }
 
 /// The packed file (`Manifest::packed_file`): where each page is in it.
@@ -470,8 +501,6 @@ pub struct LazyIndex {
     /// so it cannot borrow the engine's), with the tally its ranking
     /// functions were registered with.
     spare: Rc<RefCell<Option<(rusqlite::Connection, Tally)>>>,
-    /// The first query's pages on the way ([`Prefetched::early`]).
-    early: Rc<RefCell<Option<js_sys::Promise>>>,
 }
 
 /// The packed file `manifest` names (`None` when it names none), its page
@@ -516,47 +545,44 @@ pub fn fill_base(scope: &str, sha256: &str) -> String {
     format!("{}{}", fill_prefix(scope), &sha256[..16.min(sha256.len())])
 }
 
-impl LazyIndex {
-    /// Opens the raw index `manifest` names. `persist`: copy pages into
-    /// OPFS fill files (resuming an earlier fill of the same index).
-    /// Returns the index and a connection on it.
-    pub async fn open(
-        manifest: &Manifest,
-        manifest_url: &str,
-        scope: &str,
-        persist: bool,
-        prefetched: Prefetched,
-        request_timeout_ms: Option<u32>,
-    ) -> Result<(LazyIndex, rusqlite::Connection)> {
-        let sync_timeout_ms = request_timeout_ms.unwrap_or(SYNC_TIMEOUT_MS);
-        let fetch_timeout_ms = request_timeout_ms.unwrap_or(FILL_TIMEOUT_MS);
-        let raw = manifest.raw_file.as_deref().ok_or_else(|| {
-            Error::new(
-                "lazy.unavailable",
-                "the manifest names no raw index (rawFile) to read by range",
-            )
-        })?;
-        let url = host::resolve_url(raw, manifest_url)
-            .map_err(|e| js_error(&e, "manifest.invalid", "resolving the raw index URL"))?;
-        // The server must serve ranges before any synchronous read: a
-        // server ignoring Range would send the whole file to each one.
-        let multi_range = match (prefetched.probed, prefetched.probe) {
-            (true, Some(e)) => return Err(e),
-            (true, None) => prefetched.multi_range,
-            (false, _) => {
-                let probe = host::probe_ranges(&url, manifest.size as f64, fetch_timeout_ms).await;
-                match probe_result(&probe) {
-                    (Some(e), _) => return Err(e),
-                    (None, multi) => multi,
-                }
+/// Whether the server answers several ranges in one request; an error
+/// when it does not serve ranges at all. The server must serve ranges
+/// before any synchronous read: a server ignoring Range would send the
+/// whole file to each one. The page's probe is used when it made one.
+async fn range_support(
+    url: &str,
+    manifest: &Manifest,
+    prefetched: &Prefetched,
+    timeout_ms: u32,
+) -> Result<bool> {
+    match (prefetched.probed, &prefetched.probe) {
+        (true, Some(e)) => Err(e.clone()),
+        (true, None) => Ok(prefetched.multi_range),
+        (false, _) => {
+            let probe = host::probe_ranges(url, manifest.size as f64, timeout_ms).await;
+            match serde_wasm_bindgen::from_value::<RangeProbe>(probe) {
+                Ok(RangeProbe { probe: Some(e), .. }) => Err(e),
+                Ok(RangeProbe { probe: None, multi }) => Ok(multi),
+                // Not a probe's answer: ranges are tried page by page.
+                Err(_) => Ok(false),
             }
-        };
-        let base = fill_base(scope, &manifest.sha256);
+        }
+    }
+}
+
+impl LazySource {
+    /// A source of the raw index at `url` with no page in hand yet.
+    fn new(
+        url: String,
+        manifest: &Manifest,
+        request_timeout_ms: Option<u32>,
+        multi_range: bool,
+    ) -> LazySource {
         let page_count = manifest.page_count as u32;
-        let mut source = LazySource {
+        LazySource {
             url,
-            sync_timeout_ms,
-            fetch_timeout_ms,
+            sync_timeout_ms: request_timeout_ms.unwrap_or(SYNC_TIMEOUT_MS),
+            fetch_timeout_ms: request_timeout_ms.unwrap_or(FILL_TIMEOUT_MS),
             size: manifest.size,
             page_size: manifest.page_size,
             page_count,
@@ -577,100 +603,141 @@ impl LazyIndex {
             local_only: false,
             packed: None,
             packed_off: None,
-            hot_off: prefetched
-                .hot_error
-                .as_ref()
-                .map(|e| format!("{}: {}", e.code, e.message)),
+            hot_off: None,
+        }
+    }
+
+    /// Takes the fill files (`ready`: those the worker opened, else opened
+    /// here, stale ones of this site removed) and the pages they hold; a
+    /// failure leaves the source without a copy and says why.
+    async fn open_fill(&mut self, ready: Option<JsValue>, scope: &str, base: &str) {
+        let opened = match ready {
+            Some(handles) => {
+                self.stats.fill_prepared = true;
+                Ok(handles)
+            }
+            None => {
+                // Fill files of other versions of this site are stale.
+                host::fill_remove(&fill_prefix(scope), base).await;
+                host::fill_open(base, f64::from(self.page_count), self.page_size as f64).await
+            }
         };
+        match opened {
+            Ok(handles) => {
+                let present = Uint8Array::new(
+                    &js_sys::Reflect::get(&handles, &"present".into())
+                        .unwrap_or(JsValue::UNDEFINED),
+                )
+                .to_vec();
+                for (i, b) in present.iter().enumerate().take(self.page_count as usize) {
+                    if *b == 1 {
+                        self.present[i] = true;
+                        self.stored += 1;
+                    }
+                }
+                self.fill = Some(handles);
+            }
+            Err(e) => {
+                let e = js_error(&e, "storage.failed", "opening the fill files");
+                self.fill_stopped =
+                    Some(format!("no OPFS copy is made ({}: {})", e.code, e.message));
+                // No room (or OPFS failing): the copy the visit asked
+                // for fails with it (`fillerror`), as one that runs out
+                // of room midway does.
+                if matches!(e.code.as_str(), "storage.quota_exceeded" | "storage.failed") {
+                    self.fill_error = Some(e);
+                }
+            }
+        }
+    }
+
+    /// Takes in the hot file: the hot pages, then the packed file's page
+    /// lengths (the packed file is used only when they are usable). Hot
+    /// pages of the wrong total size are not used.
+    fn take_hot(&mut self, manifest: &Manifest, manifest_url: &str, hot: &[u8]) {
+        let ps = manifest.page_size as usize;
+        let pages_end = manifest.hot_pages.len() * ps;
+        match packed_of(
+            manifest,
+            manifest_url,
+            hot.get(pages_end..).unwrap_or_default(),
+        ) {
+            Some(Ok(p)) => {
+                self.packed = Some(p);
+                self.stats.packed = true;
+            }
+            Some(Err(why)) => {
+                self.packed_off = Some(format!("the packed file is not used: {why}"));
+            }
+            None => {}
+        }
+        let expected = pages_end
+            + if manifest.packed_file.is_some() {
+                2 * self.page_count as usize
+            } else {
+                0
+            };
+        if hot.len() == expected {
+            self.stats.hot_pages = manifest.hot_pages.len() as u64;
+            self.stats.hot_bytes = hot.len() as u64;
+            for (i, &p) in manifest.hot_pages.iter().enumerate() {
+                let page = p - 1;
+                if !self.has(page) {
+                    self.keep(page, &hot[i * ps..(i + 1) * ps]);
+                }
+            }
+            self.commit();
+        }
+    }
+}
+
+impl LazyIndex {
+    /// Opens the raw index `manifest` names. `persist`: copy pages into
+    /// OPFS fill files (resuming an earlier fill of the same index).
+    /// Returns the index and a connection on it.
+    pub async fn open(
+        manifest: &Manifest,
+        manifest_url: &str,
+        scope: &str,
+        persist: bool,
+        prefetched: Prefetched,
+        request_timeout_ms: Option<u32>,
+    ) -> Result<(LazyIndex, rusqlite::Connection)> {
+        let fetch_timeout_ms = request_timeout_ms.unwrap_or(FILL_TIMEOUT_MS);
+        let raw = manifest.raw_file.as_deref().ok_or_else(|| {
+            Error::new(
+                "lazy.unavailable",
+                "the manifest names no raw index (rawFile) to read by range",
+            )
+        })?;
+        let url = host::resolve_url(raw, manifest_url)
+            .map_err(|e| js_error(&e, "manifest.invalid", "resolving the raw index URL"))?;
+        let multi_range = range_support(&url, manifest, &prefetched, fetch_timeout_ms).await?;
+        let base = fill_base(scope, &manifest.sha256);
+        let mut source = LazySource::new(url, manifest, request_timeout_ms, multi_range);
+        source.hot_off = prefetched
+            .hot_error
+            .as_ref()
+            .map(|e| format!("{}: {}", e.code, e.message));
         // Fill files the worker opened while the module loaded, if they
         // are this index's (else closed unused).
-        let ready = match prefetched.fill {
-            Some((handles, b)) if b == base && persist => Some(handles),
+        let ready = match prefetched.fill_files() {
+            Some((handles, b)) if b == base && persist => Some(handles.clone()),
             Some((handles, _)) => {
-                host::fill_close(&handles);
+                host::fill_close(handles);
                 None
             }
             None => None,
         };
         if persist {
-            let opened = match ready {
-                Some(handles) => {
-                    source.stats.fill_prepared = true;
-                    Ok(handles)
-                }
-                None => {
-                    // Fill files of other versions of this site are stale.
-                    host::fill_remove(&fill_prefix(scope), &base).await;
-                    host::fill_open(&base, f64::from(page_count), manifest.page_size as f64).await
-                }
-            };
-            match opened {
-                Ok(handles) => {
-                    let present = Uint8Array::new(
-                        &js_sys::Reflect::get(&handles, &"present".into())
-                            .unwrap_or(JsValue::UNDEFINED),
-                    )
-                    .to_vec();
-                    for (i, b) in present.iter().enumerate().take(page_count as usize) {
-                        if *b == 1 {
-                            source.present[i] = true;
-                            source.stored += 1;
-                        }
-                    }
-                    source.fill = Some(handles);
-                }
-                Err(e) => {
-                    let e = js_error(&e, "storage.failed", "opening the fill files");
-                    source.fill_stopped =
-                        Some(format!("no OPFS copy is made ({}: {})", e.code, e.message));
-                    // No room (or OPFS failing): the copy the visit asked
-                    // for fails with it (`fillerror`), as one that runs out
-                    // of room midway does.
-                    if matches!(e.code.as_str(), "storage.quota_exceeded" | "storage.failed") {
-                        source.fill_error = Some(e);
-                    }
-                }
-            }
+            source.open_fill(ready, scope, &base).await;
         } else {
             source.fill_stopped = Some(
                 "lazy storage requested without OPFS: pages live in a bounded memory cache".into(),
             );
         }
         if let Some(hot) = prefetched.hot {
-            let ps = manifest.page_size as usize;
-            let pages_end = manifest.hot_pages.len() * ps;
-            // After the hot pages, the packed file's page lengths.
-            match packed_of(
-                manifest,
-                manifest_url,
-                hot.get(pages_end..).unwrap_or_default(),
-            ) {
-                Some(Ok(p)) => {
-                    source.packed = Some(p);
-                    source.stats.packed = true;
-                }
-                Some(Err(why)) => {
-                    source.packed_off = Some(format!("the packed file is not used: {why}"));
-                }
-                None => {}
-            }
-            let expected = pages_end
-                + if manifest.packed_file.is_some() {
-                    2 * page_count as usize
-                } else {
-                    0
-                };
-            if hot.len() == expected {
-                source.stats.hot_pages = manifest.hot_pages.len() as u64;
-                source.stats.hot_bytes = hot.len() as u64;
-                for (i, &p) in manifest.hot_pages.iter().enumerate() {
-                    let page = p - 1;
-                    if !source.has(page) {
-                        source.keep(page, &hot[i * ps..(i + 1) * ps]);
-                    }
-                }
-                source.commit();
-            }
+            source.take_hot(manifest, manifest_url, &hot);
         }
         let name = format!("lazy-{}.db", manifest.sha256);
         let files = files()?;
@@ -682,7 +749,6 @@ impl LazyIndex {
             manifest: manifest.clone(),
             base,
             spare: Rc::new(RefCell::new(None)),
-            early: Rc::new(RefCell::new(prefetched.early)),
         };
         match conn {
             Ok(conn) => Ok((lazy, conn)),
@@ -720,7 +786,6 @@ impl LazyIndex {
     /// the round is asked again of the raw index, which serves every
     /// later one, and `info().lazy.packedOff` says why.
     pub async fn fetch_pages(&self, pages: &[u32]) -> Result<()> {
-        self.take_early().await;
         match self.fetch_round(pages).await {
             Err((e, true)) => {
                 self.drop_packed(&e);
@@ -728,45 +793,6 @@ impl LazyIndex {
             }
             r => r.map_err(|(e, _)| e),
         }
-    }
-
-    /// The first query's pages the worker fetched while the module loaded
-    /// ([`Prefetched::early`]), once: waited for (they are what the first
-    /// round would ask for) and kept like the round's own.
-    async fn take_early(&self) {
-        let Some(promise) = self.early.borrow_mut().take() else {
-            return;
-        };
-        let Ok(v) = wasm_bindgen_futures::JsFuture::from(promise).await else {
-            return;
-        };
-        let get =
-            |k: &str| js_sys::Reflect::get(&v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
-        let (Ok(pages), Ok(bytes)) = (
-            get("pages").dyn_into::<js_sys::Uint32Array>(),
-            get("bytes").dyn_into::<Uint8Array>(),
-        ) else {
-            return;
-        };
-        let pages = pages.to_vec();
-        let bytes = bytes.to_vec();
-        let mut s = lock(&self.source);
-        let size = s.page_size as usize;
-        if bytes.len() != pages.len() * size {
-            return;
-        }
-        s.stats.first_query_bytes += get("wire").as_f64().unwrap_or(0.0) as u64;
-        s.stats.first_query_requests += get("requests").as_f64().unwrap_or(0.0) as u64;
-        for (i, &p) in pages.iter().enumerate() {
-            let Some(page) = p.checked_sub(1).filter(|&p| p < s.page_count) else {
-                continue;
-            };
-            if !s.has(page) {
-                s.keep(page, &bytes[i * size..(i + 1) * size]);
-                s.stats.first_query_pages += 1;
-            }
-        }
-        s.commit();
     }
 
     /// Stops reading the packed file for the session (it failed with `e`).
@@ -1145,11 +1171,11 @@ impl LazyIndex {
 
     /// Runs the warm-up for a query (see [`warm`]); failures only mean
     /// the query reads its pages one by one.
-    pub async fn warm(&self, text: &str, options_json: &str) {
+    pub async fn warm(&self, planned: &PlannedSearch) {
         let Ok((conn, tally)) = self.take_connection() else {
             return;
         };
-        let _ = warm::warm(self, &conn, &tally, text, options_json).await;
+        let _ = warm::warm(self, &conn, &tally, planned).await;
         self.give_back((conn, tally));
     }
 

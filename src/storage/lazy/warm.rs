@@ -1,9 +1,10 @@
 //! The warm-up before a lazily read query: which pages its row lookups
 //! will read, fetched a b-tree level at a time in parallel requests.
 //!
-//! In: the query and options (planned as the engine will run them), the
-//! engine's connection and the [`LazyIndex`]. Out: the pages in place, so
-//! the query itself makes few synchronous requests. Rounds:
+//! In: the query as the engine planned it ([`PlannedSearch`]: the search
+//! then runs that same plan), the engine's connection and the
+//! [`LazyIndex`]. Out: the pages in place, so the query itself makes few
+//! synchronous requests. Rounds:
 //! 1. the leaves of the FTS index its terms are looked up in, when not in
 //!    hand (hot pages hold a small FTS index whole; a batch of its own),
 //!    then the doclist leaves of each target's FTS expression (located through
@@ -42,9 +43,9 @@ use gitsense_engine::index::schema::{
     chat_details, chats, code_blocks, code_rank, code_text, fts_chats, fts_code_blocks,
     fts_messages, message_names, message_rank, message_text, messages,
 };
-use gitsense_engine::plan::{self, QueryMode, SearchOptions};
+use gitsense_engine::plan::{Plan, QueryMode};
 use gitsense_engine::query::ast::Target;
-use gitsense_engine::search;
+use gitsense_engine::search::{self, PlannedSearch};
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -406,21 +407,13 @@ pub async fn warm(
     lazy: &LazyIndex,
     conn: &Connection,
     tally: &Tally,
-    text: &str,
-    options_json: &str,
+    planned: &PlannedSearch,
 ) -> Result<()> {
-    let opts: SearchOptions = gitsense_engine::util::from_json_arg(options_json, "search options")?;
-    if opts.cursor.is_some() {
+    if planned.from_cursor() {
         return Ok(());
     }
-    // Planned for what the index holds, as the engine will plan it (a
-    // search judged per page ranks more rows than it returns: the rows
-    // fetched here for the first page may then miss some it keeps).
-    let corpus = gitsense_engine::index::verify(conn)
-        .map(|info| plan::Corpus::of(&info))
-        .unwrap_or_default();
-    let (q, p) = plan::plan_text_in(text, &opts, corpus)?;
-    if opts.mode == QueryMode::Box && q.is_blank() {
+    let p = planned.plan();
+    if planned.options().mode == QueryMode::Box && planned.query().is_blank() {
         return Ok(());
     }
 
@@ -461,10 +454,10 @@ pub async fn warm(
         }
         let names = gitsense_engine::index::btrees_of(conn, &tables)?;
         meanwhile(scan(lazy, conn, &names), || {
-            gitsense_engine::search::prepare_statements(conn, &p)
+            gitsense_engine::search::prepare_statements(conn, p)
         })
         .await?;
-        return returned_page(lazy, conn, tally, &p).await;
+        return returned_page(lazy, conn, tally, p).await;
     }
     let mut keys = Keys::new();
     for ((t, expr), segs) in exprs.iter().zip(&segids) {
@@ -496,7 +489,7 @@ pub async fn warm(
         for (t, _) in &exprs {
             let _ = conn.prepare_cached(&match_sql(fts_table(*t)));
         }
-        gitsense_engine::search::prepare_statements(conn, &p)
+        gitsense_engine::search::prepare_statements(conn, p)
     })
     .await?;
     let mut matched: Vec<(Target, BTreeSet<i64>)> = Vec::new();
@@ -557,7 +550,7 @@ pub async fn warm(
         }
     }
     walk(lazy, conn, &keys, &[]).await?;
-    returned_page(lazy, conn, tally, &p).await
+    returned_page(lazy, conn, tally, p).await
 }
 
 /// Rounds 3 and 4 (see the module docs): ranking (as the engine will run
@@ -566,12 +559,7 @@ pub async fn warm(
 /// the ranking records when ranking read them, else from the rows of
 /// filter tables in place, else a round later); then the overflow pages
 /// of those rows.
-async fn returned_page(
-    lazy: &LazyIndex,
-    conn: &Connection,
-    tally: &Tally,
-    p: &plan::Plan,
-) -> Result<()> {
+async fn returned_page(lazy: &LazyIndex, conn: &Connection, tally: &Tally, p: &Plan) -> Result<()> {
     let mut keys = Keys::new();
     let mut code_later = BTreeSet::new();
     let offset = (p.page.saturating_sub(1)) * p.per_page;
