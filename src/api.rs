@@ -227,10 +227,21 @@ pub async fn local_write(
 }
 
 /// Starts importing a chat export into the open writable index (see
-/// [`super::import`]); `file_name` names the export's chat.
+/// [`super::import`]); `file_name` names the export's chat; `tuning`
+/// (benchmarks): `{ batchMessages, cacheMib, ftsBufferMib }`.
 #[wasm_bindgen(js_name = localImportBegin)]
-pub fn local_import_begin(file_name: String) -> Result<(), JsValue> {
-    super::import::begin(&file_name).map_err(js)
+pub fn local_import_begin(file_name: String, tuning: JsValue) -> Result<(), JsValue> {
+    let tuning = if tuning.is_undefined() || tuning.is_null() {
+        super::import::Tuning::default()
+    } else {
+        serde_wasm_bindgen::from_value(tuning).map_err(|e| {
+            js(Error::new(
+                "options.invalid",
+                format!("bad tuning: {e} (expects {{batchMessages, cacheMib, ftsBufferMib}})"),
+            ))
+        })?
+    };
+    super::import::begin(&file_name, tuning).map_err(js)
 }
 
 /// The next piece of the export; resolves with the import's progress.

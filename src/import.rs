@@ -33,6 +33,16 @@ use std::rc::Rc;
 /// records waiting stay a few MB.
 pub const BATCH_MESSAGES: usize = 4096;
 
+/// An import's batch size and memory ([`live::ImportTuning`]); the
+/// defaults unless a benchmark asks for others.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Tuning {
+    pub batch_messages: Option<usize>,
+    pub cache_mib: Option<u32>,
+    pub fts_buffer_mib: Option<u32>,
+}
+
 /// An import in progress: the export being read, and what stores it.
 struct Run {
     feeder: ExportFeeder,
@@ -47,6 +57,7 @@ struct Store {
     import: live::Import,
     pending: Pending,
     progress: Progress,
+    batch_messages: usize,
 }
 
 #[derive(Default)]
@@ -96,7 +107,7 @@ pub fn running() -> bool {
 
 /// Starts importing the export called `file_name` into the open writable
 /// index (opens the transaction, stores the export's root chat).
-pub fn begin(file_name: &str) -> Result<()> {
+pub fn begin(file_name: &str, tuning: Tuning) -> Result<()> {
     let index = local::current().ok_or_else(|| {
         Error::new(
             "write.read_only",
@@ -115,7 +126,12 @@ pub fn begin(file_name: &str) -> Result<()> {
         file_name
     };
     let import = index.with_engine(|e| {
-        let import = live::Import::begin(e.connection(), &root_chat(file_name))?;
+        let defaults = live::ImportTuning::default();
+        let memory = live::ImportTuning {
+            cache_mib: tuning.cache_mib.unwrap_or(defaults.cache_mib),
+            fts_buffer_mib: tuning.fts_buffer_mib.unwrap_or(defaults.fts_buffer_mib),
+        };
+        let import = live::Import::begin(e.connection(), &root_chat(file_name), memory)?;
         e.forget_cached()?;
         Ok(import)
     })?;
@@ -129,6 +145,7 @@ pub fn begin(file_name: &str) -> Result<()> {
                 import,
                 pending: Pending::default(),
                 progress: Progress::default(),
+                batch_messages: tuning.batch_messages.unwrap_or(BATCH_MESSAGES).max(1),
             },
         })
     });
@@ -142,7 +159,7 @@ pub fn feed(piece: &[u8]) -> Result<Progress> {
         let store = &mut run.store;
         store.progress.bytes_read += piece.len() as u64;
         store.take(run.feeder.feed(piece)?);
-        if store.pending.messages.len() >= BATCH_MESSAGES {
+        if store.pending.messages.len() >= store.batch_messages {
             store.store()?;
         }
         Ok(store.progress.clone())

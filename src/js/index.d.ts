@@ -330,6 +330,8 @@ export interface ImportOptions {
   onProgress?: (p: ImportProgress) => void;
   /** Aborting rejects with import.aborted; nothing is imported. */
   signal?: AbortSignal;
+  /** For benchmarks: messages per stored batch, SQLite page cache and FTS5 term buffer (MiB) while importing. */
+  tuning?: { batchMessages?: number; cacheMib?: number; ftsBufferMib?: number };
 }
 
 /** What an importFile() added. */

@@ -646,9 +646,10 @@ export class GitSenseSearch extends EventTarget {
    * chats, messages, codeBlocks })` after each stored batch. Ids are
    * numbered past the index's largest. Resolves { format, chats,
    * messages, codeBlocks, warnings, revision }: rows added (chats: one
-   * per conversation and the export's own).
+   * per conversation and the export's own). `tuning` is for benchmarks:
+   * { batchMessages, cacheMib, ftsBufferMib } (src/import.rs).
    */
-  async importFile(file, { onProgress, signal } = {}) {
+  async importFile(file, { onProgress, signal, tuning } = {}) {
     if (typeof Blob === 'undefined' || !(file instanceof Blob)) {
       throw new GitSenseSearchError({ code: 'import.bad_input', message: `importFile() takes a File or Blob, not ${file === null ? 'null' : typeof file}` });
     }
@@ -672,7 +673,7 @@ export class GitSenseSearch extends EventTarget {
     this.addEventListener('importprogress', onEvent);
     if (signal) signal.addEventListener('abort', onAbort);
     try {
-      const s = await this.#call('importFile', { file, importId });
+      const s = await this.#call('importFile', { file, importId, tuning });
       return { format: s.format, chats: s.chats, messages: s.messages, codeBlocks: s.codeBlocks, warnings: s.warnings, revision: s.revision };
     } finally {
       this.removeEventListener('importprogress', onEvent);

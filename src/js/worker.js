@@ -190,11 +190,11 @@ async function importsDone() {
 }
 
 /** Reads `file` as a stream into the import; resolves with its summary. */
-async function importFile(file, importId) {
+async function importFile(file, importId, tuning) {
   if (!file || typeof file.stream !== 'function') {
     throw { code: 'import.bad_input', message: 'importFile() takes a File or Blob' };
   }
-  localImportBegin(typeof file.name === 'string' ? file.name : '');
+  localImportBegin(typeof file.name === 'string' ? file.name : '', tuning);
   const reader = file.stream().getReader();
   let batches = 0;
   try {
@@ -309,10 +309,10 @@ const ops = {
     await importsDone();
     return localWrite(op, json, key);
   },
-  async importFile({ file, importId }) {
+  async importFile({ file, importId, tuning }) {
     if (!writable) throw { code: 'write.read_only', message: 'this engine serves a published index: only an index made by create() (or an overlay) takes imports' };
     await importsDone();
-    const run = importFile(file, importId);
+    const run = importFile(file, importId, tuning);
     importing = run;
     try {
       return await run;

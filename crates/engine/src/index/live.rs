@@ -1324,7 +1324,7 @@ const IMPORT_OP: &str = "import";
 ///     content: "Why does the retry loop never stop?".into(), title: String::new(),
 ///     keywords: String::new(), meta: serde_json::json!({}), created_at: None, updated_at: None,
 /// };
-/// let mut import = Import::begin(&conn, &chat(1, 0, "export.json"))?;
+/// let mut import = Import::begin(&conn, &chat(1, 0, "export.json"), Default::default())?;
 /// import.add(&conn, &[chat(2, 1, "Retries")], &[message], &[])?;
 /// let summary = import.commit(&conn, &serde_json::json!({"format": "sharegpt"}))?;
 /// assert_eq!((summary.chats, summary.messages), (2, 1));
@@ -1333,6 +1333,46 @@ const IMPORT_OP: &str = "import";
 /// assert_eq!(r.results.messages[0].chat_path.as_deref(), Some("export.json -> Retries"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+/// How much memory an import may use to go faster, while it runs:
+/// SQLite's page cache (the pages a batch's inserts and full-text merges
+/// go back to stay in memory, not read again from storage) and FTS5's
+/// buffer of pending terms (flushed as a segment when full: a larger one
+/// makes fewer, larger segments to merge). Both are set back when the
+/// import ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportTuning {
+    pub cache_mib: u32,
+    pub fts_buffer_mib: u32,
+}
+
+impl Default for ImportTuning {
+    fn default() -> Self {
+        ImportTuning {
+            cache_mib: 32,
+            fts_buffer_mib: 8,
+        }
+    }
+}
+
+/// SQLite's page cache when nothing sets it (`PRAGMA cache_size`, KiB
+/// when negative), and FTS5's pending-term buffer (its `hashsize`).
+const DEFAULT_CACHE: i64 = -2000;
+const DEFAULT_FTS_BUFFER: i64 = 1 << 20;
+
+/// The full-text tables, for their `hashsize` during an import.
+const FTS_TABLES: [&str; 3] = ["fts_chats", "fts_messages", "fts_code_blocks"];
+
+fn set_fts_buffer(conn: &Connection, bytes: i64) -> Result<()> {
+    for t in FTS_TABLES {
+        conn.execute(
+            &format!("INSERT INTO {t}({t}, rank) VALUES ('hashsize', ?1)"),
+            [bytes],
+        )
+        .map_err(fts)?;
+    }
+    Ok(())
+}
+
 #[derive(Debug)]
 pub struct Import {
     /// The largest chat, message and code block ids before the import.
@@ -1350,7 +1390,7 @@ impl Import {
     /// Starts an import into the writable index `conn` holds (opens its
     /// transaction) with the export's root chat, the parent of its
     /// conversations' chats (id 1 among the records).
-    pub fn begin(conn: &Connection, root: &Chat) -> Result<Import> {
+    pub fn begin(conn: &Connection, root: &Chat, tuning: ImportTuning) -> Result<Import> {
         if !is_writable(conn) {
             return Err(Error::new(
                 "write.read_only",
@@ -1358,8 +1398,15 @@ impl Import {
             ));
         }
         super::rank::register_column_size(conn)?;
+        conn.execute_batch(&format!(
+            "PRAGMA cache_size = {}",
+            -i64::from(tuning.cache_mib.max(1)) * 1024
+        ))
+        .ctx("starting the import")?;
         conn.execute_batch("BEGIN").ctx("starting the import")?;
-        let started = Import::start(conn, root);
+        // In the transaction: a rollback sets it back too.
+        let started = set_fts_buffer(conn, i64::from(tuning.fts_buffer_mib.max(1)) << 20)
+            .and_then(|()| Import::start(conn, root));
         if started.is_err() {
             let _ = Import::rollback(conn);
         }
@@ -1495,7 +1542,10 @@ impl Import {
         conn.prepare_cached("UPDATE index_meta SET value = ?2 WHERE key = ?1")
             .and_then(|mut s| s.execute(params!["revision", revision]))
             .ctx("writing index_meta")?;
+        set_fts_buffer(conn, DEFAULT_FTS_BUFFER)?;
         conn.execute_batch("COMMIT").ctx("committing the import")?;
+        conn.execute_batch(&format!("PRAGMA cache_size = {DEFAULT_CACHE}"))
+            .ctx("ending the import")?;
         Ok(WriteSummary {
             chats: self.added[0],
             messages: self.added[1],
@@ -1506,10 +1556,11 @@ impl Import {
 
     /// Undoes everything an import added (its transaction rolled back).
     pub fn rollback(conn: &Connection) -> Result<()> {
-        if conn.is_autocommit() {
-            return Ok(());
+        if !conn.is_autocommit() {
+            conn.execute_batch("ROLLBACK")
+                .ctx("rolling the import back")?;
         }
-        conn.execute_batch("ROLLBACK")
+        conn.execute_batch(&format!("PRAGMA cache_size = {DEFAULT_CACHE}"))
             .ctx("rolling the import back")
     }
 }
