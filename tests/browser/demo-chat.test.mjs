@@ -172,6 +172,24 @@ test('a second tab relays through the first, writes through it, and owns the ind
   await closePage(second);
 });
 
+test('?name= and ?storage= pick the index and its storage, and the panel says which', async () => {
+  const idb = await chatPage('&name=idb-chats&storage=indexeddb');
+  assert.equal(await stateOf(idb, 'storage'), 'IndexedDB');
+  assert.equal(await stateOf(idb, 'name'), 'idb-chats');
+  assert.equal(await stateOf(idb, 'messages'), '0');
+  await send(idb, 'Kept in IndexedDB: snorkelwhistle.', { newChat: 'IDB notes' });
+  assert.deepEqual(await search(idb, 'snorkelwhistle'), ['message']);
+  assert.deepEqual(idb.errors, []);
+  await closePage(idb);
+  // In memory the index is this tab's alone, and gone with it.
+  const mem = await chatPage('&name=scratch&storage=memory');
+  assert.equal(await stateOf(mem, 'storage'), 'Memory (not kept)');
+  assert.equal(await stateOf(mem, 'tab'), 'has the index to itself');
+  await send(mem, 'Only in memory: plumbobulate.', { newChat: 'Scratch' });
+  assert.deepEqual(await search(mem, 'plumbobulate'), ['message']);
+  assert.deepEqual(mem.errors, []);
+});
+
 test('message text and conversation names are shown as text, never as markup', async () => {
   const page = await chatPage();
   const hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script> wobblefrost';
