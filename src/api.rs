@@ -226,6 +226,31 @@ pub async fn local_write(
     ))
 }
 
+/// Starts importing a chat export into the open writable index (see
+/// [`super::import`]); `file_name` names the export's chat.
+#[wasm_bindgen(js_name = localImportBegin)]
+pub fn local_import_begin(file_name: String) -> Result<(), JsValue> {
+    super::import::begin(&file_name).map_err(js)
+}
+
+/// The next piece of the export; resolves with the import's progress.
+#[wasm_bindgen(js_name = localImportFeed)]
+pub fn local_import_feed(piece: &[u8]) -> Result<JsValue, JsValue> {
+    Ok(to_js(&super::import::feed(piece).map_err(js)?))
+}
+
+/// Ends the export: commits the import, or rolls it back and rejects.
+#[wasm_bindgen(js_name = localImportFinish)]
+pub async fn local_import_finish() -> Result<JsValue, JsValue> {
+    Ok(to_js(&super::import::finish().await.map_err(js)?))
+}
+
+/// Drops the import in progress (an abort, a read that failed).
+#[wasm_bindgen(js_name = localImportAbort)]
+pub fn local_import_abort() {
+    super::import::abort();
+}
+
 // A writable index has functions of its own (the worker calls them once
 // it opened one), so that a published index's visit runs none of its code
 // and the module's first part does not grow with it (xtask wasm_split).

@@ -170,8 +170,47 @@ pub fn error_to_js(e: &Error) -> JsValue {
     let v = to_js(e);
     if e.code.starts_with("write.") {
         add_where(&v, e);
+    } else if e.code.starts_with("import.") {
+        add_import_where(&v, e);
     }
     v
+}
+
+/// An import's error: `where: { byte, element, line }`, the numbers its
+/// location names (`conversations.json:3 (element 2, which starts at
+/// byte 512)`, `…:7 (byte 90)`), for a page to point at the place.
+#[inline(never)]
+fn add_import_where(v: &JsValue, e: &Error) {
+    let Some(location) = e.location.as_deref() else {
+        return;
+    };
+    let after = |word: &str| -> Option<u64> {
+        let rest = &location[location.find(word)? + word.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    };
+    let line = location
+        .split_once(" (")
+        .map_or(location, |(head, _)| head)
+        .rsplit_once(':')
+        .and_then(|(_, n)| n.parse::<u64>().ok());
+    #[derive(Serialize)]
+    struct Where {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        byte: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        element: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        line: Option<u64>,
+    }
+    let w = Where {
+        byte: after("byte "),
+        element: after("element "),
+        line,
+    };
+    if w.byte.is_some() || w.element.is_some() {
+        let _ = Reflect::set(v, &"where".into(), &to_js(&w));
+    }
 }
 
 /// A write's bad record: `where: { record: 'messages[3]', field:

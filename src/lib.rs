@@ -10,6 +10,8 @@
 //! - [`session`]: open from storage or download, update and swap, search,
 //! - [`local`]: a writable index of the page's own (create, add, update,
 //!   remove), in OPFS or IndexedDB,
+//! - [`import`]: a chat export read in pieces into the writable index
+//!   (`engine.importFile`), all or nothing,
 //! - [`storage`]: OPFS, IndexedDB and memory backends behind one interface,
 //! - [`host`]: bindings to JS (`js/net.js` downloads, `js/storage.js`,
 //!   `performance.now`) and JS ⇄ [`gitsense_engine::Error`] conversion.
@@ -25,6 +27,7 @@
 pub mod api;
 pub mod assist;
 pub mod host;
+pub mod import;
 pub mod local;
 pub mod session;
 pub mod storage;

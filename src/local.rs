@@ -493,6 +493,12 @@ impl LocalIndex {
                 reason: None,
             });
         };
+        if super::import::running() {
+            return Err(Error::new(
+                "engine.busy",
+                "an import is in progress: the update can run once it ends",
+            ));
+        }
         if o.updating.replace(true) {
             return Err(Error::new(
                 "engine.busy",
@@ -629,7 +635,7 @@ impl LocalIndex {
         }
     }
 
-    fn with_engine<T>(&self, f: impl FnOnce(&mut Engine) -> Result<T>) -> Result<T> {
+    pub fn with_engine<T>(&self, f: impl FnOnce(&mut Engine) -> Result<T>) -> Result<T> {
         match self.engine.borrow_mut().as_mut() {
             Some(e) => f(e),
             None => Err(Error::new(
@@ -650,6 +656,14 @@ impl LocalIndex {
     /// Applies a write (at most once per `key`, when given); resolves
     /// once it is committed where the index lives (see the module docs).
     pub async fn write(&self, op: WriteOp, json: &str, key: Option<&str>) -> Result<WriteSummary> {
+        if super::import::running() {
+            // Its transaction is open on this connection (worker.js
+            // queues writes behind an import; this is the guard).
+            return Err(Error::new(
+                "engine.busy",
+                "an import is in progress: the write can run once it ends",
+            ));
+        }
         let t = now_ms();
         let summary = self.with_engine(|e| match key {
             Some(key) => e.write_once(op, json, key),
@@ -666,7 +680,7 @@ impl LocalIndex {
     }
 
     /// IndexedDB: saves the database's bytes (a no-op elsewhere).
-    async fn save(&self) -> Result<()> {
+    pub async fn save(&self) -> Result<()> {
         let Place::IndexedDb { db, memory } = &self.place else {
             return Ok(());
         };
@@ -697,7 +711,7 @@ impl LocalIndex {
     }
 
     /// IndexedDB: reopens the index from the bytes saved last.
-    async fn reload(&self) -> Result<()> {
+    pub async fn reload(&self) -> Result<()> {
         let Place::IndexedDb { memory, .. } = &self.place else {
             return Ok(());
         };

@@ -316,6 +316,35 @@ export interface WriteSummary {
   revision: string;
 }
 
+/** How far an importFile() is: bytes of the file read, rows stored so far. */
+export interface ImportProgress {
+  bytesRead: number;
+  totalBytes: number;
+  chats: number;
+  messages: number;
+  codeBlocks: number;
+}
+
+export interface ImportOptions {
+  /** Called after each stored batch (and once at the end). */
+  onProgress?: (p: ImportProgress) => void;
+  /** Aborting rejects with import.aborted; nothing is imported. */
+  signal?: AbortSignal;
+}
+
+/** What an importFile() added. */
+export interface ImportSummary {
+  /** 'chatgpt', 'claude', 'sharegpt' or 'mixed' ('-jsonl' appended for JSON Lines). */
+  format: string;
+  /** Chats added: one per conversation and the export's own (their parent). */
+  chats: number;
+  messages: number;
+  codeBlocks: number;
+  /** As the CLI's importer reports them (skipped elements, repaired characters, ...). */
+  warnings: string[];
+  revision: string;
+}
+
 /** info() of a writable index (or an overlay). */
 export interface WritableInfo {
   writable: true;
@@ -453,9 +482,9 @@ export class GitSenseSearchError extends Error {
   readonly code: string;
   readonly position: number | null;
   readonly location?: string;
-  /** A write's bad record (write.bad_record, write.duplicate_id, write.not_found). */
-  readonly where?: { record: string; field: string };
-  toJSON(): { code: string; message: string; position: number | null; location?: string; where?: { record: string; field: string } };
+  /** A write's bad record ({ record, field }), or an import error's place in the file ({ byte, element, line }). */
+  readonly where?: { record: string; field: string } | { byte?: number; element?: number; line?: number };
+  toJSON(): { code: string; message: string; position: number | null; location?: string; where?: { record: string; field: string } | { byte?: number; element?: number; line?: number } };
 }
 
 export class GitSenseSearch extends EventTarget {
@@ -467,6 +496,13 @@ export class GitSenseSearch extends EventTarget {
   static create(options: CreateOptions): Promise<GitSenseSearch>;
   /** Writable index: adds records in one transaction (all or nothing), stored and searchable once it resolves. */
   add(records: WriteRecords): Promise<WriteSummary>;
+  /**
+   * Writable index (or overlay): imports a chat export (ChatGPT, Claude,
+   * ShareGPT, `messages` arrays; told by the content), read as a stream.
+   * All or nothing: a bad or truncated file or an abort rejects (import.*
+   * codes, `where: { byte, element, line }`) and changes nothing.
+   */
+  importFile(file: Blob, options?: ImportOptions): Promise<ImportSummary>;
   /** Writable index: removes chats (with their messages, code blocks and child chats), messages, code blocks. */
   remove(ids: RemoveIds): Promise<WriteSummary>;
   /** Removes every stored index of this origin (fails with storage.busy while one is open). */

@@ -635,6 +635,51 @@ export class GitSenseSearch extends EventTarget {
     return this.#write('remove', ids);
   }
 
+  /**
+   * Writable index (or overlay): imports a chat export (a File or Blob:
+   * ChatGPT's or Claude's conversations.json, ShareGPT, `messages`
+   * arrays, as JSON or JSON Lines; the format is told by the content).
+   * The worker reads it as a stream, never whole. All or nothing: a bad
+   * or truncated file, or an abort through `signal`, rejects (import.*
+   * codes; `where: { byte, element, line }` when the error has a place)
+   * and leaves the index as it was. `onProgress({ bytesRead, totalBytes,
+   * chats, messages, codeBlocks })` after each stored batch. Ids are
+   * numbered past the index's largest. Resolves { format, chats,
+   * messages, codeBlocks, warnings, revision }: rows added (chats: one
+   * per conversation and the export's own).
+   */
+  async importFile(file, { onProgress, signal } = {}) {
+    if (typeof Blob === 'undefined' || !(file instanceof Blob)) {
+      throw new GitSenseSearchError({ code: 'import.bad_input', message: `importFile() takes a File or Blob, not ${file === null ? 'null' : typeof file}` });
+    }
+    if (onProgress !== undefined && typeof onProgress !== 'function') {
+      throw new GitSenseSearchError({ code: 'options.invalid', message: 'onProgress must be a function' });
+    }
+    const aborted = () => new GitSenseSearchError({ code: 'import.aborted', message: 'the import was aborted: nothing was imported' });
+    if (signal && signal.aborted) throw aborted();
+    const importId = crypto.randomUUID();
+    const totalBytes = file.size;
+    const onEvent = (e) => {
+      const d = e.detail;
+      if (!d || d.importId !== importId || !onProgress) return;
+      try {
+        onProgress({ bytesRead: d.bytesRead, totalBytes, chats: d.chats, messages: d.messages, codeBlocks: d.codeBlocks });
+      } catch {
+        // A throwing callback must not break the import.
+      }
+    };
+    const onAbort = () => this.#call('importAbort', { importId }).catch(() => {});
+    this.addEventListener('importprogress', onEvent);
+    if (signal) signal.addEventListener('abort', onAbort);
+    try {
+      const s = await this.#call('importFile', { file, importId });
+      return { format: s.format, chats: s.chats, messages: s.messages, codeBlocks: s.codeBlocks, warnings: s.warnings, revision: s.revision };
+    } finally {
+      this.removeEventListener('importprogress', onEvent);
+      if (signal) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
   async #write(op, value) {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new GitSenseSearchError({ code: 'write.bad_input', message: `${op}() takes an object, not ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}` });

@@ -18,6 +18,15 @@
 // { op: 'add'|'update'|'remove', json }) has no manifest: nothing is
 // prefetched, no update check runs; 'search' and 'info' answer for it.
 //
+// A chat export ('importFile' { file, importId }) is read here as a
+// stream (file.stream()), its pieces pushed into the module as they come
+// (src/import.rs): never the whole file in memory. One SQLite transaction
+// holds the import; 'importprogress' events { importId, bytesRead, chats,
+// messages, codeBlocks } follow each stored batch; 'importAbort' {
+// importId } stops it (everything rolled back). Searches run between
+// pieces and see the batches stored so far; writes and updates wait for
+// the import to end.
+//
 // An assisted search is a run of requests: 'assistStart' → { session, step,
 // reports } (JSON text), then, while step.kind is 'ask', the page awaits its
 // LLM and sends 'assistAdvance' { session, answer }; 'assistCancel' drops a
@@ -38,6 +47,10 @@ import init, {
   localInfo,
   localUpdate,
   localClose,
+  localImportBegin,
+  localImportFeed,
+  localImportFinish,
+  localImportAbort,
   storageClear,
   syntaxGuide,
   panicForTests,
@@ -79,6 +92,8 @@ function loadModule(pageCompiles) {
 let crash = null; // { code, message } once the wasm instance has trapped
 let writable = false; // a writable index (openLocal) is open: the local* functions serve it
 let updating = null; // the update in flight, shared by every caller
+let importing = null; // the import in flight (writes and updates wait for it)
+const aborted = new Set(); // importIds whose abort came while they ran
 
 self.addEventListener('gitsense-panic', (e) => {
   crash = { code: 'internal.panic', message: `the search engine panicked: ${e.detail}` };
@@ -169,6 +184,49 @@ function announce(run, type) {
     );
 }
 
+/** Resolves once no import runs (whatever its outcome). */
+async function importsDone() {
+  while (importing) await importing.catch(() => {});
+}
+
+/** Reads `file` as a stream into the import; resolves with its summary. */
+async function importFile(file, importId) {
+  if (!file || typeof file.stream !== 'function') {
+    throw { code: 'import.bad_input', message: 'importFile() takes a File or Blob' };
+  }
+  localImportBegin(typeof file.name === 'string' ? file.name : '');
+  const reader = file.stream().getReader();
+  let batches = 0;
+  try {
+    for (;;) {
+      if (aborted.delete(importId)) throw { code: 'import.aborted', message: 'the import was aborted: nothing was imported' };
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (e) {
+        throw { code: 'import.unreadable', message: `cannot read the file: ${(e && e.message) || e}` };
+      }
+      if (chunk.done) break;
+      const p = localImportFeed(chunk.value);
+      if (p.batches !== batches) {
+        batches = p.batches;
+        self.postMessage({ type: 'importprogress', detail: { importId, ...p } });
+        // A stored batch: the worker's other messages (searches, an
+        // abort) get their turn; reads of a File already in memory
+        // resolve as microtasks and would not let them in.
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+    }
+  } catch (e) {
+    localImportAbort();
+    reader.cancel().catch(() => {});
+    throw e;
+  }
+  const summary = await localImportFinish();
+  self.postMessage({ type: 'importprogress', detail: { importId, bytesRead: file.size, chats: summary.chats, messages: summary.messages, codeBlocks: summary.codeBlocks, batches: batches + 1 } });
+  return summary;
+}
+
 function update(manifestText) {
   if (!updating) {
     updating = (writable ? localUpdate(progress) : sessionUpdate(progress, manifestText)).finally(() => {
@@ -247,7 +305,26 @@ const ops = {
     }
     return info;
   },
-  write: ({ op, json, key }) => localWrite(op, json, key),
+  async write({ op, json, key }) {
+    await importsDone();
+    return localWrite(op, json, key);
+  },
+  async importFile({ file, importId }) {
+    if (!writable) throw { code: 'write.read_only', message: 'this engine serves a published index: only an index made by create() (or an overlay) takes imports' };
+    await importsDone();
+    const run = importFile(file, importId);
+    importing = run;
+    try {
+      return await run;
+    } finally {
+      if (importing === run) importing = null;
+      aborted.delete(importId);
+    }
+  },
+  importAbort({ importId }) {
+    aborted.add(importId);
+    return null;
+  },
   async search({ query, options }) {
     const t0 = performance.now();
     if (writable) return { json: localSearch(query, options), ms: performance.now() - t0 };
@@ -270,8 +347,9 @@ const ops = {
     if (offlineState) info.offline = { ...offlineState };
     return info;
   },
-  update: () => {
+  async update() {
     updateAsked = true;
+    await importsDone();
     return update();
   },
   files: () => sessionStoredFiles(),

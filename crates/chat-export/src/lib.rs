@@ -305,15 +305,6 @@ impl<R: Read> ExportReader<R> {
             Layout::Lines => format!("{}-jsonl", st.format_name()),
         };
         let root = Chat {
-            id: ROOT_CHAT_ID,
-            parent_id: 0,
-            chat_type: "chat-export".into(),
-            uuid: Some(stable_uuid(&format!("chat-export:{file_name}"))),
-            name: file_name.to_string(),
-            owner: None,
-            group_id: None,
-            created_at: None,
-            modified_at: None,
             meta: json!({
                 "source": "chat-export",
                 "format": format,
@@ -325,6 +316,7 @@ impl<R: Read> ExportReader<R> {
                     "other_branches": st.left_out.other_branches,
                 },
             }),
+            ..root_chat(file_name)
         };
         let mut warnings = self.warnings;
         warnings.extend(self::warnings(st, self.elements.repairs()));
@@ -335,6 +327,24 @@ impl<R: Read> ExportReader<R> {
             messages: st.messages() as u64,
             warnings,
         })
+    }
+}
+
+/// The export's root chat named `file_name`, its meta still empty (the
+/// summary's root has it): a caller that stores conversations before the
+/// export ends adds this first, as their parent.
+pub fn root_chat(file_name: &str) -> Chat {
+    Chat {
+        id: ROOT_CHAT_ID,
+        parent_id: 0,
+        chat_type: "chat-export".into(),
+        uuid: Some(stable_uuid(&format!("chat-export:{file_name}"))),
+        name: file_name.to_string(),
+        owner: None,
+        group_id: None,
+        created_at: None,
+        modified_at: None,
+        meta: json!({}),
     }
 }
 

@@ -310,8 +310,10 @@ impl Engine {
     }
 
     /// After the index changed under the connection: counts and phrase
-    /// row counts read afresh.
-    fn forget_cached(&mut self) -> Result<()> {
+    /// row counts read afresh. [`Engine::write`] calls it; a caller that
+    /// changes the index through [`Engine::connection`] (an
+    /// [`index::live::Import`]) calls it after each change.
+    pub fn forget_cached(&mut self) -> Result<()> {
         self.tally.forget_counts();
         self.info = index::read_info(&self.conn)?;
         Ok(())

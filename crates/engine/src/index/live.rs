@@ -336,7 +336,12 @@ pub fn adopt(conn: &Connection, base_sha256: &str, previous: Option<&Connection>
     };
     // Not logged as they apply (no base yet): the log is copied whole below.
     for (op, input) in &log {
-        apply(conn, WriteOp::parse(op)?, input, true, None)?;
+        match op.as_str() {
+            IMPORT_OP => replay_import(conn, input)?,
+            op => {
+                apply(conn, WriteOp::parse(op)?, input, true, None)?;
+            }
+        }
     }
     let tx = conn.unchecked_transaction().ctx("adopting the index")?;
     for (op, input) in &log {
@@ -604,6 +609,9 @@ struct Batch {
     chats: Vec<(String, Chat)>,
     messages: Vec<(String, Message)>,
     blocks: Vec<(String, CodeBlock)>,
+    /// Whether a message's fenced blocks become code blocks (a page's
+    /// write); an import's records bring their code blocks with them.
+    cut_fenced: bool,
 }
 
 fn list<'a>(input: &'a Map<String, Value>, key: &str) -> Result<&'a [Value]> {
@@ -634,6 +642,7 @@ impl Batch {
             chats: Vec::new(),
             messages: Vec::new(),
             blocks: Vec::new(),
+            cut_fenced: true,
         };
         for (i, v) in list(input, "chats")?.iter().enumerate() {
             let r = Record::new("chats", i, v, &CHAT_FIELDS)?;
@@ -810,7 +819,9 @@ impl<'c> Write<'c> {
             self.chats.insert(m.chat_id);
             self.message_chunks.insert(records::chunk_of(m.id));
             self.count(1, 1);
-            self.add_fenced_blocks(m)?;
+            if b.cut_fenced {
+                self.add_fenced_blocks(m)?;
+            }
         }
         for (at, cb) in &b.blocks {
             self.must_exist(
@@ -1274,4 +1285,291 @@ fn read_meta(conn: &Connection) -> Result<HashMap<String, String>> {
     conn.prepare_cached("SELECT key, value FROM index_meta")
         .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
         .ctx("reading index_meta")
+}
+
+// ---------------------------------------------------------------------------
+// Imports: many records from a chat export, in one transaction.
+
+/// The `overlay_log` op of an import's batch: its records (code blocks
+/// among them) added as logged, none cut from message text again.
+const IMPORT_OP: &str = "import";
+
+/// A bulk import into a writable index: a chat export's records, read in
+/// pieces (the browser's `engine.importFile`), added batch by batch
+/// inside one SQLite transaction, so that a bad file, a failure or an
+/// abort halfway leaves the index exactly as it was ([`Import::rollback`]).
+///
+/// The records number their chats, messages and code blocks from 1 among
+/// themselves (as [`super::IndexWriter::next_source`] expects); they are
+/// stored past the index's largest ids, so an import into a non-empty
+/// index never collides. Each batch is added as a write is (rows,
+/// full-text entries, derived chats, ranking records, counts), so a search
+/// on the same connection between batches sees the batches so far,
+/// complete; other connections see nothing until [`Import::commit`].
+/// On an overlay each batch is logged, and replayed on a new revision.
+///
+/// ```
+/// use gitsense_engine::index::live::{self, Import};
+/// use gitsense_engine::model::{Chat, Message};
+/// use gitsense_engine::{Engine, SearchOptions};
+/// let conn = rusqlite::Connection::open_in_memory()?;
+/// live::create(&conn, "local:notes", "2026-01-01T00:00:00Z")?;
+/// let chat = |id, parent_id, name: &str| Chat {
+///     id, parent_id, chat_type: "regular".into(), uuid: None, name: name.into(),
+///     owner: None, group_id: None, created_at: None, modified_at: None,
+///     meta: serde_json::json!({}),
+/// };
+/// let message = Message {
+///     id: 1, chat_id: 2, msg_type: "regular".into(), role: "user".into(),
+///     content: "Why does the retry loop never stop?".into(), title: String::new(),
+///     keywords: String::new(), meta: serde_json::json!({}), created_at: None, updated_at: None,
+/// };
+/// let mut import = Import::begin(&conn, &chat(1, 0, "export.json"))?;
+/// import.add(&conn, &[chat(2, 1, "Retries")], &[message], &[])?;
+/// let summary = import.commit(&conn, &serde_json::json!({"format": "sharegpt"}))?;
+/// assert_eq!((summary.chats, summary.messages), (2, 1));
+/// let mut engine = Engine::from_connection(conn)?;
+/// let r = engine.search("retry", &SearchOptions::default())?;
+/// assert_eq!(r.results.messages[0].chat_path.as_deref(), Some("export.json -> Retries"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Import {
+    /// The largest chat, message and code block ids before the import.
+    shift: [i64; 3],
+    /// The root chat's id in the index.
+    root: i64,
+    revision_before: String,
+    /// Chained from each batch's records, for the revision at the end.
+    digest: Sha256,
+    added: [u64; 3],
+    overlay: bool,
+}
+
+impl Import {
+    /// Starts an import into the writable index `conn` holds (opens its
+    /// transaction) with the export's root chat, the parent of its
+    /// conversations' chats (id 1 among the records).
+    pub fn begin(conn: &Connection, root: &Chat) -> Result<Import> {
+        if !is_writable(conn) {
+            return Err(Error::new(
+                "write.read_only",
+                "this index is published, not writable: only indexes made by create() take imports",
+            ));
+        }
+        super::rank::register_column_size(conn)?;
+        conn.execute_batch("BEGIN").ctx("starting the import")?;
+        let started = Import::start(conn, root);
+        if started.is_err() {
+            let _ = Import::rollback(conn);
+        }
+        started
+    }
+
+    fn start(conn: &Connection, root: &Chat) -> Result<Import> {
+        let max = |table: &str| -> Result<i64> {
+            conn.query_row(
+                &format!("SELECT coalesce(max(id), 0) FROM {table}"),
+                [],
+                |r| r.get(0),
+            )
+            .ctx("reading the largest id")
+        };
+        let shift = [max("chats")?, max("messages")?, max("code_blocks")?];
+        let mut import = Import {
+            shift,
+            root: root.id + shift[0],
+            revision_before: read_meta(conn)?
+                .get("revision")
+                .cloned()
+                .unwrap_or_default(),
+            digest: Sha256::new(),
+            added: [0; 3],
+            overlay: overlay_base(conn)?.is_some(),
+        };
+        import.add(conn, std::slice::from_ref(root), &[], &[])?;
+        Ok(import)
+    }
+
+    /// Adds a batch of records (ids as the export numbers them); on an
+    /// error the caller rolls the whole import back.
+    pub fn add(
+        &mut self,
+        conn: &Connection,
+        chats: &[Chat],
+        messages: &[Message],
+        blocks: &[CodeBlock],
+    ) -> Result<()> {
+        let [c, m, b] = self.shift;
+        let at = |kind: &str, i: usize| format!("{kind}[{}]", i);
+        let batch = Batch {
+            chats: chats
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let parent_id = if x.parent_id == 0 { 0 } else { x.parent_id + c };
+                    (
+                        at("chats", i),
+                        Chat {
+                            id: x.id + c,
+                            parent_id,
+                            ..x.clone()
+                        },
+                    )
+                })
+                .collect(),
+            messages: messages
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let (id, chat_id) = (x.id + m, x.chat_id + c);
+                    (
+                        at("messages", i),
+                        Message {
+                            id,
+                            chat_id,
+                            ..x.clone()
+                        },
+                    )
+                })
+                .collect(),
+            blocks: blocks
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let (id, message_id) = (x.id + b, x.message_id + m);
+                    (
+                        at("codeBlocks", i),
+                        CodeBlock {
+                            id,
+                            message_id,
+                            ..x.clone()
+                        },
+                    )
+                })
+                .collect(),
+            cut_fenced: false,
+        };
+        let mut w = Write::new(conn)?;
+        w.put(WriteOp::Add, &batch, false)?;
+        let inserted = w.inserted;
+        // Counts and ranking data current after every batch; the revision
+        // is set once, by commit().
+        w.finish(WriteOp::Add, IMPORT_OP)?;
+        for (sum, n) in self.added.iter_mut().zip(inserted) {
+            *sum += n;
+        }
+        for (_, x) in &batch.chats {
+            self.digest.update(format!("c{}:{}\n", x.id, x.name));
+        }
+        for (_, x) in &batch.messages {
+            self.digest
+                .update(format!("m{}:{}:{}\n", x.id, x.chat_id, x.content.len()));
+        }
+        if self.overlay {
+            let input = batch_json(&batch).to_string();
+            conn.prepare_cached("INSERT INTO overlay_log(op, input) VALUES (?1, ?2)")
+                .and_then(|mut s| s.execute(params![IMPORT_OP, input]))
+                .ctx("logging the import")?;
+        }
+        Ok(())
+    }
+
+    /// Ends the import: the root chat's meta as the export's summary has
+    /// it (its counts are known only at the end), a new revision, and the
+    /// transaction committed. Returns the rows added.
+    pub fn commit(self, conn: &Connection, root_meta: &Value) -> Result<WriteSummary> {
+        let done = self.finish(conn, root_meta);
+        if done.is_err() {
+            let _ = Import::rollback(conn);
+        }
+        done
+    }
+
+    fn finish(self, conn: &Connection, root_meta: &Value) -> Result<WriteSummary> {
+        conn.prepare_cached("UPDATE chat_details SET meta = ?2 WHERE id = ?1")
+            .and_then(|mut s| s.execute(params![self.root, root_meta.to_string()]))
+            .ctx("writing the export's chat")?;
+        let records = crate::util::hex(&self.digest.finalize());
+        let revision = chain_revision(&self.revision_before, IMPORT_OP, &records);
+        conn.prepare_cached("UPDATE index_meta SET value = ?2 WHERE key = ?1")
+            .and_then(|mut s| s.execute(params!["revision", revision]))
+            .ctx("writing index_meta")?;
+        conn.execute_batch("COMMIT").ctx("committing the import")?;
+        Ok(WriteSummary {
+            chats: self.added[0],
+            messages: self.added[1],
+            code_blocks: self.added[2],
+            revision,
+        })
+    }
+
+    /// Undoes everything an import added (its transaction rolled back).
+    pub fn rollback(conn: &Connection) -> Result<()> {
+        if conn.is_autocommit() {
+            return Ok(());
+        }
+        conn.execute_batch("ROLLBACK")
+            .ctx("rolling the import back")
+    }
+}
+
+/// A batch as the JSON of a write (`{chats, messages, codeBlocks}` with
+/// the model's fields), for the overlay log.
+fn batch_json(b: &Batch) -> Value {
+    let chats: Vec<Value> = b
+        .chats
+        .iter()
+        .map(|(_, c)| {
+            serde_json::json!({
+                "id": c.id, "parent_id": c.parent_id, "type": c.chat_type, "uuid": c.uuid,
+                "name": c.name, "owner": c.owner, "group_id": c.group_id,
+                "created_at": c.created_at, "modified_at": c.modified_at, "meta": c.meta,
+            })
+        })
+        .collect();
+    let messages: Vec<Value> = b
+        .messages
+        .iter()
+        .map(|(_, m)| {
+            serde_json::json!({
+                "id": m.id, "chat_id": m.chat_id, "type": m.msg_type, "role": m.role,
+                "content": m.content, "title": m.title, "keywords": m.keywords,
+                "meta": m.meta, "created_at": m.created_at, "updated_at": m.updated_at,
+            })
+        })
+        .collect();
+    // The rest of a block (header, version, parent) is parsed from its
+    // content again, as the export's reader parsed it.
+    let blocks: Vec<Value> = b
+        .blocks
+        .iter()
+        .map(|(_, x)| {
+            serde_json::json!({
+                "id": x.id, "message_id": x.message_id, "uuid": x.uuid,
+                "language": x.language, "content": x.content,
+            })
+        })
+        .collect();
+    serde_json::json!({ "chats": chats, "messages": messages, "codeBlocks": blocks })
+}
+
+/// Applies a logged import batch to a new revision's copy (upsert).
+fn replay_import(conn: &Connection, input: &str) -> Result<()> {
+    let Value::Object(input) = serde_json::from_str(input)
+        .map_err(|e| Error::new("index.corrupt", format!("a logged import: {e}")))?
+    else {
+        return Err(Error::new(
+            "index.corrupt",
+            "a logged import is not an object",
+        ));
+    };
+    let mut batch = Batch::parse(&input)?;
+    batch.cut_fenced = false;
+    super::rank::register_column_size(conn)?;
+    let tx = conn.unchecked_transaction().ctx("starting the write")?;
+    let mut w = Write::new(&tx)?;
+    w.put(WriteOp::Add, &batch, true)?;
+    w.finish(WriteOp::Add, IMPORT_OP)?;
+    tx.commit().ctx("committing the write")
 }

@@ -1,0 +1,274 @@
+//! A chat export imported into the writable index (`engine.importFile`):
+//! the file's bytes pushed in pieces as the worker reads `file.stream()`,
+//! never the whole file in memory.
+//!
+//! In: [`begin`] with the file's name, [`feed`] with each piece, then
+//! [`finish`] (or [`abort`]). Out: progress after each piece, and the
+//! import's summary `{format, chats, messages, codeBlocks, warnings,
+//! revision}`, or a structured error (`import.bad_json`,
+//! `import.no_messages`, `import.truncated`, ...).
+//!
+//! The pieces go to [`ExportFeeder`] (format told by the content: ChatGPT,
+//! Claude, ShareGPT, `messages` arrays); the conversations it completes
+//! are stored in batches of about [`BATCH_MESSAGES`] messages by a
+//! [`live::Import`], all inside one SQLite transaction: a bad or truncated
+//! file, any failure or an abort rolls every batch back, and the index is
+//! as it was. Searches between pieces run on the same connection and see
+//! the batches stored so far; the next write waits for the import
+//! (`worker.js` queues it).
+
+use super::host::now_ms;
+use super::local::{self, LocalIndex};
+use gitsense_chat_export::{root_chat, ConversationRecords, ExportFeeder, ExportSummary};
+use gitsense_engine::error::{Error, Result};
+use gitsense_engine::index::live::{self, WriteSummary};
+use gitsense_engine::model::{Chat, CodeBlock, Message};
+use serde::Serialize;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Messages gathered before they are stored as one batch: large enough
+/// that the per-batch work (derived chats, ranking records of the id
+/// chunks touched) is spread over many records, small enough that the
+/// records waiting stay a few MB.
+pub const BATCH_MESSAGES: usize = 4096;
+
+/// An import in progress: the export being read, and what stores it.
+struct Run {
+    feeder: ExportFeeder,
+    file_name: String,
+    started_ms: f64,
+    store: Store,
+}
+
+/// The import's transaction and the records waiting for the next batch.
+struct Store {
+    index: Rc<LocalIndex>,
+    import: live::Import,
+    pending: Pending,
+    progress: Progress,
+}
+
+#[derive(Default)]
+struct Pending {
+    chats: Vec<Chat>,
+    messages: Vec<Message>,
+    blocks: Vec<CodeBlock>,
+}
+
+/// How far an import is: bytes read, and the records stored so far.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    pub bytes_read: u64,
+    pub chats: u64,
+    pub messages: u64,
+    pub code_blocks: u64,
+    /// Batches stored so far.
+    pub batches: u64,
+}
+
+/// What an import added.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportSummary {
+    /// `chatgpt`, `claude`, `sharegpt`, `mixed` (`-jsonl` for JSON Lines).
+    pub format: String,
+    /// Rows added: the export's chat and one per conversation.
+    pub chats: u64,
+    pub messages: u64,
+    pub code_blocks: u64,
+    /// As the CLI's importer reports them.
+    pub warnings: Vec<String>,
+    /// The index's revision after the import.
+    pub revision: String,
+    pub ms: f64,
+}
+
+thread_local! {
+    static RUN: RefCell<Option<Run>> = const { RefCell::new(None) };
+}
+
+/// Whether an import is in progress.
+pub fn running() -> bool {
+    RUN.with(|r| r.borrow().is_some())
+}
+
+/// Starts importing the export called `file_name` into the open writable
+/// index (opens the transaction, stores the export's root chat).
+pub fn begin(file_name: &str) -> Result<()> {
+    let index = local::current().ok_or_else(|| {
+        Error::new(
+            "write.read_only",
+            "this engine serves a published index: only an index made by create() takes imports",
+        )
+    })?;
+    if running() {
+        return Err(Error::new(
+            "engine.busy",
+            "an import is already in progress in this index",
+        ));
+    }
+    let file_name = if file_name.is_empty() {
+        "chat export"
+    } else {
+        file_name
+    };
+    let import = index.with_engine(|e| {
+        let import = live::Import::begin(e.connection(), &root_chat(file_name))?;
+        e.forget_cached()?;
+        Ok(import)
+    })?;
+    RUN.with(|r| {
+        *r.borrow_mut() = Some(Run {
+            feeder: ExportFeeder::new(file_name),
+            file_name: file_name.to_string(),
+            started_ms: now_ms(),
+            store: Store {
+                index,
+                import,
+                pending: Pending::default(),
+                progress: Progress::default(),
+            },
+        })
+    });
+    Ok(())
+}
+
+/// Takes the next piece of the file; stores the conversations it
+/// completes once a batch is full. An error rolls the import back.
+pub fn feed(piece: &[u8]) -> Result<Progress> {
+    with_run(|run| {
+        let store = &mut run.store;
+        store.progress.bytes_read += piece.len() as u64;
+        store.take(run.feeder.feed(piece)?);
+        if store.pending.messages.len() >= BATCH_MESSAGES {
+            store.store()?;
+        }
+        Ok(store.progress.clone())
+    })
+}
+
+/// Ends the input: stores what is left, checks the export and commits.
+/// An error (no messages, a truncated export, ...) rolls it all back.
+pub async fn finish() -> Result<ImportSummary> {
+    let Some(run) = RUN.with(|r| r.borrow_mut().take()) else {
+        return Err(not_running());
+    };
+    let index = Rc::clone(&run.store.index);
+    let committed = run.commit();
+    let (summary, export, started_ms) = match committed {
+        Ok(done) => done,
+        Err(e) => {
+            rolled_back(&index);
+            return Err(e);
+        }
+    };
+    if let Err(e) = index.save().await {
+        // IndexedDB: memory holds the import, the saved copy does not.
+        index.reload().await?;
+        return Err(e);
+    }
+    Ok(ImportSummary {
+        format: export.format,
+        chats: summary.chats,
+        messages: summary.messages,
+        code_blocks: summary.code_blocks,
+        warnings: export.warnings,
+        revision: summary.revision,
+        ms: now_ms() - started_ms,
+    })
+}
+
+/// Drops the import in progress: everything it stored is rolled back.
+pub fn abort() {
+    if let Some(run) = RUN.with(|r| r.borrow_mut().take()) {
+        rolled_back(&run.store.index);
+    }
+}
+
+fn not_running() -> Error {
+    Error::new("import.not_running", "no import is in progress")
+}
+
+fn with_run<T>(f: impl FnOnce(&mut Run) -> Result<T>) -> Result<T> {
+    let out = RUN.with(|r| match r.borrow_mut().as_mut() {
+        Some(run) => f(run),
+        None => Err(not_running()),
+    });
+    if out.is_err() {
+        abort();
+    }
+    out
+}
+
+/// Rolls the transaction back and lets the engine read the index afresh.
+fn rolled_back(index: &LocalIndex) {
+    let _ = index.with_engine(|e| {
+        live::Import::rollback(e.connection())?;
+        e.forget_cached()
+    });
+}
+
+impl Store {
+    fn take(&mut self, conversations: Vec<ConversationRecords>) {
+        for c in conversations {
+            self.pending.chats.push(c.chat);
+            self.pending.messages.extend(c.messages);
+            self.pending.blocks.extend(c.code_blocks);
+        }
+    }
+
+    /// Stores the records gathered (one batch).
+    fn store(&mut self) -> Result<()> {
+        let p = std::mem::take(&mut self.pending);
+        if p.chats.is_empty() && p.messages.is_empty() {
+            return Ok(());
+        }
+        let import = &mut self.import;
+        self.index.with_engine(|e| {
+            import.add(e.connection(), &p.chats, &p.messages, &p.blocks)?;
+            e.forget_cached()
+        })?;
+        self.progress.chats += p.chats.len() as u64;
+        self.progress.messages += p.messages.len() as u64;
+        self.progress.code_blocks += p.blocks.len() as u64;
+        self.progress.batches += 1;
+        Ok(())
+    }
+}
+
+impl Run {
+    fn commit(self) -> Result<(WriteSummary, ExportSummary, f64)> {
+        let Run {
+            feeder,
+            file_name,
+            started_ms,
+            mut store,
+        } = self;
+        let (rest, export) = feeder.finish(&file_name)?;
+        if export.root.meta["truncated"] == serde_json::Value::Bool(true) {
+            let why = export
+                .warnings
+                .iter()
+                .find(|w| w.contains("truncated") || w.contains("without its closing"))
+                .cloned()
+                .unwrap_or_else(|| "the export ends before its closing ']'".into());
+            return Err(Error::new(
+                "import.truncated",
+                format!("{why}; nothing was imported (the whole file, or none of it)"),
+            )
+            .with_location(&file_name));
+        }
+        store.take(rest);
+        store.store()?;
+        let Store { index, import, .. } = store;
+        let root_meta = &export.root.meta;
+        let summary = index.with_engine(|e| {
+            let s = import.commit(e.connection(), root_meta)?;
+            e.forget_cached()?;
+            Ok(s)
+        })?;
+        Ok((summary, export, started_ms))
+    }
+}
