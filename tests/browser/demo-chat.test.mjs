@@ -1,8 +1,10 @@
 // The demo page's chat-app mode (?mode=chat, www/chat.js) in headless
 // Chromium: a typed message is searchable at once, the storage and tab
 // state show (and follow the owner when its tab closes), the index is
-// still there after a reload, the local index can be deleted, and message
-// text is only ever shown as text.
+// still there after a reload, an export chosen or dropped is imported
+// with progress (a bad one shows its structured error, Cancel stops one),
+// the local index can be deleted, and message text is only ever shown as
+// text.
 
 import { test, before, beforeEach, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -202,6 +204,115 @@ test('message text and conversation names are shown as text, never as markup', a
   assert.deepEqual(page.errors, []);
   await closePage(page);
 });
+
+/** A ShareGPT export of `n` conversations (`word` in each), as bytes. */
+function shareGpt(n, word) {
+  const conversations = [];
+  for (let i = 0; i < n; i++) {
+    conversations.push({
+      id: `conv-${i}`,
+      conversations: [
+        { from: 'human', value: `Question ${i} about ${word}: how do I page through results without offsets? ${'Some context. '.repeat(20)}` },
+        { from: 'gpt', value: `Answer ${i}: keep the last key and ask for rows after it.\n\n\`\`\`sql\nSELECT * FROM t WHERE id > ? ORDER BY id LIMIT 20\n\`\`\`` },
+      ],
+    });
+  }
+  return Buffer.from(JSON.stringify(conversations));
+}
+
+/** Records every text the import's progress line shows, from now on. */
+function watchProgress(page) {
+  return page.evaluate(() => {
+    window.progressTexts = [];
+    const counts = document.querySelector('#import-counts');
+    new MutationObserver(() => window.progressTexts.push(counts.textContent)).observe(counts, { childList: true, characterData: true, subtree: true });
+  });
+}
+
+/** Waits for the import to end; resolves its result line, or throws with its error. */
+async function importDone(page) {
+  await page.waitForFunction(() => document.querySelector('#import-progress').hidden && (document.querySelector('#import-result').textContent || !document.querySelector('#import-error').hidden), null, { timeout: 120_000 });
+  return { result: await page.textContent('#import-result'), error: (await page.isVisible('#import-error')) ? await page.textContent('#import-error') : null };
+}
+
+test('an export chosen with the file box is imported with progress and counts, and searched offline', async () => {
+  const page = await chatPage();
+  const before = Number((await stateOf(page, 'messages')).replace(/,/g, ''));
+  await watchProgress(page);
+  await page.setInputFiles('#export-file', { name: 'sharegpt.json', mimeType: 'application/json', buffer: shareGpt(1500, 'keyset pagination') });
+  const done = await importDone(page);
+  assert.equal(done.error, null);
+  // A chat for the export, one per conversation under it.
+  assert.equal(done.result, 'Imported sharegpt.json (sharegpt): 1,501 chats, 3,000 messages, 1,500 code blocks.');
+  const texts = await page.evaluate(() => window.progressTexts);
+  assert.ok(texts.some((t) => / of .* · [\d,]+ chats · [\d,]+ messages$/.test(t)), texts.join('\n'));
+  await stateIs(page, 'messages', (before + 3000).toLocaleString('en-US'));
+  // Offline: the server answers nothing now, and the search still does.
+  site.server.options.block = ['/'];
+  try {
+    assert.deepEqual(await search(page, '"keyset pagination" in:messages'), Array(10).fill('message'));
+    assert.match(await page.textContent('#summary'), /^1,500 results/);
+  } finally {
+    site.server.options.block = [];
+  }
+  // The imported conversations can be written to.
+  assert.equal(await page.$$eval('#compose-chat option', (os) => os.length), 101);
+  assert.deepEqual(page.errors, []);
+  await closePage(page);
+});
+
+test('an export dropped on the panel is imported (ChatGPT), and a bad file shows its structured error and changes nothing', async () => {
+  const page = await chatPage();
+  const chatgpt = fs.readFileSync(path.join(ROOT, 'tests/fixtures/chat-exports/chatgpt-conversations.json'), 'utf8');
+  const before = await stateOf(page, 'messages');
+  // A drop as the browser sends it: a DataTransfer holding the file.
+  await page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'conversations.json', { type: 'application/json' }));
+    const drop = document.querySelector('#drop');
+    drop.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    drop.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, chatgpt);
+  const done = await importDone(page);
+  assert.equal(done.error, null);
+  // The export's chat and its two conversations; only each one's current branch.
+  assert.equal(done.result, 'Imported conversations.json (chatgpt): 3 chats, 8 messages, 2 code blocks.');
+  assert.deepEqual(await search(page, 'csv in:chats'), ['chat']);
+  const after = await stateOf(page, 'messages');
+  assert.notEqual(after, before);
+
+  await page.setInputFiles('#export-file', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('[{"mapping": {"a": ') });
+  const bad = await importDone(page);
+  assert.match(bad.error, /import\.\w+/);
+  assert.equal(await page.textContent('#import-result'), '');
+  await stateIs(page, 'messages', after);
+  assert.deepEqual(page.errors, []);
+  await closePage(page);
+});
+
+test('Cancel stops an import under way, and the index stays as it was', async () => {
+  const page = await chatPage();
+  const before = await stateOf(page, 'messages');
+  // Cancel as soon as the first stored batch is reported.
+  await page.evaluate(() => {
+    const counts = document.querySelector('#import-counts');
+    new MutationObserver((_, observer) => {
+      if (counts.textContent.includes(' of ')) {
+        observer.disconnect();
+        document.querySelector('#import-cancel').click();
+      }
+    }).observe(counts, { childList: true, characterData: true, subtree: true });
+  });
+  await page.setInputFiles('#export-file', { name: 'big.json', mimeType: 'application/json', buffer: shareGpt(6000, 'abandoned import') });
+  const done = await importDone(page);
+  assert.match(done.error || '', /import\.aborted/, JSON.stringify(done));
+  assert.equal(done.result, '');
+  assert.equal(await stateOf(page, 'messages'), before);
+  assert.deepEqual(await search(page, '"abandoned import"'), []);
+  assert.deepEqual(page.errors, []);
+  await closePage(page);
+});
+
 
 test('deleting the local index empties it, and the page goes on with a new one', async () => {
   const page = await chatPage();

@@ -73,3 +73,19 @@ test("the README's chat app stores typed messages, finds them at once and after 
   assert.deepEqual(page.errors, []);
   await closePage(page);
 });
+
+test("the README's chat app imports a chosen export, and shows a bad file's structured error", async () => {
+  const page = await examplePage();
+  await page.setInputFiles('#file', path.join(ROOT, 'tests/fixtures/chat-exports/claude-conversations.json'));
+  await page.waitForFunction(() => document.getElementById('status').textContent && document.getElementById('bar').hidden);
+  assert.match(await page.textContent('#status'), /^\d+ chats, 6 messages imported$/);
+  await page.fill('#q', 'debounce');
+  await page.waitForFunction(() => document.querySelectorAll('#hits li').length > 0);
+  assert.match(await page.textContent('#hits'), /Debounce a search box/);
+
+  await page.setInputFiles('#file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an export at all') });
+  await page.waitForFunction(() => /^import\./.test(document.getElementById('status').textContent) && document.getElementById('bar').hidden);
+  assert.match(await page.textContent('#status'), /^import\.\w+: \S/);
+  assert.deepEqual(page.errors, []);
+  await closePage(page);
+});
