@@ -253,7 +253,7 @@ build_site() {
   log "assembling the demo site (www/dist)"
   rm -rf www/dist.tmp
   mkdir -p www/dist.tmp
-  cp www/index.html www/app.js www/style.css www/dist.tmp/
+  cp www/index.html www/app.js www/dom.js www/chat.js www/style.css www/dist.tmp/
   cp -r pkg www/dist.tmp/pkg
   cp -r target/demo/docs www/dist.tmp/docs
   ./target/release/gitsense-search publish target/sample/sample.gsx --out-dir www/dist.tmp/data >/dev/null

@@ -8,33 +8,20 @@ import { GitSenseSearch } from './pkg/index.js';
 // The drop-in UI: <gitsense-search> in the top bar, a Ctrl+K / ⌘K dialog
 // over the same engine; a chat it lists is shown here (gitsense-select).
 import './pkg/ui.js';
+import { h, formatBytes, formatMs, plural, formatDate } from './dom.js';
+import { ChatApp } from './chat.js';
 
 const params = new URLSearchParams(location.search);
 // The default index: this project's documentation (under docs/) and the
 // GitSense sample (build.sh build_demo_index).
 const manifestUrl = params.get('manifest') || 'demo/manifest.json';
+// ?mode=chat: the chat-app mode (chat.js) instead of the published index.
+const chatMode = params.get('mode') === 'chat';
 const PER_PAGE = 10;
 
 const $ = (id) => document.getElementById(id);
 const input = $('q');
 const resultsEl = $('results');
-
-/** Creates an element; `children` are nodes or strings (added as text). */
-function h(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else if (k.startsWith('data-') || k.startsWith('aria-') || k === 'role' || k === 'tabindex' || k === 'title' || k === 'type') {
-      e.setAttribute(k, String(v));
-    } else e[k] = v;
-  }
-  for (const c of children.flat()) {
-    if (c === undefined || c === null || c === false) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return e;
-}
 
 const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" };
 const decode = (s) => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e) => ENTITIES[e]);
@@ -53,15 +40,6 @@ function snippet(html) {
   if (at < html.length) frag.append(document.createTextNode(decode(html.slice(at))));
   return frag;
 }
-
-const formatBytes = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : n >= 1e3 ? `${Math.round(n / 1e3)} KB` : `${n} B`);
-const formatMs = (ms) => (ms < 10 ? ms.toFixed(1) : Math.round(ms)) + ' ms';
-const plural = (n, one, many) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
-const formatDate = (iso) => {
-  if (!iso) return null;
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
-};
 
 const EXT_LANG = {
   js: 'javascript', jsx: 'javascript', mjs: 'javascript', ts: 'typescript', tsx: 'typescript', py: 'python',
@@ -525,7 +503,7 @@ async function refreshStatus() {
     h('span', {}, {
       downloaded: `downloaded ${formatBytes(info.downloadedBytes)} in ${formatMs(info.timings.downloadMs || 0)}`,
       lazy: `read on demand: ${formatBytes(info.downloadedBytes)} fetched`,
-    }[info.source] || 'opened from browser storage'),
+    }[info.source] || (info.writable ? `writable index ${info.name}` : 'opened from browser storage')),
     h('span', {}, 'gitsense-search'),
   );
 }
@@ -554,28 +532,60 @@ function onProgress(p) {
   }
 }
 
+/** The default mode: the demo's published index. */
+function openPublished() {
+  return GitSenseSearch.open({
+    manifestUrl,
+    // A chat app is used again and again, and offline: copy at once.
+    offline: 'always',
+    // A link to a search (?q=...): its pages come while the module loads.
+    firstQuery: params.get('q') || undefined,
+    onProgress,
+    onUpdate: (u) => {
+      refreshStatus();
+      if (u.status === 'updated') {
+        notice(`The search index was updated (revision ${u.revision.slice(0, 8)}).`, 'success');
+        runSearch();
+      }
+    },
+    onError: (e) => {
+      show('download', false);
+      notice(`${e.code === 'internal.panic' ? 'The search engine crashed' : 'Could not update the search index'}: ${e.message}`, 'warning');
+      refreshStatus();
+    },
+  });
+}
+
+/** Chat-app mode (?mode=chat): the page's own writable index, searched
+ * with this page's box and results (chat.js fills it). */
+async function openChatMode() {
+  $('welcome-title').textContent = 'Your chats, searchable offline.';
+  $('welcome-try').hidden = true;
+  document.querySelector('.examples').hidden = true;
+  const chat = new ChatApp({
+    name: params.get('name') || undefined,
+    storage: params.get('storage') || undefined,
+    onEngine: (e) => {
+      engine = e;
+      window.gitsense = e;
+      document.querySelector('gitsense-search').engine = e;
+    },
+    onChange: () => {
+      refreshStatus();
+      if (state.query.trim()) runSearch();
+    },
+  });
+  const opened = await chat.open();
+  chat.attach();
+  return opened;
+}
+
 async function main() {
+  const mode = chatMode ? 'chat' : 'search';
+  document.body.dataset.mode = mode;
+  document.querySelector(`.modes a[data-mode="${mode}"]`).setAttribute('aria-current', 'page');
   try {
-    engine = await GitSenseSearch.open({
-      manifestUrl,
-      // A chat app is used again and again, and offline: copy at once.
-      offline: 'always',
-      // A link to a search (?q=...): its pages come while the module loads.
-      firstQuery: params.get('q') || undefined,
-      onProgress,
-      onUpdate: (u) => {
-        refreshStatus();
-        if (u.status === 'updated') {
-          notice(`The search index was updated (revision ${u.revision.slice(0, 8)}).`, 'success');
-          runSearch();
-        }
-      },
-      onError: (e) => {
-        show('download', false);
-        notice(`${e.code === 'internal.panic' ? 'The search engine crashed' : 'Could not update the search index'}: ${e.message}`, 'warning');
-        refreshStatus();
-      },
-    });
+    engine = await (chatMode ? openChatMode() : openPublished());
   } catch (e) {
     show('download', false);
     showError(e);
