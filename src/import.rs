@@ -6,13 +6,14 @@
 //! [`finish`] (or [`abort`]). Out: progress after each piece, and the
 //! import's summary `{format, chats, messages, codeBlocks, warnings,
 //! revision}`, or a structured error (`import.bad_json`,
-//! `import.no_messages`, `import.truncated`, ...).
+//! `import.no_messages`, `import.aborted`, ...). A truncated file keeps
+//! its complete conversations and says so in a warning, as the CLI does.
 //!
 //! The pieces go to [`ExportFeeder`] (format told by the content: ChatGPT,
 //! Claude, ShareGPT, `messages` arrays); the conversations it completes
 //! are stored in batches of about [`BATCH_MESSAGES`] messages by a
-//! [`live::Import`], all inside one SQLite transaction: a bad or truncated
-//! file, any failure or an abort rolls every batch back, and the index is
+//! [`live::Import`], all inside one SQLite transaction: a bad file, any
+//! failure or an abort rolls every batch back, and the index is
 //! as it was. Searches between pieces run on the same connection and see
 //! the batches stored so far; the next write waits for the import
 //! (`worker.js` queues it).
@@ -167,7 +168,7 @@ pub fn feed(piece: &[u8]) -> Result<Progress> {
 }
 
 /// Ends the input: stores what is left, checks the export and commits.
-/// An error (no messages, a truncated export, ...) rolls it all back.
+/// An error (no messages, ...) rolls it all back.
 pub async fn finish() -> Result<ImportSummary> {
     let Some(run) = RUN.with(|r| r.borrow_mut().take()) else {
         return Err(not_running());
@@ -264,19 +265,6 @@ impl Run {
             mut store,
         } = self;
         let (rest, export) = feeder.finish(&file_name)?;
-        if export.root.meta["truncated"] == serde_json::Value::Bool(true) {
-            let why = export
-                .warnings
-                .iter()
-                .find(|w| w.contains("truncated") || w.contains("without its closing"))
-                .cloned()
-                .unwrap_or_else(|| "the export ends before its closing ']'".into());
-            return Err(Error::new(
-                "import.truncated",
-                format!("{why}; nothing was imported (the whole file, or none of it)"),
-            )
-            .with_location(&file_name));
-        }
         store.take(rest);
         store.store()?;
         let Store { index, import, .. } = store;

@@ -493,8 +493,9 @@ export class GitSenseSearch extends EventTarget {
   /**
    * Writable index (or overlay): imports a chat export (ChatGPT, Claude,
    * ShareGPT, `messages` arrays; told by the content), read as a stream.
-   * All or nothing: a bad or truncated file or an abort rejects (import.*
-   * codes, `where: { byte, element, line }`) and changes nothing.
+   * All or nothing: a bad file or an abort rejects (import.*
+   * codes, `where: { byte, element, line }`) and changes nothing; a
+   * truncated file keeps its complete conversations and warns, as the CLI.
    */
   importFile(file: Blob, options?: ImportOptions): Promise<ImportSummary>;
   /** Writable index: removes chats (with their messages, code blocks and child chats), messages, code blocks. */
