@@ -1,7 +1,7 @@
 //! The native half of the comparative benchmark (`bench/run.mjs` drives it).
 //!
 //! ```text
-//! cargo run --release -p gitsense-bench --bin bench-native -- latency INDEX QUERIES.json [--runs N]
+//! cargo run --release -p gitsense-bench --bin bench-native -- latency INDEX QUERIES.json [--runs N] [--time-budget-ms MS]
 //! cargo run --release -p gitsense-bench --bin bench-native -- queries INDEX --count N [--seed S]
 //! cargo run --release -p gitsense-bench --bin bench-native -- pages DOCS_DIR --out PAGES.json
 //! cargo run --release -p gitsense-bench --bin bench-native -- fts5 PAGES.json --out DB [--page-size N]
@@ -12,7 +12,10 @@
 //!   module's `searchJson(q, {})` does (all targets, default options, the
 //!   results object serialized); one warm-up pass, then `--runs` timed
 //!   passes (default 3). Prints JSON: open time, median / p95 / p99 / max
-//!   over every timed search, errors.
+//!   over every timed search, errors. `--time-budget-ms` sets the search time
+//!   budget (default the engine's; 0 lifts it, so that a slowed-down run,
+//!   under valgrind, does the same work as a normal one instead of being
+//!   cut short).
 //! - `queries`: a fixed query set drawn from the index itself: messages
 //!   sampled with a fixed seed, one or two adjacent words of each (four
 //!   letters or more, no stop words), as a reader types what they saw.
@@ -126,8 +129,14 @@ fn latency(args: &[String]) -> Res {
         })
         .collect();
     let t = Instant::now();
-    let engine = Engine::open(&index).map_err(|e| format!("{}: {e}", index.display()))?;
+    let mut engine = Engine::open(&index).map_err(|e| format!("{}: {e}", index.display()))?;
     let open_ms = ms(t);
+    if let Some(v) = a.get("time-budget-ms") {
+        let ms: f64 = v
+            .parse()
+            .map_err(|_| "--time-budget-ms must be a number".to_string())?;
+        engine.set_time_budget((ms > 0.0).then_some(ms));
+    }
     let mut errors = 0;
     for q in &queries {
         errors += usize::from(engine.search_json(q, "{}").is_err());
