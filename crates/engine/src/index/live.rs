@@ -29,7 +29,7 @@
 use super::records::{self, Col};
 use super::writer::{
     chat_node, code_records, derive_chat, group_names, insert_chat, insert_code_block,
-    insert_message, message_records, ChatNode, IdShift, CHAT_NODES,
+    insert_message, message_records, ChatNode, IdShift,
 };
 use super::{schema, FORMAT_VERSION, PAGE_SIZE};
 use crate::error::{DbContext, Error, Result};
@@ -38,6 +38,393 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap};
+
+/// The statements writes, imports and overlays run, naming tables and
+/// columns through [`schema`] as a build's do.
+mod sql {
+    use crate::index::schema::chats::qualified as c;
+    use crate::index::schema::code_blocks::qualified as b;
+    use crate::index::schema::message_text::qualified as t;
+    use crate::index::schema::messages::qualified as m;
+    use crate::index::schema::{
+        chat_details, chats, code_blocks, code_rank, code_text, fts_chats, fts_code_blocks,
+        fts_messages, index_meta, live_requests, message_names, message_rank, message_text,
+        messages, overlay_log, rank_stats,
+    };
+    use crate::index::writer::CHAT_NODES;
+    use const_format::formatcp;
+
+    pub const META_INSERT: &str = formatcp!(
+        "INSERT INTO {}({}, {}) VALUES (?1, ?2)",
+        index_meta::TABLE,
+        index_meta::KEY,
+        index_meta::VALUE
+    );
+    pub const META_UPSERT: &str = formatcp!(
+        "INSERT OR REPLACE INTO {}({}, {}) VALUES (?1, ?2)",
+        index_meta::TABLE,
+        index_meta::KEY,
+        index_meta::VALUE
+    );
+    pub const META_UPDATE: &str = formatcp!(
+        "UPDATE {} SET {} = ?2 WHERE {} = ?1",
+        index_meta::TABLE,
+        index_meta::VALUE,
+        index_meta::KEY
+    );
+    pub const META_HAS: &str = formatcp!(
+        "SELECT 1 FROM {} WHERE {} = ?1",
+        index_meta::TABLE,
+        index_meta::KEY
+    );
+    pub const META_VALUE: &str = formatcp!(
+        "SELECT {} FROM {} WHERE {} = ?1",
+        index_meta::VALUE,
+        index_meta::TABLE,
+        index_meta::KEY
+    );
+    pub const META_DELETE: &str = formatcp!(
+        "DELETE FROM {} WHERE {} = ?1",
+        index_meta::TABLE,
+        index_meta::KEY
+    );
+    pub const META_ALL: &str = formatcp!(
+        "SELECT {}, {} FROM {}",
+        index_meta::KEY,
+        index_meta::VALUE,
+        index_meta::TABLE
+    );
+
+    pub const RANK_STATS_INSERT: &str = formatcp!(
+        "INSERT INTO {}({}, {}) VALUES (NULL, NULL)",
+        rank_stats::TABLE,
+        rank_stats::AVG_TITLE_LEN,
+        rank_stats::AVG_KEYWORDS_LEN
+    );
+    pub const RANK_STATS_SET: &str = formatcp!(
+        "UPDATE {} SET {} = ?1, {} = ?2",
+        rank_stats::TABLE,
+        rank_stats::AVG_TITLE_LEN,
+        rank_stats::AVG_KEYWORDS_LEN
+    );
+
+    pub const REQUEST_SUMMARY: &str = formatcp!(
+        "SELECT {} FROM {} WHERE {} = ?1",
+        live_requests::SUMMARY,
+        live_requests::TABLE,
+        live_requests::KEY
+    );
+    pub const REQUEST_INSERT: &str = formatcp!(
+        "INSERT INTO {}({}, {}) VALUES (?1, ?2)",
+        live_requests::TABLE,
+        live_requests::KEY,
+        live_requests::SUMMARY
+    );
+    /// Keeps the last `?1` keys (rowids grow with each insert).
+    pub const REQUESTS_TRIM: &str = formatcp!(
+        "DELETE FROM {t} WHERE rowid <= (SELECT max(rowid) FROM {t}) - ?1",
+        t = live_requests::TABLE
+    );
+
+    pub const LOG_INSERT: &str = formatcp!(
+        "INSERT INTO {}({}, {}) VALUES (?1, ?2)",
+        overlay_log::TABLE,
+        overlay_log::OP,
+        overlay_log::INPUT
+    );
+    pub const LOG_ALL: &str = formatcp!(
+        "SELECT {}, {} FROM {} ORDER BY {}",
+        overlay_log::OP,
+        overlay_log::INPUT,
+        overlay_log::TABLE,
+        overlay_log::SEQ
+    );
+
+    pub const MESSAGE_RANK_ALL: &str = formatcp!(
+        "SELECT {}, {} FROM {}",
+        message_rank::CHUNK,
+        message_rank::RECORDS,
+        message_rank::TABLE
+    );
+
+    /// A ranking-records table's statements, by chunk.
+    pub struct RankTable {
+        pub name: &'static str,
+        pub records: &'static str,
+        pub delete: &'static str,
+        pub put: &'static str,
+    }
+
+    macro_rules! rank_table {
+        ($t:ident) => {
+            RankTable {
+                name: $t::TABLE,
+                records: formatcp!(
+                    "SELECT {} FROM {} WHERE {} = ?1",
+                    $t::RECORDS,
+                    $t::TABLE,
+                    $t::CHUNK
+                ),
+                delete: formatcp!("DELETE FROM {} WHERE {} = ?1", $t::TABLE, $t::CHUNK),
+                put: formatcp!(
+                    "INSERT OR REPLACE INTO {}({}, {}) VALUES (?1, ?2)",
+                    $t::TABLE,
+                    $t::CHUNK,
+                    $t::RECORDS
+                ),
+            }
+        };
+    }
+
+    pub const MESSAGE_RANK: RankTable = rank_table!(message_rank);
+    pub const CODE_RANK: RankTable = rank_table!(code_rank);
+
+    pub const CHAT_EXISTS: &str =
+        formatcp!("SELECT 1 FROM {} WHERE {} = ?1", chats::TABLE, chats::ID);
+    pub const MESSAGE_EXISTS: &str = formatcp!(
+        "SELECT 1 FROM {} WHERE {} = ?1",
+        messages::TABLE,
+        messages::ID
+    );
+    pub const BLOCK_EXISTS: &str = formatcp!(
+        "SELECT 1 FROM {} WHERE {} = ?1",
+        code_blocks::TABLE,
+        code_blocks::ID
+    );
+
+    /// The largest chat, message and code block ids.
+    pub const MAX_IDS: [&str; 3] = [
+        formatcp!(
+            "SELECT coalesce(max({}), 0) FROM {}",
+            chats::ID,
+            chats::TABLE
+        ),
+        formatcp!(
+            "SELECT coalesce(max({}), 0) FROM {}",
+            messages::ID,
+            messages::TABLE
+        ),
+        formatcp!(
+            "SELECT coalesce(max({}), 0) FROM {}",
+            code_blocks::ID,
+            code_blocks::TABLE
+        ),
+    ];
+    pub const NEXT_BLOCK_ID: &str = formatcp!(
+        "SELECT coalesce(max({}), 0) + 1 FROM {}",
+        code_blocks::ID,
+        code_blocks::TABLE
+    );
+
+    pub const FTS_CHAT_INSERT: &str = formatcp!(
+        "INSERT INTO {}(rowid, {}) VALUES (?1, ?2)",
+        fts_chats::TABLE,
+        fts_chats::NAME
+    );
+    pub const FTS_CHAT_DELETE: &str = formatcp!(
+        "INSERT INTO {t}({t}, rowid, {}) VALUES ('delete', ?1, ?2)",
+        fts_chats::NAME,
+        t = fts_chats::TABLE
+    );
+    pub const FTS_MESSAGE_INSERT: &str = formatcp!(
+        "INSERT INTO {}(rowid, {}, {}, {}) VALUES (?1, ?2, ?3, ?4)",
+        fts_messages::TABLE,
+        fts_messages::TITLE,
+        fts_messages::BODY,
+        fts_messages::KEYWORDS
+    );
+    pub const FTS_MESSAGE_DELETE: &str = formatcp!(
+        "INSERT INTO {t}({t}, rowid, {}, {}, {}) VALUES ('delete', ?1, ?2, ?3, ?4)",
+        fts_messages::TITLE,
+        fts_messages::BODY,
+        fts_messages::KEYWORDS,
+        t = fts_messages::TABLE
+    );
+    pub const FTS_BLOCK_INSERT: &str = formatcp!(
+        "INSERT INTO {}(rowid, {}) VALUES (?1, ?2)",
+        fts_code_blocks::TABLE,
+        fts_code_blocks::CONTENT
+    );
+    pub const FTS_BLOCK_DELETE: &str = formatcp!(
+        "INSERT INTO {t}({t}, rowid, {}) VALUES ('delete', ?1, ?2)",
+        fts_code_blocks::CONTENT,
+        t = fts_code_blocks::TABLE
+    );
+
+    pub const CHAT_OF_MESSAGE: &str = formatcp!(
+        "SELECT {} FROM {} WHERE {} = ?1",
+        messages::CHAT_ID,
+        messages::TABLE,
+        messages::ID
+    );
+    /// A chat and its descendants (`?2`: `%/id/%`).
+    pub const CHAT_SUBTREE: &str = formatcp!(
+        "SELECT {id} FROM {} WHERE {id} = ?1 OR {} LIKE ?2",
+        chats::TABLE,
+        chats::LINEAGE,
+        id = chats::ID
+    );
+    /// A chat's descendants (`?1`: `%/id/%`).
+    pub const CHATS_BELOW: &str = formatcp!(
+        "SELECT {} FROM {} WHERE {} LIKE ?1",
+        chats::ID,
+        chats::TABLE,
+        chats::LINEAGE
+    );
+    pub const MESSAGES_OF_CHAT: &str = formatcp!(
+        "SELECT {} FROM {} WHERE {} = ?1",
+        messages::ID,
+        messages::TABLE,
+        messages::CHAT_ID
+    );
+    pub const CHAT_NAME: &str = formatcp!(
+        "SELECT {} FROM {} WHERE {} = ?1",
+        chats::NAME,
+        chats::TABLE,
+        chats::ID
+    );
+    pub const CHAT_NODE: &str = formatcp!("{} WHERE {} = ?1", CHAT_NODES, c::ID);
+    /// A message's chat and text.
+    pub const MESSAGE: &str = formatcp!(
+        "SELECT {}, {}, {}, {} FROM {} {} JOIN {} {} ON {t_id} = {m_id} WHERE {m_id} = ?1",
+        m::CHAT_ID,
+        t::TITLE,
+        t::BODY,
+        t::KEYWORDS,
+        messages::TABLE,
+        messages::ALIAS,
+        message_text::TABLE,
+        message_text::ALIAS,
+        t_id = t::ID,
+        m_id = m::ID
+    );
+    pub const BLOCKS_OF_MESSAGE: &str = formatcp!(
+        "SELECT {} FROM {} WHERE {} = ?1",
+        code_blocks::ID,
+        code_blocks::TABLE,
+        code_blocks::MESSAGE_ID
+    );
+    pub const BLOCK_CONTENT: &str = formatcp!(
+        "SELECT {} FROM {} WHERE {} = ?1",
+        code_text::CONTENT,
+        code_text::TABLE,
+        code_text::ID
+    );
+
+    /// The rows of a chat, of a message, of a code block, by id.
+    pub const CHAT_DELETES: [&str; 2] = [
+        formatcp!("DELETE FROM {} WHERE {} = ?1", chats::TABLE, chats::ID),
+        formatcp!(
+            "DELETE FROM {} WHERE {} = ?1",
+            chat_details::TABLE,
+            chat_details::ID
+        ),
+    ];
+    pub const MESSAGE_DELETES: [&str; 3] = [
+        formatcp!(
+            "DELETE FROM {} WHERE {} = ?1",
+            messages::TABLE,
+            messages::ID
+        ),
+        formatcp!(
+            "DELETE FROM {} WHERE {} = ?1",
+            message_text::TABLE,
+            message_text::ID
+        ),
+        formatcp!(
+            "DELETE FROM {} WHERE {} = ?1",
+            message_names::TABLE,
+            message_names::MESSAGE_ID
+        ),
+    ];
+    pub const BLOCK_DELETES: [&str; 2] = [
+        formatcp!(
+            "DELETE FROM {} WHERE {} = ?1",
+            code_blocks::TABLE,
+            code_blocks::ID
+        ),
+        formatcp!(
+            "DELETE FROM {} WHERE {} = ?1",
+            code_text::TABLE,
+            code_text::ID
+        ),
+    ];
+
+    /// A chat's message count and latest message time.
+    pub const CHAT_STATS: &str = formatcp!(
+        "UPDATE {chats} SET
+           {num_messages} = (SELECT count(*) FROM {messages} {m} WHERE {m_chat_id} = {chats}.{id}),
+           {last_updated_at} = (SELECT max(coalesce({m_updated_at}, {m_created_at}))
+                                FROM {messages} {m} WHERE {m_chat_id} = {chats}.{id})
+         WHERE {id} = ?1",
+        chats = chats::TABLE,
+        id = chats::ID,
+        num_messages = chats::NUM_MESSAGES,
+        last_updated_at = chats::LAST_UPDATED_AT,
+        messages = messages::TABLE,
+        m = messages::ALIAS,
+        m_chat_id = m::CHAT_ID,
+        m_updated_at = m::UPDATED_AT,
+        m_created_at = m::CREATED_AT
+    );
+    /// A chat's messages with their meta.
+    pub const MESSAGE_METAS: &str = formatcp!(
+        "SELECT {}, {} FROM {} {} JOIN {} {} ON {} = {}
+         WHERE {} = ?1",
+        m::ID,
+        t::META,
+        messages::TABLE,
+        messages::ALIAS,
+        message_text::TABLE,
+        message_text::ALIAS,
+        t::ID,
+        m::ID,
+        m::CHAT_ID
+    );
+    /// A message's path and language: its own (`?2`, `?4`), else those of
+    /// its chat (`?3`).
+    pub const MESSAGE_INHERITS: &str = formatcp!(
+        "UPDATE {messages} SET
+           {file_path} = coalesce(?2, (SELECT {c_path} FROM {chats} {c} WHERE {c_id} = ?3)),
+           {language} = coalesce(?4, (SELECT {c_language} FROM {chats} {c} WHERE {c_id} = ?3))
+         WHERE {id} = ?1",
+        messages = messages::TABLE,
+        file_path = messages::FILE_PATH,
+        language = messages::LANGUAGE,
+        id = messages::ID,
+        chats = chats::TABLE,
+        c = chats::ALIAS,
+        c_path = c::PATH,
+        c_language = c::LANGUAGE,
+        c_id = c::ID
+    );
+    /// The code blocks of a chat's messages that name another chat.
+    pub const STRAY_BLOCKS: &str = formatcp!(
+        "SELECT {b_id} FROM {code_blocks} {b} JOIN {messages} {m} ON {m_id} = {b_message_id}
+         WHERE {m_chat_id} = ?1 AND {b_chat_id} != ?1",
+        b_id = b::ID,
+        code_blocks = code_blocks::TABLE,
+        b = code_blocks::ALIAS,
+        messages = messages::TABLE,
+        m = messages::ALIAS,
+        m_id = m::ID,
+        b_message_id = b::MESSAGE_ID,
+        m_chat_id = m::CHAT_ID,
+        b_chat_id = b::CHAT_ID
+    );
+    pub const SET_BLOCK_CHAT: &str = formatcp!(
+        "UPDATE {} SET {} = ?2 WHERE {} = ?1",
+        code_blocks::TABLE,
+        code_blocks::CHAT_ID,
+        code_blocks::ID
+    );
+    pub const SET_CHAT_META: &str = formatcp!(
+        "UPDATE {} SET {} = ?2 WHERE {} = ?1",
+        chat_details::TABLE,
+        chat_details::META,
+        chat_details::ID
+    );
+}
 
 /// What a write does with its records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,31 +523,21 @@ pub fn create(conn: &Connection, description: &str, created_at: &str) -> Result<
         .into_iter()
         .chain(SUM_KEYS.iter().map(|k| (*k, "0".to_string())))
     {
-        tx.execute(
-            "INSERT INTO index_meta(key, value) VALUES (?1, ?2)",
-            params![k, v],
-        )
-        .ctx("writing index_meta")?;
+        tx.execute(sql::META_INSERT, params![k, v])
+            .ctx("writing index_meta")?;
     }
-    tx.execute(
-        "INSERT INTO rank_stats(avg_title_len, avg_keywords_len) VALUES (NULL, NULL)",
-        [],
-    )
-    .ctx("writing rank_stats")?;
+    tx.execute(sql::RANK_STATS_INSERT, [])
+        .ctx("writing rank_stats")?;
     tx.commit().ctx("committing the new index")
 }
 
 /// Whether `conn` holds a writable index (made by [`create`]).
 pub fn is_writable(conn: &Connection) -> bool {
-    conn.query_row(
-        "SELECT 1 FROM index_meta WHERE key = ?1",
-        [SUM_KEYS[0]],
-        |_| Ok(()),
-    )
-    .optional()
-    .ok()
-    .flatten()
-    .is_some()
+    conn.query_row(sql::META_HAS, [SUM_KEYS[0]], |_| Ok(()))
+        .optional()
+        .ok()
+        .flatten()
+        .is_some()
 }
 
 /// Applies one write (see the module docs) in one transaction; the engine
@@ -179,16 +556,10 @@ pub fn write_once(conn: &Connection, op: WriteOp, json: &str, key: &str) -> Resu
         // write.read_only, before anything is created.
         return apply(conn, op, json, false, None);
     }
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS live_requests(key TEXT PRIMARY KEY, summary TEXT NOT NULL)",
-    )
-    .ctx("creating the request table")?;
+    conn.execute_batch(&schema::live_requests::DEF.create_if_missing())
+        .ctx("creating the request table")?;
     let done: Option<String> = conn
-        .query_row(
-            "SELECT summary FROM live_requests WHERE key = ?1",
-            [key],
-            |r| r.get(0),
-        )
+        .query_row(sql::REQUEST_SUMMARY, [key], |r| r.get(0))
         .optional()
         .ctx("reading the request table")?;
     if let Some(summary) = done {
@@ -234,25 +605,16 @@ fn apply(
     }
     let summary = w.finish(op, json)?;
     if overlay_base(&tx)?.is_some() {
-        tx.execute(
-            "INSERT INTO overlay_log(op, input) VALUES (?1, ?2)",
-            params![op.name(), json],
-        )
-        .ctx("logging the write")?;
+        tx.execute(sql::LOG_INSERT, params![op.name(), json])
+            .ctx("logging the write")?;
     }
     if let Some(key) = key {
         let text = serde_json::to_string(&summary)
             .map_err(|e| Error::new("internal.error", format!("a write summary: {e}")))?;
-        tx.execute(
-            "INSERT INTO live_requests(key, summary) VALUES (?1, ?2)",
-            params![key, text],
-        )
-        .ctx("recording the request")?;
-        tx.execute(
-            "DELETE FROM live_requests WHERE rowid <= (SELECT max(rowid) FROM live_requests) - ?1",
-            [KEYS_KEPT],
-        )
-        .ctx("recording the request")?;
+        tx.execute(sql::REQUEST_INSERT, params![key, text])
+            .ctx("recording the request")?;
+        tx.execute(sql::REQUESTS_TRIM, [KEYS_KEPT])
+            .ctx("recording the request")?;
     }
     tx.commit().ctx("committing the write")?;
     Ok(summary)
@@ -292,7 +654,7 @@ pub fn adopt(conn: &Connection, base_sha256: &str, previous: Option<&Connection>
     let mut sums = [0i64; 4];
     {
         let mut s = tx
-            .prepare("SELECT chunk, records FROM message_rank")
+            .prepare(sql::MESSAGE_RANK_ALL)
             .ctx("reading ranking records")?;
         let mut rows = s.query([]).ctx("reading ranking records")?;
         while let Some(r) = rows.next().ctx("reading ranking records")? {
@@ -302,7 +664,10 @@ pub fn adopt(conn: &Connection, base_sha256: &str, previous: Option<&Connection>
                 records::decode(chunk, &blob, &records::MESSAGE_FIELDS).ok_or_else(|| {
                     Error::new(
                         "index.corrupt",
-                        format!("message_rank chunk {chunk} does not decode"),
+                        format!(
+                            "{} chunk {chunk} does not decode",
+                            schema::message_rank::TABLE
+                        ),
                     )
                 })?;
             for (_, f) in decoded.iter() {
@@ -311,26 +676,18 @@ pub fn adopt(conn: &Connection, base_sha256: &str, previous: Option<&Connection>
         }
     }
     for (k, v) in SUM_KEYS.iter().zip(sums) {
-        tx.execute(
-            "INSERT OR REPLACE INTO index_meta(key, value) VALUES (?1, ?2)",
-            params![k, v.to_string()],
-        )
-        .ctx("writing index_meta")?;
+        tx.execute(sql::META_UPSERT, params![k, v.to_string()])
+            .ctx("writing index_meta")?;
     }
     // The file is no longer the one published: its checksum would lie.
-    tx.execute(
-        "DELETE FROM index_meta WHERE key = ?1",
-        [super::checksum::CHECKSUM_KEY],
-    )
-    .ctx("writing index_meta")?;
-    tx.execute_batch(
-        "CREATE TABLE IF NOT EXISTS overlay_log(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, input TEXT NOT NULL);",
-    )
-    .ctx("creating the overlay log")?;
+    tx.execute(sql::META_DELETE, [super::checksum::CHECKSUM_KEY])
+        .ctx("writing index_meta")?;
+    tx.execute_batch(&schema::overlay_log::DEF.create_if_missing())
+        .ctx("creating the overlay log")?;
     tx.commit().ctx("adopting the index")?;
     let log: Vec<(String, String)> = match previous {
         Some(from) => from
-            .prepare("SELECT op, input FROM overlay_log ORDER BY seq")
+            .prepare(sql::LOG_ALL)
             .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
             .ctx("reading the overlay log")?,
         None => Vec::new(),
@@ -346,17 +703,11 @@ pub fn adopt(conn: &Connection, base_sha256: &str, previous: Option<&Connection>
     }
     let tx = conn.unchecked_transaction().ctx("adopting the index")?;
     for (op, input) in &log {
-        tx.execute(
-            "INSERT INTO overlay_log(op, input) VALUES (?1, ?2)",
-            params![op, input],
-        )
-        .ctx("copying the overlay log")?;
+        tx.execute(sql::LOG_INSERT, params![op, input])
+            .ctx("copying the overlay log")?;
     }
-    tx.execute(
-        "INSERT OR REPLACE INTO index_meta(key, value) VALUES (?1, ?2)",
-        params![BASE_KEY, base_sha256],
-    )
-    .ctx("writing index_meta")?;
+    tx.execute(sql::META_UPSERT, params![BASE_KEY, base_sha256])
+        .ctx("writing index_meta")?;
     tx.commit().ctx("adopting the index")?;
     Ok(log.len() as u64)
 }
@@ -364,13 +715,9 @@ pub fn adopt(conn: &Connection, base_sha256: &str, previous: Option<&Connection>
 /// The SHA-256 of the published index an overlay is a copy of; `None`
 /// for an index that is not an overlay (or whose adoption did not finish).
 pub fn overlay_base(conn: &Connection) -> Result<Option<String>> {
-    conn.query_row(
-        "SELECT value FROM index_meta WHERE key = ?1",
-        [BASE_KEY],
-        |r| r.get(0),
-    )
-    .optional()
-    .ctx("reading index_meta")
+    conn.query_row(sql::META_VALUE, [BASE_KEY], |r| r.get(0))
+        .optional()
+        .ctx("reading index_meta")
 }
 
 /// Adds (`sign` 1) or takes away (-1) a message record's title and
@@ -740,15 +1087,16 @@ impl<'c> Write<'c> {
         })
     }
 
-    fn exists(&self, table: &str, id: i64) -> Result<bool> {
+    /// Whether the row of `id` is there; `query` is one of `sql::*_EXISTS`.
+    fn exists(&self, query: &str, id: i64) -> Result<bool> {
         self.conn
-            .prepare_cached(&format!("SELECT 1 FROM {table} WHERE id = ?1"))
+            .prepare_cached(query)
             .and_then(|mut s| s.exists([id]))
             .ctx("looking up a record")
     }
 
-    fn must_exist(&self, table: &str, id: i64, at: String, what: &str) -> Result<()> {
-        if self.exists(table, id)? {
+    fn must_exist(&self, query: &str, id: i64, at: String, what: &str) -> Result<()> {
+        if self.exists(query, id)? {
             return Ok(());
         }
         Err(Error::new(
@@ -775,16 +1123,16 @@ impl<'c> Write<'c> {
             }
         } else if op == WriteOp::Update {
             for (at, c) in &b.chats {
-                self.must_exist("chats", c.id, format!("{at}.id"), "chat")?;
+                self.must_exist(sql::CHAT_EXISTS, c.id, format!("{at}.id"), "chat")?;
                 self.delete_chat_row(c.id)?;
                 self.reshaped.insert(c.id);
             }
             for (at, m) in &b.messages {
-                self.must_exist("messages", m.id, format!("{at}.id"), "message")?;
+                self.must_exist(sql::MESSAGE_EXISTS, m.id, format!("{at}.id"), "message")?;
                 self.delete_message(m.id)?;
             }
             for (at, cb) in &b.blocks {
-                self.must_exist("code_blocks", cb.id, format!("{at}.id"), "code block")?;
+                self.must_exist(sql::BLOCK_EXISTS, cb.id, format!("{at}.id"), "code block")?;
                 self.delete_block(cb.id)?;
             }
         }
@@ -792,7 +1140,7 @@ impl<'c> Write<'c> {
         for (at, c) in &b.chats {
             insert_chat(self.conn, c, zero).map_err(|e| located(e, at))?;
             self.conn
-                .prepare_cached("INSERT INTO fts_chats(rowid, name) VALUES (?1, ?2)")
+                .prepare_cached(sql::FTS_CHAT_INSERT)
                 .and_then(|mut s| s.execute(params![c.id, c.name]))
                 .map_err(fts)?;
             self.chats.insert(c.id);
@@ -801,7 +1149,7 @@ impl<'c> Write<'c> {
         for (at, c) in &b.chats {
             if c.parent_id != 0 {
                 self.must_exist(
-                    "chats",
+                    sql::CHAT_EXISTS,
                     c.parent_id,
                     format!("{at}.parent_id"),
                     "parent chat",
@@ -809,12 +1157,10 @@ impl<'c> Write<'c> {
             }
         }
         for (at, m) in &b.messages {
-            self.must_exist("chats", m.chat_id, format!("{at}.chat_id"), "chat")?;
+            self.must_exist(sql::CHAT_EXISTS, m.chat_id, format!("{at}.chat_id"), "chat")?;
             insert_message(self.conn, m, zero).map_err(|e| located(e, at))?;
             self.conn
-                .prepare_cached(
-                    "INSERT INTO fts_messages(rowid, title, body, keywords) VALUES (?1, ?2, ?3, ?4)",
-                )
+                .prepare_cached(sql::FTS_MESSAGE_INSERT)
                 .and_then(|mut s| s.execute(params![m.id, m.title, m.content, m.keywords]))
                 .map_err(fts)?;
             self.chats.insert(m.chat_id);
@@ -826,7 +1172,7 @@ impl<'c> Write<'c> {
         }
         for (at, cb) in &b.blocks {
             self.must_exist(
-                "messages",
+                sql::MESSAGE_EXISTS,
                 cb.message_id,
                 format!("{at}.message_id"),
                 "message",
@@ -845,11 +1191,7 @@ impl<'c> Write<'c> {
         {
             let id: i64 = self
                 .conn
-                .query_row(
-                    "SELECT coalesce(max(id), 0) + 1 FROM code_blocks",
-                    [],
-                    |r| r.get(0),
-                )
+                .query_row(sql::NEXT_BLOCK_ID, [], |r| r.get(0))
                 .ctx("numbering code blocks")?;
             let b = CodeBlock::from_text(id, m.id, f.content, f.language, || {
                 block_uuid(m.id, n as i64)
@@ -862,16 +1204,12 @@ impl<'c> Write<'c> {
     fn insert_block(&mut self, b: &CodeBlock) -> Result<()> {
         insert_code_block(self.conn, b, IdShift::default())?;
         self.conn
-            .prepare_cached("INSERT INTO fts_code_blocks(rowid, content) VALUES (?1, ?2)")
+            .prepare_cached(sql::FTS_BLOCK_INSERT)
             .and_then(|mut s| s.execute(params![b.id, b.content]))
             .map_err(fts)?;
         let chat: Option<i64> = self
             .conn
-            .query_row(
-                "SELECT chat_id FROM messages WHERE id = ?1",
-                [b.message_id],
-                |r| r.get(0),
-            )
+            .query_row(sql::CHAT_OF_MESSAGE, [b.message_id], |r| r.get(0))
             .optional()
             .ctx("reading a message's chat")?;
         self.chats.extend(chat);
@@ -900,7 +1238,7 @@ impl<'c> Write<'c> {
             // The chat and its descendants (their lineage runs through it).
             let mut s = self
                 .conn
-                .prepare_cached("SELECT id FROM chats WHERE id = ?1 OR lineage LIKE ?2")
+                .prepare_cached(sql::CHAT_SUBTREE)
                 .ctx("finding child chats")?;
             let subtree: Vec<i64> = s
                 .query_map(params![id, format!("%/{id}/%")], |r| r.get(0))
@@ -909,7 +1247,7 @@ impl<'c> Write<'c> {
             for chat in subtree {
                 let messages: Vec<i64> = self
                     .conn
-                    .prepare_cached("SELECT id FROM messages WHERE chat_id = ?1")
+                    .prepare_cached(sql::MESSAGES_OF_CHAT)
                     .and_then(|mut s| s.query_map([chat], |r| r.get(0))?.collect())
                     .ctx("finding a chat's messages")?;
                 for m in messages {
@@ -926,19 +1264,17 @@ impl<'c> Write<'c> {
     fn delete_chat_row(&mut self, id: i64) -> Result<bool> {
         let name: Option<String> = self
             .conn
-            .query_row("SELECT name FROM chats WHERE id = ?1", [id], |r| r.get(0))
+            .query_row(sql::CHAT_NAME, [id], |r| r.get(0))
             .optional()
             .ctx("reading a chat")?;
         let Some(name) = name else { return Ok(false) };
         self.conn
-            .prepare_cached(
-                "INSERT INTO fts_chats(fts_chats, rowid, name) VALUES ('delete', ?1, ?2)",
-            )
+            .prepare_cached(sql::FTS_CHAT_DELETE)
             .and_then(|mut s| s.execute(params![id, name]))
             .map_err(fts)?;
-        for table in ["chats", "chat_details"] {
+        for delete in sql::CHAT_DELETES {
             self.conn
-                .prepare_cached(&format!("DELETE FROM {table} WHERE id = ?1"))
+                .prepare_cached(delete)
                 .and_then(|mut s| s.execute([id]))
                 .ctx("deleting a chat")?;
         }
@@ -950,12 +1286,9 @@ impl<'c> Write<'c> {
     fn delete_message(&mut self, id: i64) -> Result<()> {
         let row: Option<(i64, String, String, String)> = self
             .conn
-            .query_row(
-                "SELECT m.chat_id, t.title, t.body, t.keywords
-                 FROM messages m JOIN message_text t ON t.id = m.id WHERE m.id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
+            .query_row(sql::MESSAGE, [id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
             .optional()
             .ctx("reading a message")?;
         let Some((chat, title, body, keywords)) = row else {
@@ -963,26 +1296,19 @@ impl<'c> Write<'c> {
         };
         let blocks: Vec<i64> = self
             .conn
-            .prepare_cached("SELECT id FROM code_blocks WHERE message_id = ?1")
+            .prepare_cached(sql::BLOCKS_OF_MESSAGE)
             .and_then(|mut s| s.query_map([id], |r| r.get(0))?.collect())
             .ctx("finding a message's code blocks")?;
         for b in blocks {
             self.delete_block(b)?;
         }
         self.conn
-            .prepare_cached(
-                "INSERT INTO fts_messages(fts_messages, rowid, title, body, keywords)
-                 VALUES ('delete', ?1, ?2, ?3, ?4)",
-            )
+            .prepare_cached(sql::FTS_MESSAGE_DELETE)
             .and_then(|mut s| s.execute(params![id, title, body, keywords]))
             .map_err(fts)?;
-        for (table, key) in [
-            ("messages", "id"),
-            ("message_text", "id"),
-            ("message_names", "message_id"),
-        ] {
+        for delete in sql::MESSAGE_DELETES {
             self.conn
-                .prepare_cached(&format!("DELETE FROM {table} WHERE {key} = ?1"))
+                .prepare_cached(delete)
                 .and_then(|mut s| s.execute([id]))
                 .ctx("deleting a message")?;
         }
@@ -996,23 +1322,19 @@ impl<'c> Write<'c> {
     fn delete_block(&mut self, id: i64) -> Result<()> {
         let content: Option<String> = self
             .conn
-            .query_row("SELECT content FROM code_text WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+            .query_row(sql::BLOCK_CONTENT, [id], |r| r.get(0))
             .optional()
             .ctx("reading a code block")?;
         let Some(content) = content else {
             return Ok(());
         };
         self.conn
-            .prepare_cached(
-                "INSERT INTO fts_code_blocks(fts_code_blocks, rowid, content) VALUES ('delete', ?1, ?2)",
-            )
+            .prepare_cached(sql::FTS_BLOCK_DELETE)
             .and_then(|mut s| s.execute(params![id, content]))
             .map_err(fts)?;
-        for table in ["code_blocks", "code_text"] {
+        for delete in sql::BLOCK_DELETES {
             self.conn
-                .prepare_cached(&format!("DELETE FROM {table} WHERE id = ?1"))
+                .prepare_cached(delete)
                 .and_then(|mut s| s.execute([id]))
                 .ctx("deleting a code block")?;
         }
@@ -1040,7 +1362,7 @@ impl<'c> Write<'c> {
         }
         for (k, v) in set {
             self.conn
-                .prepare_cached("UPDATE index_meta SET value = ?2 WHERE key = ?1")
+                .prepare_cached(sql::META_UPDATE)
                 .and_then(|mut s| s.execute(params![k, v]))
                 .ctx("writing index_meta")?;
         }
@@ -1065,7 +1387,7 @@ impl<'c> Write<'c> {
         for &id in &self.reshaped {
             let mut s = self
                 .conn
-                .prepare_cached("SELECT id FROM chats WHERE lineage LIKE ?1")
+                .prepare_cached(sql::CHATS_BELOW)
                 .ctx("finding child chats")?;
             let below: Vec<i64> = s
                 .query_map([format!("%/{id}/%")], |r| r.get(0))
@@ -1082,7 +1404,7 @@ impl<'c> Write<'c> {
             while cur != 0 && !nodes.contains_key(&cur) {
                 let node = self
                     .conn
-                    .prepare_cached(&format!("{CHAT_NODES} WHERE c.id = ?1"))
+                    .prepare_cached(sql::CHAT_NODE)
                     .and_then(|mut s| s.query_row([cur], chat_node).optional())
                     .ctx("reading chats")?;
                 let Some((_, node)) = node else { break };
@@ -1108,26 +1430,17 @@ impl<'c> Write<'c> {
     fn chat_stats(&mut self) -> Result<()> {
         let ctx = "deriving chat stats";
         for &chat in &self.chats {
-            if !self.exists("chats", chat)? {
+            if !self.exists(sql::CHAT_EXISTS, chat)? {
                 continue;
             }
             self.conn
-                .prepare_cached(
-                    "UPDATE chats SET
-                       num_messages = (SELECT count(*) FROM messages m WHERE m.chat_id = chats.id),
-                       last_updated_at = (SELECT max(coalesce(m.updated_at, m.created_at))
-                                          FROM messages m WHERE m.chat_id = chats.id)
-                     WHERE id = ?1",
-                )
+                .prepare_cached(sql::CHAT_STATS)
                 .and_then(|mut s| s.execute([chat]))
                 .ctx(ctx)?;
             // A message's own path and language (its meta), else its chat's.
             let own: Vec<(i64, Option<String>)> = self
                 .conn
-                .prepare_cached(
-                    "SELECT m.id, t.meta FROM messages m JOIN message_text t ON t.id = m.id
-                     WHERE m.chat_id = ?1",
-                )
+                .prepare_cached(sql::MESSAGE_METAS)
                 .and_then(|mut s| {
                     s.query_map([chat], |r| Ok((r.get(0)?, r.get(1)?)))?
                         .collect()
@@ -1143,12 +1456,7 @@ impl<'c> Write<'c> {
                         .filter(|s| !s.is_empty())
                 };
                 self.conn
-                    .prepare_cached(
-                        "UPDATE messages SET
-                           file_path = coalesce(?2, (SELECT c.path FROM chats c WHERE c.id = ?3)),
-                           language = coalesce(?4, (SELECT c.language FROM chats c WHERE c.id = ?3))
-                         WHERE id = ?1",
-                    )
+                    .prepare_cached(sql::MESSAGE_INHERITS)
                     .and_then(|mut s| {
                         s.execute(params![
                             id,
@@ -1161,15 +1469,12 @@ impl<'c> Write<'c> {
             }
             let blocks: Vec<i64> = self
                 .conn
-                .prepare_cached(
-                    "SELECT b.id FROM code_blocks b JOIN messages m ON m.id = b.message_id
-                     WHERE m.chat_id = ?1 AND b.chat_id != ?1",
-                )
+                .prepare_cached(sql::STRAY_BLOCKS)
                 .and_then(|mut s| s.query_map([chat], |r| r.get(0))?.collect())
                 .ctx(ctx)?;
             for b in blocks {
                 self.conn
-                    .prepare_cached("UPDATE code_blocks SET chat_id = ?2 WHERE id = ?1")
+                    .prepare_cached(sql::SET_BLOCK_CHAT)
                     .and_then(|mut s| s.execute(params![b, chat]))
                     .ctx(ctx)?;
                 self.code_chunks.insert(records::chunk_of(b));
@@ -1177,7 +1482,7 @@ impl<'c> Write<'c> {
             // Ranking records carry each message's chat.
             let ids: Vec<i64> = self
                 .conn
-                .prepare_cached("SELECT id FROM messages WHERE chat_id = ?1")
+                .prepare_cached(sql::MESSAGES_OF_CHAT)
                 .and_then(|mut s| s.query_map([chat], |r| r.get(0))?.collect())
                 .ctx(ctx)?;
             self.message_chunks
@@ -1196,7 +1501,7 @@ impl<'c> Write<'c> {
         }
         for &chunk in &self.message_chunks {
             let old = self.rewrite_chunk(
-                "message_rank",
+                &sql::MESSAGE_RANK,
                 chunk,
                 &records::MESSAGE_FIELDS,
                 message_records,
@@ -1210,21 +1515,18 @@ impl<'c> Write<'c> {
             }
         }
         for &chunk in &self.code_chunks {
-            self.rewrite_chunk("code_rank", chunk, &records::CODE_FIELDS, code_records)?;
+            self.rewrite_chunk(&sql::CODE_RANK, chunk, &records::CODE_FIELDS, code_records)?;
         }
         for (k, v) in SUM_KEYS.iter().zip(sums) {
             self.conn
-                .prepare_cached("UPDATE index_meta SET value = ?2 WHERE key = ?1")
+                .prepare_cached(sql::META_UPDATE)
                 .and_then(|mut s| s.execute(params![k, v.to_string()]))
                 .ctx("writing index_meta")?;
         }
         let avg =
             |slot: usize| (sums[slot + 1] > 0).then(|| sums[slot] as f64 / sums[slot + 1] as f64);
         self.conn
-            .execute(
-                "UPDATE rank_stats SET avg_title_len = ?1, avg_keywords_len = ?2",
-                params![avg(0), avg(2)],
-            )
+            .execute(sql::RANK_STATS_SET, params![avg(0), avg(2)])
             .ctx("writing rank_stats")?;
         Ok(())
     }
@@ -1234,7 +1536,7 @@ impl<'c> Write<'c> {
     #[allow(clippy::type_complexity)]
     fn rewrite_chunk(
         &self,
-        table: &str,
+        table: &sql::RankTable,
         chunk: i64,
         cols: &[Col],
         read: fn(
@@ -1246,7 +1548,7 @@ impl<'c> Write<'c> {
         let ctx = "writing ranking records";
         let blob: Option<Vec<u8>> = self
             .conn
-            .prepare_cached(&format!("SELECT records FROM {table} WHERE chunk = ?1"))
+            .prepare_cached(table.records)
             .and_then(|mut s| s.query_row([chunk], |r| r.get(0)).optional())
             .ctx(ctx)?;
         let old: Vec<(i64, Vec<i64>)> = match blob {
@@ -1254,7 +1556,7 @@ impl<'c> Write<'c> {
                 .ok_or_else(|| {
                     Error::new(
                         "index.corrupt",
-                        format!("{table} chunk {chunk} does not decode"),
+                        format!("{} chunk {chunk} does not decode", table.name),
                     )
                 })?
                 .iter()
@@ -1267,14 +1569,12 @@ impl<'c> Write<'c> {
         let new = read(self.conn, lo..=hi, &mut || {})?;
         if new.is_empty() {
             self.conn
-                .prepare_cached(&format!("DELETE FROM {table} WHERE chunk = ?1"))
+                .prepare_cached(table.delete)
                 .and_then(|mut s| s.execute([chunk]))
                 .ctx(ctx)?;
         } else {
             self.conn
-                .prepare_cached(&format!(
-                    "INSERT OR REPLACE INTO {table}(chunk, records) VALUES (?1, ?2)"
-                ))
+                .prepare_cached(table.put)
                 .and_then(|mut s| s.execute(params![chunk, records::encode(chunk, &new, cols)]))
                 .ctx(ctx)?;
         }
@@ -1283,7 +1583,7 @@ impl<'c> Write<'c> {
 }
 
 fn read_meta(conn: &Connection) -> Result<HashMap<String, String>> {
-    conn.prepare_cached("SELECT key, value FROM index_meta")
+    conn.prepare_cached(sql::META_ALL)
         .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
         .ctx("reading index_meta")
 }
@@ -1360,11 +1660,8 @@ impl Default for ImportTuning {
 const DEFAULT_CACHE: i64 = -2000;
 const DEFAULT_FTS_BUFFER: i64 = 1 << 20;
 
-/// The full-text tables, for their `hashsize` during an import.
-const FTS_TABLES: [&str; 3] = ["fts_chats", "fts_messages", "fts_code_blocks"];
-
 fn set_fts_buffer(conn: &Connection, bytes: i64) -> Result<()> {
-    for t in FTS_TABLES {
+    for t in super::FTS_TABLES {
         conn.execute(
             &format!("INSERT INTO {t}({t}, rank) VALUES ('hashsize', ?1)"),
             [bytes],
@@ -1415,15 +1712,12 @@ impl Import {
     }
 
     fn start(conn: &Connection, root: &Chat) -> Result<Import> {
-        let max = |table: &str| -> Result<i64> {
-            conn.query_row(
-                &format!("SELECT coalesce(max(id), 0) FROM {table}"),
-                [],
-                |r| r.get(0),
-            )
-            .ctx("reading the largest id")
+        let max = |query: &str| -> Result<i64> {
+            conn.query_row(query, [], |r| r.get(0))
+                .ctx("reading the largest id")
         };
-        let shift = [max("chats")?, max("messages")?, max("code_blocks")?];
+        let [chats, messages, blocks] = sql::MAX_IDS;
+        let shift = [max(chats)?, max(messages)?, max(blocks)?];
         let mut import = Import {
             shift,
             root: root.id + shift[0],
@@ -1516,7 +1810,7 @@ impl Import {
         }
         if self.overlay {
             let input = batch_json(&batch).to_string();
-            conn.prepare_cached("INSERT INTO overlay_log(op, input) VALUES (?1, ?2)")
+            conn.prepare_cached(sql::LOG_INSERT)
                 .and_then(|mut s| s.execute(params![IMPORT_OP, input]))
                 .ctx("logging the import")?;
         }
@@ -1535,12 +1829,12 @@ impl Import {
     }
 
     fn finish(self, conn: &Connection, root_meta: &Value) -> Result<WriteSummary> {
-        conn.prepare_cached("UPDATE chat_details SET meta = ?2 WHERE id = ?1")
+        conn.prepare_cached(sql::SET_CHAT_META)
             .and_then(|mut s| s.execute(params![self.root, root_meta.to_string()]))
             .ctx("writing the export's chat")?;
         let records = crate::util::hex(&self.digest.finalize());
         let revision = chain_revision(&self.revision_before, IMPORT_OP, &records);
-        conn.prepare_cached("UPDATE index_meta SET value = ?2 WHERE key = ?1")
+        conn.prepare_cached(sql::META_UPDATE)
             .and_then(|mut s| s.execute(params!["revision", revision]))
             .ctx("writing index_meta")?;
         set_fts_buffer(conn, DEFAULT_FTS_BUFFER)?;

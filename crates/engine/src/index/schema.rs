@@ -51,6 +51,18 @@ pub struct Table {
 impl Table {
     /// The `CREATE TABLE` statement, without the final `;`.
     pub fn create(&self) -> String {
+        self.create_as("CREATE TABLE")
+    }
+
+    /// `CREATE TABLE IF NOT EXISTS`, for the tables a writable index
+    /// makes when first needed ([`LIVE_TABLES`]). SQLite drops the
+    /// `IF NOT EXISTS` from the text it stores, so the file holds the same
+    /// text as [`Table::create`] would write.
+    pub fn create_if_missing(&self) -> String {
+        self.create_as("CREATE TABLE IF NOT EXISTS")
+    }
+
+    fn create_as(&self, keywords: &str) -> String {
         let items: Vec<String> = self
             .columns
             .iter()
@@ -66,7 +78,7 @@ impl Table {
         } else {
             ""
         };
-        format!("CREATE TABLE {}({body}){tail}", self.name)
+        format!("{keywords} {}({body}){tail}", self.name)
     }
 }
 
@@ -303,6 +315,28 @@ table! {
     }
 }
 
+table! {
+    /// A writable index's request keys and the summaries of their writes
+    /// (`live::write_once`); made by the first keyed write.
+    live_requests = "live_requests", OneLine {
+        KEY = "key": "TEXT PRIMARY KEY",
+        /// The write's summary as JSON.
+        SUMMARY = "summary": "TEXT NOT NULL",
+    }
+}
+
+table! {
+    /// An overlay's writes in order (`live::adopt`), replayed on a new
+    /// revision of its published index.
+    overlay_log = "overlay_log", OneLine {
+        SEQ = "seq": "INTEGER PRIMARY KEY",
+        /// `add`, `update`, `remove` or `import`.
+        OP = "op": "TEXT NOT NULL",
+        /// The write's JSON.
+        INPUT = "input": "TEXT NOT NULL",
+    }
+}
+
 /// Tokenizer for chat names and message text.
 pub const TEXT_TOKENIZER: &str = "unicode61 remove_diacritics 2";
 
@@ -367,6 +401,10 @@ pub const TABLES: [Table; 13] = [
     code_blocks::DEF,
     code_text::DEF,
 ];
+
+/// The tables a writable index adds when it first needs them, not in a
+/// new index ([`ddl`]): a published index never has them.
+pub const LIVE_TABLES: [Table; 2] = [live_requests::DEF, overlay_log::DEF];
 
 /// The b-tree indexes, after the tables.
 pub const INDEXES: [Index; 4] = [
@@ -464,5 +502,29 @@ mod tests {
             "CREATE TABLE message_names(\n  key INTEGER NOT NULL,\n  message_id INTEGER NOT NULL,\n  PRIMARY KEY(key, message_id)\n) WITHOUT ROWID"
         );
         assert_eq!(code_blocks::qualified::MESSAGE_ID, "b.message_id");
+    }
+
+    #[test]
+    fn live_tables_are_created_if_missing_and_stored_as_plain_create_table() {
+        assert_eq!(
+            overlay_log::DEF.create_if_missing(),
+            "CREATE TABLE IF NOT EXISTS overlay_log(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, input TEXT NOT NULL)"
+        );
+        assert!(!ddl().contains(live_requests::TABLE));
+        let conn = Connection::open_in_memory().unwrap();
+        for t in LIVE_TABLES {
+            // Twice: the second finds the table there.
+            for _ in 0..2 {
+                conn.execute_batch(&t.create_if_missing()).unwrap();
+            }
+            let stored: String = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_schema WHERE name = ?1",
+                    [t.name],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(stored, t.create());
+        }
     }
 }

@@ -300,20 +300,20 @@ impl IndexWriter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn next_source(&mut self) -> Result<()> {
-        let max = |table: &str| -> Result<i64> {
+        let max = |table: &str, id: &str| -> Result<i64> {
             self.conn()
                 .query_row(
-                    &format!("SELECT coalesce(max(id), 0) FROM {table}"),
+                    &format!("SELECT coalesce(max({id}), 0) FROM {table}"),
                     [],
                     |r| r.get(0),
                 )
                 .ctx("reading the largest id")
         };
         self.shift = IdShift {
-            group: max(schema::groups::TABLE)?,
-            chat: max(schema::chats::TABLE)?,
-            message: max(schema::messages::TABLE)?,
-            code_block: max(schema::code_blocks::TABLE)?,
+            group: max(schema::groups::TABLE, schema::groups::ID)?,
+            chat: max(schema::chats::TABLE, schema::chats::ID)?,
+            message: max(schema::messages::TABLE, schema::messages::ID)?,
+            code_block: max(schema::code_blocks::TABLE, schema::code_blocks::ID)?,
         };
         Ok(())
     }
@@ -933,21 +933,23 @@ fn rank_lengths(conn: &Connection, progress: &mut dyn FnMut(FinishProgress)) -> 
     let all = i64::MIN..=i64::MAX;
     let messages = message_records(conn, all.clone(), &mut tick)?;
     let code = code_records(conn, all, &mut tick)?;
-    for (table, recs, cols) in [
-        (
-            schema::message_rank::TABLE,
-            &messages,
-            &records::MESSAGE_FIELDS[..],
-        ),
-        (schema::code_rank::TABLE, &code, &records::CODE_FIELDS[..]),
+    let message_rank = formatcp!(
+        "INSERT INTO {}({}, {}) VALUES (?1, ?2)",
+        schema::message_rank::TABLE,
+        schema::message_rank::CHUNK,
+        schema::message_rank::RECORDS
+    );
+    let code_rank = formatcp!(
+        "INSERT INTO {}({}, {}) VALUES (?1, ?2)",
+        schema::code_rank::TABLE,
+        schema::code_rank::CHUNK,
+        schema::code_rank::RECORDS
+    );
+    for (insert, recs, cols) in [
+        (message_rank, &messages, &records::MESSAGE_FIELDS[..]),
+        (code_rank, &code, &records::CODE_FIELDS[..]),
     ] {
-        let mut insert = conn
-            .prepare(&format!(
-                "INSERT INTO {table}({chunk}, {records}) VALUES (?1, ?2)",
-                chunk = schema::message_rank::CHUNK,
-                records = schema::message_rank::RECORDS,
-            ))
-            .ctx(ctx)?;
+        let mut insert = conn.prepare(insert).ctx(ctx)?;
         for (chunk, blob) in records::chunks(recs, cols) {
             insert.execute(params![chunk, blob]).ctx(ctx)?;
         }
@@ -1099,15 +1101,16 @@ pub(super) fn code_records(
     )
 }
 
-/// The tables the corpus revision covers, in hashing order.
-const CONTENT_TABLES: [&str; 7] = [
-    schema::groups::TABLE,
-    schema::chats::TABLE,
-    schema::chat_details::TABLE,
-    schema::messages::TABLE,
-    schema::message_text::TABLE,
-    schema::code_blocks::TABLE,
-    schema::code_text::TABLE,
+/// The tables the corpus revision covers, in hashing order, each with
+/// the id column it is hashed in the order of.
+const CONTENT_TABLES: [(&str, &str); 7] = [
+    (schema::groups::TABLE, schema::groups::ID),
+    (schema::chats::TABLE, schema::chats::ID),
+    (schema::chat_details::TABLE, schema::chat_details::ID),
+    (schema::messages::TABLE, schema::messages::ID),
+    (schema::message_text::TABLE, schema::message_text::ID),
+    (schema::code_blocks::TABLE, schema::code_blocks::ID),
+    (schema::code_text::TABLE, schema::code_text::ID),
 ];
 
 /// Rows between two progress reports of a counted step.
@@ -1128,14 +1131,14 @@ fn count_rows(conn: &Connection, tables: &[&str]) -> Result<u64> {
 
 /// SHA-256 over every row of every content table, in id order.
 fn revision(conn: &Connection, progress: &mut dyn FnMut(FinishProgress)) -> Result<String> {
-    let total = count_rows(conn, &CONTENT_TABLES)?;
+    let total = count_rows(conn, &CONTENT_TABLES.map(|(t, _)| t))?;
     progress(FinishProgress::start(FinishStep::Revision, total));
     let mut done = 0u64;
     let mut h = Sha256::new();
-    for t in CONTENT_TABLES {
+    for (t, id) in CONTENT_TABLES {
         h.update(t.as_bytes());
         let mut s = conn
-            .prepare(&format!("SELECT * FROM {t} ORDER BY id"))
+            .prepare(&format!("SELECT * FROM {t} ORDER BY {id}"))
             .ctx("hashing corpus")?;
         let n = s.column_count();
         let mut rows = s.query([]).ctx("hashing corpus")?;
