@@ -78,7 +78,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     store += flush(&mut import, &mut pending)?;
     let s = Instant::now();
-    let done = import.commit(&conn, &summary.root.meta)?;
+    let done = import.commit(&conn, &summary.root.meta, None)?;
     let commit = s.elapsed().as_secs_f64();
     drop(conn);
     println!(

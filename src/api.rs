@@ -209,9 +209,15 @@ pub async fn local_write(
 
 /// Starts importing a chat export into the open writable index (see
 /// [`super::import`]); `file_name` names the export's chat; `tuning`
-/// (benchmarks): `{ batchMessages, cacheMib, ftsBufferMib }`.
+/// (benchmarks): `{ batchMessages, cacheMib, ftsBufferMib }`; `key`: the
+/// import's request id. Returns null, or the summary of an import already
+/// committed under `key` (then nothing is started).
 #[wasm_bindgen(js_name = localImportBegin)]
-pub fn local_import_begin(file_name: String, tuning: JsValue) -> Result<(), JsValue> {
+pub fn local_import_begin(
+    file_name: String,
+    tuning: JsValue,
+    key: Option<String>,
+) -> Result<JsValue, JsValue> {
     let tuning = if tuning.is_undefined() || tuning.is_null() {
         super::import::Tuning::default()
     } else {
@@ -222,7 +228,8 @@ pub fn local_import_begin(file_name: String, tuning: JsValue) -> Result<(), JsVa
             ))
         })?
     };
-    super::import::begin(&file_name, tuning).map_err(js)
+    let done = super::import::begin(&file_name, tuning, key.as_deref()).map_err(js)?;
+    Ok(done.map_or(JsValue::NULL, |s| to_js(&s)))
 }
 
 /// The next piece of the export; resolves with the import's progress.

@@ -48,6 +48,8 @@ pub struct Tuning {
 struct Run {
     feeder: ExportFeeder,
     file_name: String,
+    /// The import's request key (see [`begin`]).
+    key: Option<String>,
     started_ms: f64,
     store: Store,
 }
@@ -81,7 +83,7 @@ pub struct Progress {
 }
 
 /// What an import added.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportSummary {
     /// `chatgpt`, `claude`, `sharegpt`, `mixed` (`-jsonl` for JSON Lines).
@@ -94,6 +96,8 @@ pub struct ImportSummary {
     pub warnings: Vec<String>,
     /// The index's revision after the import.
     pub revision: String,
+    /// How long it took (0 for an answer to an import sent again).
+    #[serde(default)]
     pub ms: f64,
 }
 
@@ -107,8 +111,12 @@ pub fn running() -> bool {
 }
 
 /// Starts importing the export called `file_name` into the open writable
-/// index (opens the transaction, stores the export's root chat).
-pub fn begin(file_name: &str, tuning: Tuning) -> Result<()> {
+/// index (opens the transaction, stores the export's root chat). `key`:
+/// the import's request id, which a tab relaying it through another keeps
+/// when it must send it again (the owner closed before answering); an
+/// import already committed under it is answered with its summary
+/// (returned here; nothing is started) instead of being imported twice.
+pub fn begin(file_name: &str, tuning: Tuning, key: Option<&str>) -> Result<Option<ImportSummary>> {
     let index = local::current().ok_or_else(|| {
         Error::new(
             "write.read_only",
@@ -120,6 +128,13 @@ pub fn begin(file_name: &str, tuning: Tuning) -> Result<()> {
             "engine.busy",
             "an import is already in progress in this index",
         ));
+    }
+    if let Some(key) = key {
+        if let Some(done) = index.with_engine(|e| live::request_done(e.connection(), key))? {
+            return serde_json::from_str(&done)
+                .map(Some)
+                .map_err(|e| Error::new("index.corrupt", format!("a stored import summary: {e}")));
+        }
     }
     let file_name = if file_name.is_empty() {
         "chat export"
@@ -140,6 +155,7 @@ pub fn begin(file_name: &str, tuning: Tuning) -> Result<()> {
         *r.borrow_mut() = Some(Run {
             feeder: ExportFeeder::new(file_name),
             file_name: file_name.to_string(),
+            key: key.map(str::to_string),
             started_ms: now_ms(),
             store: Store {
                 index,
@@ -150,7 +166,7 @@ pub fn begin(file_name: &str, tuning: Tuning) -> Result<()> {
             },
         })
     });
-    Ok(())
+    Ok(None)
 }
 
 /// Takes the next piece of the file; stores the conversations it
@@ -261,6 +277,7 @@ impl Run {
         let Run {
             feeder,
             file_name,
+            key,
             started_ms,
             mut store,
         } = self;
@@ -269,8 +286,10 @@ impl Run {
         store.store()?;
         let Store { index, import, .. } = store;
         let root_meta = &export.root.meta;
+        let answer = serde_json::json!({ "format": export.format, "warnings": export.warnings });
+        let request = key.as_deref().map(|k| (k, &answer));
         let summary = index.with_engine(|e| {
-            let s = import.commit(e.connection(), root_meta)?;
+            let s = import.commit(e.connection(), root_meta, request)?;
             e.forget_cached()?;
             Ok(s)
         })?;

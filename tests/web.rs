@@ -678,3 +678,54 @@ fn format_results_and_outcome_fit_their_budgets_in_the_worker() {
     let e = wa::format_outcome(json, "markdown", "{}").unwrap_err();
     assert_eq!(js_code(&e), "options.invalid");
 }
+
+#[wasm_bindgen_test]
+async fn an_import_sent_again_under_its_key_is_answered_not_repeated() {
+    use gitsense_search::import::{self, Tuning};
+    use gitsense_search::local::{self, LocalIndex};
+    fresh().await;
+    let index = LocalIndex::open("import-once", StoragePref::Memory, true)
+        .await
+        .unwrap();
+    local::install(index);
+    let export = br#"[{"id": "a", "conversations": [
+        {"from": "human", "value": "how do I sort a list in python"},
+        {"from": "gpt", "value": "use sorted(items) or items.sort()"}]}]"#;
+    let counts = || {
+        let i = local::current().unwrap().info().unwrap().index;
+        (i.chats, i.messages, i.revision)
+    };
+    let import = |key: &'static str| async move {
+        let started = import::begin("e.json", Tuning::default(), Some(key)).unwrap();
+        assert!(started.is_none(), "{key}: a new key starts an import");
+        import::feed(export).unwrap();
+        import::finish().await.unwrap()
+    };
+
+    let first = import("k1").await;
+    assert_eq!((first.chats, first.messages), (2, 2));
+    let after_first = counts();
+
+    // The same key again (a relaying tab whose owner closed before it
+    // answered): the first answer, nothing started, nothing imported.
+    let again = import::begin("e.json", Tuning::default(), Some("k1"))
+        .unwrap()
+        .expect("the import under k1 is answered");
+    assert!(!import::running());
+    assert_eq!(
+        again,
+        import::ImportSummary {
+            ms: 0.0,
+            ..first.clone()
+        }
+    );
+    assert_eq!(counts(), after_first);
+
+    // Another key is another import.
+    let second = import("k2").await;
+    assert_eq!(second.messages, 2);
+    let (_, messages, revision) = counts();
+    assert_eq!(messages, after_first.1 + 2);
+    assert_ne!(revision, after_first.2);
+    local::take().unwrap().close();
+}

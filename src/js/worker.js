@@ -180,7 +180,13 @@ async function importFile(file, importId, tuning) {
   if (!file || typeof file.stream !== 'function') {
     throw { code: 'import.bad_input', message: 'importFile() takes a File or Blob' };
   }
-  localImportBegin(typeof file.name === 'string' ? file.name : '', tuning);
+  // importId is the request's key: a tab whose owner closed before
+  // answering sends the import again under it, and gets this answer.
+  const done = localImportBegin(typeof file.name === 'string' ? file.name : '', tuning, importId);
+  if (done) {
+    self.postMessage({ type: 'importprogress', detail: { importId, bytesRead: file.size, chats: done.chats, messages: done.messages, codeBlocks: done.codeBlocks, batches: 0 } });
+    return done;
+  }
   const reader = file.stream().getReader();
   let batches = 0;
   try {

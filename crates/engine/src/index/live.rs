@@ -556,17 +556,37 @@ pub fn write_once(conn: &Connection, op: WriteOp, json: &str, key: &str) -> Resu
         // write.read_only, before anything is created.
         return apply(conn, op, json, false, None);
     }
-    conn.execute_batch(&schema::live_requests::DEF.create_if_missing())
-        .ctx("creating the request table")?;
-    let done: Option<String> = conn
-        .query_row(sql::REQUEST_SUMMARY, [key], |r| r.get(0))
-        .optional()
-        .ctx("reading the request table")?;
-    if let Some(summary) = done {
+    if let Some(summary) = request_done(conn, key)? {
         return serde_json::from_str(&summary)
             .map_err(|e| Error::new("index.corrupt", format!("a stored write summary: {e}")));
     }
     apply(conn, op, json, false, Some(key))
+}
+
+/// The summary (JSON) a request applied under `key` answered with, if
+/// one was: a write's ([`write_once`]) or an import's
+/// ([`Import::commit`]).
+pub fn request_done(conn: &Connection, key: &str) -> Result<Option<String>> {
+    if !is_writable(conn) {
+        return Ok(None);
+    }
+    conn.execute_batch(&schema::live_requests::DEF.create_if_missing())
+        .ctx("creating the request table")?;
+    conn.query_row(sql::REQUEST_SUMMARY, [key], |r| r.get(0))
+        .optional()
+        .ctx("reading the request table")
+}
+
+/// Records that the request `key` was applied, with its answer, in the
+/// transaction that applied it.
+fn remember_request(conn: &Connection, key: &str, summary: &str) -> Result<()> {
+    conn.execute_batch(&schema::live_requests::DEF.create_if_missing())
+        .ctx("creating the request table")?;
+    conn.execute(sql::REQUEST_INSERT, params![key, summary])
+        .ctx("recording the request")?;
+    conn.execute(sql::REQUESTS_TRIM, [KEYS_KEPT])
+        .ctx("recording the request")?;
+    Ok(())
 }
 
 /// How many request keys [`write_once`] remembers.
@@ -611,10 +631,7 @@ fn apply(
     if let Some(key) = key {
         let text = serde_json::to_string(&summary)
             .map_err(|e| Error::new("internal.error", format!("a write summary: {e}")))?;
-        tx.execute(sql::REQUEST_INSERT, params![key, text])
-            .ctx("recording the request")?;
-        tx.execute(sql::REQUESTS_TRIM, [KEYS_KEPT])
-            .ctx("recording the request")?;
+        remember_request(&tx, key, &text)?;
     }
     tx.commit().ctx("committing the write")?;
     Ok(summary)
@@ -1627,7 +1644,7 @@ const IMPORT_OP: &str = "import";
 /// };
 /// let mut import = Import::begin(&conn, &chat(1, 0, "export.json"), Default::default())?;
 /// import.add(&conn, &[chat(2, 1, "Retries")], &[message], &[])?;
-/// let summary = import.commit(&conn, &serde_json::json!({"format": "sharegpt"}))?;
+/// let summary = import.commit(&conn, &serde_json::json!({"format": "sharegpt"}), None)?;
 /// assert_eq!((summary.chats, summary.messages), (2, 1));
 /// let mut engine = Engine::from_connection(conn)?;
 /// let r = engine.search("retry", &SearchOptions::default())?;
@@ -1819,16 +1836,30 @@ impl Import {
 
     /// Ends the import: the root chat's meta as the export's summary has
     /// it (its counts are known only at the end), a new revision, and the
-    /// transaction committed. Returns the rows added.
-    pub fn commit(self, conn: &Connection, root_meta: &Value) -> Result<WriteSummary> {
-        let done = self.finish(conn, root_meta);
+    /// transaction committed. Returns the rows added. `request`: the
+    /// import's key and the fields its answer adds to the [`WriteSummary`]
+    /// (an object), recorded in the same transaction, so an import sent
+    /// again under the same key ([`request_done`]) is answered, not
+    /// repeated.
+    pub fn commit(
+        self,
+        conn: &Connection,
+        root_meta: &Value,
+        request: Option<(&str, &Value)>,
+    ) -> Result<WriteSummary> {
+        let done = self.finish(conn, root_meta, request);
         if done.is_err() {
             let _ = Import::rollback(conn);
         }
         done
     }
 
-    fn finish(self, conn: &Connection, root_meta: &Value) -> Result<WriteSummary> {
+    fn finish(
+        self,
+        conn: &Connection,
+        root_meta: &Value,
+        request: Option<(&str, &Value)>,
+    ) -> Result<WriteSummary> {
         conn.prepare_cached(sql::SET_CHAT_META)
             .and_then(|mut s| s.execute(params![self.root, root_meta.to_string()]))
             .ctx("writing the export's chat")?;
@@ -1837,16 +1868,25 @@ impl Import {
         conn.prepare_cached(sql::META_UPDATE)
             .and_then(|mut s| s.execute(params!["revision", revision]))
             .ctx("writing index_meta")?;
-        set_fts_buffer(conn, DEFAULT_FTS_BUFFER)?;
-        conn.execute_batch("COMMIT").ctx("committing the import")?;
-        conn.execute_batch(&format!("PRAGMA cache_size = {DEFAULT_CACHE}"))
-            .ctx("ending the import")?;
-        Ok(WriteSummary {
+        let summary = WriteSummary {
             chats: self.added[0],
             messages: self.added[1],
             code_blocks: self.added[2],
             revision,
-        })
+        };
+        if let Some((key, extra)) = request {
+            let mut answer = serde_json::to_value(&summary)
+                .map_err(|e| Error::new("internal.error", format!("a write summary: {e}")))?;
+            if let (Value::Object(a), Value::Object(x)) = (&mut answer, extra) {
+                a.extend(x.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            remember_request(conn, key, &answer.to_string())?;
+        }
+        set_fts_buffer(conn, DEFAULT_FTS_BUFFER)?;
+        conn.execute_batch("COMMIT").ctx("committing the import")?;
+        conn.execute_batch(&format!("PRAGMA cache_size = {DEFAULT_CACHE}"))
+            .ctx("ending the import")?;
+        Ok(summary)
     }
 
     /// Undoes everything an import added (its transaction rolled back).
