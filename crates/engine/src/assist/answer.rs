@@ -761,8 +761,6 @@ mod tests {
         );
     }
 
-    // proptest is a native-only dev-dependency.
-    #[cfg(not(target_arch = "wasm32"))]
     proptest::proptest! {
         #[test]
         fn any_text_parses_without_panicking_into_candidates_only(

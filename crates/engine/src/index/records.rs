@@ -184,7 +184,7 @@ pub fn chunks(records: &[(i64, Vec<i64>)], cols: &[Col]) -> Vec<(i64, Vec<u8>)> 
     out
 }
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
