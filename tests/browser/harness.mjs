@@ -151,6 +151,35 @@ export function call(page, method, ...args) {
   );
 }
 
+/**
+ * Runs `fn(GitSenseSearch, arg)` in the page (its source is sent as text,
+ * so it sees only its arguments and the page; window.engine persists
+ * between calls): { value } or { error } (the error's toJSON()).
+ */
+export function runInPage(page, fn, arg) {
+  return page.evaluate(
+    async ({ src, arg }) => {
+      const { GitSenseSearch } = await import('/pkg/index.js');
+      try {
+        // eslint-disable-next-line no-new-func
+        return { value: await new Function('GitSenseSearch', 'arg', `return (${src})(GitSenseSearch, arg);`)(GitSenseSearch, arg) };
+      } catch (e) {
+        return { error: e && e.toJSON ? e.toJSON() : { message: String(e) } };
+      }
+    },
+    { src: fn.toString(), arg },
+  );
+}
+
+/** A blank page of `site` on an emptied origin (its other pages closed). */
+export async function freshPage(site) {
+  for (const p of site.context.pages()) await closePage(p);
+  const page = await site.blank();
+  const cleared = await clearStorage(page);
+  if (cleared !== 'ok') throw new Error(`could not empty the origin's storage: ${JSON.stringify(cleared)}`);
+  return page;
+}
+
 export function screenshotPath(name) {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   return path.join(SCREENSHOTS, name);

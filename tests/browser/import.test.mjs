@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setup, cli, closePage, clearStorage, publish, openEngine, ROOT, SAMPLE_INDEX } from './harness.mjs';
+import { setup, cli, closePage, publish, openEngine, ROOT, SAMPLE_INDEX, freshPage, runInPage } from './harness.mjs';
 
 let site;
 let tmp;
@@ -25,28 +25,8 @@ after(async () => {
 });
 
 /** A page on an emptied origin. */
-async function fresh() {
-  for (const p of site.context.pages()) await closePage(p);
-  const page = await site.blank();
-  assert.equal(await clearStorage(page), 'ok');
-  return page;
-}
-
-/** Runs `fn(GitSenseSearch, arg)` in the page (window.engine persists). */
-function run(page, fn, arg) {
-  return page.evaluate(
-    async ({ src, arg }) => {
-      const { GitSenseSearch } = await import('/pkg/index.js');
-      try {
-        // eslint-disable-next-line no-new-func
-        return { value: await new Function('GitSenseSearch', 'arg', `return (${src})(GitSenseSearch, arg);`)(GitSenseSearch, arg) };
-      } catch (e) {
-        return { error: e && e.toJSON ? e.toJSON() : { message: String(e) } };
-      }
-    },
-    { src: fn.toString(), arg },
-  );
-}
+const fresh = () => freshPage(site);
+const run = runInPage;
 
 /** Puts `bytes` on the site as /exports/<name>, and in tmp for the CLI; returns the CLI's path. */
 function serve(name, bytes) {

@@ -5,7 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, call, closePage, clearStorage, publish, SAMPLE_INDEX, FIXTURES } from './harness.mjs';
+import { setup, call, closePage, publish, SAMPLE_INDEX, FIXTURES, freshPage, runInPage } from './harness.mjs';
 import path from 'node:path';
 
 let site;
@@ -17,28 +17,8 @@ after(async () => {
 });
 
 /** A page on an emptied origin. */
-async function fresh() {
-  for (const p of site.context.pages()) await closePage(p);
-  const page = await site.blank();
-  assert.equal(await clearStorage(page), 'ok');
-  return page;
-}
-
-/** Runs `fn(GitSenseSearch, arg)` in the page (window.engine persists). */
-function run(page, fn, arg) {
-  return page.evaluate(
-    async ({ src, arg }) => {
-      const { GitSenseSearch } = await import('/pkg/index.js');
-      try {
-        // eslint-disable-next-line no-new-func
-        return { value: await new Function('GitSenseSearch', 'arg', `return (${src})(GitSenseSearch, arg);`)(GitSenseSearch, arg) };
-      } catch (e) {
-        return { error: e && e.toJSON ? e.toJSON() : { message: String(e) } };
-      }
-    },
-    { src: fn.toString(), arg },
-  );
-}
+const fresh = () => freshPage(site);
+const run = runInPage;
 
 /** A conversation of `n` messages in chat `chat`, ids from `first`. */
 function conversation(chat, first, n, word) {
