@@ -214,6 +214,8 @@ export class ChatApp {
       }
       $('compose-result').textContent = '';
       $('import-result').textContent = '';
+      // The old conversations are gone; the new index picks its own.
+      this.listed = false;
     } catch (e) {
       failure = e;
     }
