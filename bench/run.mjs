@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The comparative benchmark (issue 6): one command, four corpora, four
+// The comparative benchmark: one command, four corpora, four
 // engines, one report.
 //
 //   ./build.sh bench [OPTIONS]        builds what is needed, then runs this
