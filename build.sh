@@ -94,7 +94,7 @@ need_node() {
 }
 
 # wasm-opt (npm binaryen; Debian's binaryen breaks the module), playwright-core,
-# terser (xtask/js/minify.mjs) and acorn (xtask/js/split-glue.mjs).
+# terser (xtask/js/minify.mjs) and acorn (xtask/js/split-glue.mjs, bundle-worker.mjs).
 need_npm_tools() {
   need_node
   if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||

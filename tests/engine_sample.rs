@@ -638,8 +638,8 @@ fn index_of_another_format_version_is_refused() {
 
 /// Messages and code blocks keep no FTS5 `_docsize` (a lazy reader would
 /// fetch a page of it per returned row for snippets); their ranking
-/// records hold FTS5's token counts all the same: rebuilt here into
-/// tables that keep `_docsize`, the counts agree row for row (the sample's
+/// records hold FTS5's token counts all the same: the same texts put
+/// into FTS5 tables here, FTS5's counts agree row for row (the sample's
 /// messages, the fixture's code blocks).
 #[test]
 fn ranking_records_hold_fts5_token_counts_without_docsize() {
@@ -668,18 +668,41 @@ fn ranking_records_hold_fts5_token_counts_without_docsize() {
              INSERT INTO k2(k2) VALUES('rebuild');",
         )
         .unwrap();
-        let docsize = |table: &str| -> std::collections::BTreeMap<i64, Vec<i64>> {
-            c.prepare(&format!("SELECT id, sz FROM {table}"))
+        // FTS5's own count of each row's tokens by column, read through
+        // its vocabulary table (every token instance: row, column), so
+        // nothing of the engine's takes part in the expected numbers.
+        let token_counts = |table: &str, ids: &str, columns: &[&str]| {
+            c.execute_batch(&format!(
+                "CREATE VIRTUAL TABLE {table}_instances USING fts5vocab({table}, instance)"
+            ))
+            .unwrap();
+            let mut out: std::collections::BTreeMap<i64, Vec<i64>> = c
+                .prepare(&format!("SELECT id FROM {ids}"))
                 .unwrap()
-                .query_map([], |r| {
-                    Ok((
-                        r.get(0)?,
-                        gitsense_engine::index::rank::docsize_columns(&r.get::<_, Vec<u8>>(1)?),
-                    ))
-                })
+                .query_map([], |r| Ok((r.get(0)?, vec![0; columns.len()])))
                 .unwrap()
                 .collect::<rusqlite::Result<_>>()
-                .unwrap()
+                .unwrap();
+            let mut s = c
+                .prepare(&format!(
+                    "SELECT doc, col, count(*) FROM {table}_instances GROUP BY doc, col"
+                ))
+                .unwrap();
+            let rows = s
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                })
+                .unwrap();
+            for row in rows {
+                let (id, col, n) = row.unwrap();
+                let at = columns.iter().position(|c| *c == col).unwrap();
+                out.get_mut(&id).unwrap()[at] = n;
+            }
+            out
         };
         let records = |table: &str, cols: &[gitsense_engine::index::records::Col]| {
             let mut out = std::collections::BTreeMap::new();
@@ -703,11 +726,11 @@ fn ranking_records_hold_fts5_token_counts_without_docsize() {
             &gitsense_engine::index::records::MESSAGE_FIELDS,
         );
         let code = records("code_rank", &gitsense_engine::index::records::CODE_FIELDS);
-        for (id, sizes) in docsize("m2_docsize") {
+        for (id, sizes) in token_counts("m2", "message_text", &["title", "body", "keywords"]) {
             assert_eq!(&messages[&id][1..], &sizes[..], "{name}: message {id}");
             messages_seen += usize::from(sizes[1] > 0);
         }
-        for (id, sizes) in docsize("k2_docsize") {
+        for (id, sizes) in token_counts("k2", "code_text", &["content"]) {
             assert_eq!(&code[&id][2..], &sizes[..], "{name}: code block {id}");
             code_seen += usize::from(sizes[0] > 0);
         }

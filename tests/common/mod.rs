@@ -7,7 +7,7 @@
 #![allow(dead_code)]
 
 use gitsense_engine::index::{IndexWriter, SourceInfo};
-use gitsense_engine::model::{parse_code_header, parse_version, Chat, CodeBlock, Group, Message};
+use gitsense_engine::model::{Chat, CodeBlock, Group, Message};
 use gitsense_engine::{Engine, SearchOptions, SearchResults};
 use gitsense_import as import;
 use serde_json::{json, Map, Value};
@@ -256,23 +256,19 @@ pub fn fixture_index(name: &str) -> PathBuf {
     })
     .unwrap();
     let body = "// Component: Parser\n// Block-UUID: 11111111-2222-4333-8444-555555555555\n// Parent-UUID: N/A\n// Version: 2.3.4\n// Language: Rust\nfn parse_widget(s: &str) -> Widget { todo() }";
-    let header = parse_code_header(body).unwrap();
-    let (major, minor, patch) = parse_version(header["Version"].as_str().unwrap());
+    // The header fills the uuid, component and version, as an importer's
+    // block gets them.
+    let parsed = CodeBlock::from_text(2, 102, body.into(), Some("rust".into()), || {
+        unreachable!("the body has a Block-UUID")
+    });
+    assert_eq!(
+        (parsed.major, parsed.minor, parsed.patch),
+        (Some(2), Some(3), Some(4))
+    );
     w.add_code_block(&CodeBlock {
-        id: 2,
-        message_id: 102,
-        block_type: "code".into(),
-        uuid: "11111111-2222-4333-8444-555555555555".into(),
-        parent_uuid: None,
-        component: Some("Parser".into()),
         description: Some("parses widgets".into()),
-        language: Some("rust".into()),
-        major,
-        minor,
-        patch,
-        header: Some(Value::Object(header)),
-        content: body.into(),
         created_at: Some("2025-01-03T00:00:00Z".into()),
+        ..parsed
     })
     .unwrap();
     w.add_code_block(&CodeBlock {

@@ -128,7 +128,7 @@ impl CodeBlock {
 }
 
 /// Parses `Version: 1.2.3` style strings into (major, minor, patch).
-pub fn parse_version(v: &str) -> (Option<i64>, Option<i64>, Option<i64>) {
+pub(crate) fn parse_version(v: &str) -> (Option<i64>, Option<i64>, Option<i64>) {
     let v = v.trim().trim_start_matches(['v', 'V']);
     let mut it = v
         .split(['.', ' ', '-', '+'])

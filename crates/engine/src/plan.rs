@@ -999,48 +999,29 @@ fn from_clause(target: Target, fts: bool, reads: Reads) -> (String, Vec<&'static
         reads.has(Reads::MESSAGES),
         reads.has(Reads::CODE_BLOCKS),
     );
-    const CHAT_OF_FTS: &str = formatcp!(
-        " JOIN {chats} {chats_alias} ON {c_id} = {fts_chats}.rowid",
-        chats = chats::TABLE,
-        chats_alias = chats::ALIAS,
-        c_id = c::ID,
-        fts_chats = fts_chats::TABLE
+    // ` JOIN <table> <alias> ON <left> = <right>`, `$table` a schema module.
+    macro_rules! join_on {
+        ($table:ident, $left:expr, $right:expr) => {
+            formatcp!(
+                " JOIN {} {} ON {} = {}",
+                $table::TABLE,
+                $table::ALIAS,
+                $left,
+                $right
+            )
+        };
+    }
+    const CHAT_OF_FTS: &str = join_on!(chats, c::ID, formatcp!("{}.rowid", fts_chats::TABLE));
+    const MESSAGE_OF_FTS: &str =
+        join_on!(messages, m::ID, formatcp!("{}.rowid", fts_messages::TABLE));
+    const CHAT_OF_MESSAGE: &str = join_on!(chats, c::ID, m::CHAT_ID);
+    const BLOCK_OF_FTS: &str = join_on!(
+        code_blocks,
+        b::ID,
+        formatcp!("{}.rowid", fts_code_blocks::TABLE)
     );
-    const MESSAGE_OF_FTS: &str = formatcp!(
-        " JOIN {messages} {messages_alias} ON {m_id} = {fts_messages}.rowid",
-        messages = messages::TABLE,
-        messages_alias = messages::ALIAS,
-        m_id = m::ID,
-        fts_messages = fts_messages::TABLE
-    );
-    const CHAT_OF_MESSAGE: &str = formatcp!(
-        " JOIN {chats} {chats_alias} ON {c_id} = {m_chat_id}",
-        chats = chats::TABLE,
-        chats_alias = chats::ALIAS,
-        c_id = c::ID,
-        m_chat_id = m::CHAT_ID
-    );
-    const BLOCK_OF_FTS: &str = formatcp!(
-        " JOIN {code_blocks} {code_blocks_alias} ON {b_id} = {fts_code_blocks}.rowid",
-        code_blocks = code_blocks::TABLE,
-        code_blocks_alias = code_blocks::ALIAS,
-        b_id = b::ID,
-        fts_code_blocks = fts_code_blocks::TABLE
-    );
-    const MESSAGE_OF_BLOCK: &str = formatcp!(
-        " JOIN {messages} {messages_alias} ON {m_id} = {b_message_id}",
-        messages = messages::TABLE,
-        messages_alias = messages::ALIAS,
-        m_id = m::ID,
-        b_message_id = b::MESSAGE_ID
-    );
-    const CHAT_OF_BLOCK: &str = formatcp!(
-        " JOIN {chats} {chats_alias} ON {c_id} = {b_chat_id}",
-        chats = chats::TABLE,
-        chats_alias = chats::ALIAS,
-        c_id = c::ID,
-        b_chat_id = b::CHAT_ID
-    );
+    const MESSAGE_OF_BLOCK: &str = join_on!(messages, m::ID, b::MESSAGE_ID);
+    const CHAT_OF_BLOCK: &str = join_on!(chats, c::ID, b::CHAT_ID);
     // (base table without FTS and its FROM, FTS table, then joins in
     // order: table, clause, whether this statement needs it).
     type Join = (&'static str, &'static str, bool);

@@ -832,20 +832,13 @@ impl Engine {
             }
         }
         let mut meta = flatten_meta("chats", &Value::Object(trimmed));
-        insert_absent(
+        insert_absent_strings(
             &mut meta,
-            "chats_meta_file_path",
-            row.path.map(Value::String),
-        );
-        insert_absent(
-            &mut meta,
-            "chats_meta_git_repo",
-            row.repo.map(Value::String),
-        );
-        insert_absent(
-            &mut meta,
-            "chats_meta_language",
-            row.language.map(Value::String),
+            [
+                ("chats_meta_file_path", row.path),
+                ("chats_meta_git_repo", row.repo),
+                ("chats_meta_language", row.language),
+            ],
         );
         let name = row.name;
         let name_snippet = match &sql.fts {
@@ -889,29 +882,19 @@ impl Engine {
         let row = MessageRow::read(&self.conn, id).ctx("reading message")?;
         let mut meta = flatten_meta("messages", &parse_json(row.meta.as_deref()));
         insert_commit(&mut meta, &parse_json(row.blob_meta.as_deref()));
-        insert_absent(
+        insert_absent_strings(
             &mut meta,
-            "messages_meta_file_path",
-            row.file_path.map(Value::String),
+            [
+                ("messages_meta_file_path", row.file_path),
+                ("messages_meta_git_repo", row.repo),
+                // The language of the file the message is about (from its chat).
+                ("messages_meta_language", row.language),
+                (
+                    "messages_meta_title",
+                    Some(row.title).filter(|t| !t.is_empty()),
+                ),
+            ],
         );
-        insert_absent(
-            &mut meta,
-            "messages_meta_git_repo",
-            row.repo.map(Value::String),
-        );
-        // The language of the file the message is about (from its chat).
-        insert_absent(
-            &mut meta,
-            "messages_meta_language",
-            row.language.map(Value::String),
-        );
-        if !row.title.is_empty() {
-            insert_absent(
-                &mut meta,
-                "messages_meta_title",
-                Some(Value::String(row.title)),
-            );
-        }
         let body = row.body;
         let snippet = match &sql.fts {
             Some(f) => {
@@ -960,15 +943,12 @@ impl Engine {
             .as_ref()
             .map(|h| flatten_meta("code_blocks", h))
             .unwrap_or_default();
-        insert_absent(
+        insert_absent_strings(
             &mut meta,
-            "code_blocks_meta_file_path",
-            row.file_path.map(Value::String),
-        );
-        insert_absent(
-            &mut meta,
-            "code_blocks_meta_git_repo",
-            row.repo.map(Value::String),
+            [
+                ("code_blocks_meta_file_path", row.file_path),
+                ("code_blocks_meta_git_repo", row.repo),
+            ],
         );
         let content = row.content;
         let snippet = match &sql.fts {
@@ -1195,6 +1175,17 @@ fn round3(v: f64) -> f64 {
 fn insert_absent(m: &mut Map<String, Value>, key: &str, v: Option<Value>) {
     if let Some(v) = v {
         m.entry(key.to_string()).or_insert(v);
+    }
+}
+
+/// The row's own columns as meta keys, in order, each only where the
+/// item's meta does not already hold that key.
+fn insert_absent_strings<const N: usize>(
+    m: &mut Map<String, Value>,
+    fields: [(&str, Option<String>); N],
+) {
+    for (key, v) in fields {
+        insert_absent(m, key, v.map(Value::String));
     }
 }
 

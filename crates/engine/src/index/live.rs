@@ -54,40 +54,50 @@ mod sql {
     use crate::index::writer::CHAT_NODES;
     use const_format::formatcp;
 
-    pub const META_INSERT: &str = formatcp!(
-        "INSERT INTO {}({}, {}) VALUES (?1, ?2)",
-        index_meta::TABLE,
-        index_meta::KEY,
-        index_meta::VALUE
-    );
+    // The statement shapes most of these share; `?1` is always the key.
+    macro_rules! select_by {
+        ($what:expr, $table:expr, $key:expr) => {
+            formatcp!("SELECT {} FROM {} WHERE {} = ?1", $what, $table, $key)
+        };
+    }
+    macro_rules! delete_by {
+        ($table:expr, $key:expr) => {
+            formatcp!("DELETE FROM {} WHERE {} = ?1", $table, $key)
+        };
+    }
+    macro_rules! insert_pair {
+        ($table:expr, $first:expr, $second:expr) => {
+            formatcp!(
+                "INSERT INTO {}({}, {}) VALUES (?1, ?2)",
+                $table,
+                $first,
+                $second
+            )
+        };
+    }
+    macro_rules! set_by {
+        ($table:expr, $column:expr, $key:expr) => {
+            formatcp!("UPDATE {} SET {} = ?2 WHERE {} = ?1", $table, $column, $key)
+        };
+    }
+    macro_rules! max_of {
+        ($column:expr, $table:expr) => {
+            formatcp!("SELECT coalesce(max({}), 0) FROM {}", $column, $table)
+        };
+    }
+
+    pub const META_INSERT: &str =
+        insert_pair!(index_meta::TABLE, index_meta::KEY, index_meta::VALUE);
     pub const META_UPSERT: &str = formatcp!(
         "INSERT OR REPLACE INTO {}({}, {}) VALUES (?1, ?2)",
         index_meta::TABLE,
         index_meta::KEY,
         index_meta::VALUE
     );
-    pub const META_UPDATE: &str = formatcp!(
-        "UPDATE {} SET {} = ?2 WHERE {} = ?1",
-        index_meta::TABLE,
-        index_meta::VALUE,
-        index_meta::KEY
-    );
-    pub const META_HAS: &str = formatcp!(
-        "SELECT 1 FROM {} WHERE {} = ?1",
-        index_meta::TABLE,
-        index_meta::KEY
-    );
-    pub const META_VALUE: &str = formatcp!(
-        "SELECT {} FROM {} WHERE {} = ?1",
-        index_meta::VALUE,
-        index_meta::TABLE,
-        index_meta::KEY
-    );
-    pub const META_DELETE: &str = formatcp!(
-        "DELETE FROM {} WHERE {} = ?1",
-        index_meta::TABLE,
-        index_meta::KEY
-    );
+    pub const META_UPDATE: &str = set_by!(index_meta::TABLE, index_meta::VALUE, index_meta::KEY);
+    pub const META_HAS: &str = select_by!("1", index_meta::TABLE, index_meta::KEY);
+    pub const META_VALUE: &str = select_by!(index_meta::VALUE, index_meta::TABLE, index_meta::KEY);
+    pub const META_DELETE: &str = delete_by!(index_meta::TABLE, index_meta::KEY);
     pub const META_ALL: &str = formatcp!(
         "SELECT {}, {} FROM {}",
         index_meta::KEY,
@@ -108,14 +118,12 @@ mod sql {
         rank_stats::AVG_KEYWORDS_LEN
     );
 
-    pub const REQUEST_SUMMARY: &str = formatcp!(
-        "SELECT {} FROM {} WHERE {} = ?1",
+    pub const REQUEST_SUMMARY: &str = select_by!(
         live_requests::SUMMARY,
         live_requests::TABLE,
         live_requests::KEY
     );
-    pub const REQUEST_INSERT: &str = formatcp!(
-        "INSERT INTO {}({}, {}) VALUES (?1, ?2)",
+    pub const REQUEST_INSERT: &str = insert_pair!(
         live_requests::TABLE,
         live_requests::KEY,
         live_requests::SUMMARY
@@ -126,12 +134,8 @@ mod sql {
         t = live_requests::TABLE
     );
 
-    pub const LOG_INSERT: &str = formatcp!(
-        "INSERT INTO {}({}, {}) VALUES (?1, ?2)",
-        overlay_log::TABLE,
-        overlay_log::OP,
-        overlay_log::INPUT
-    );
+    pub const LOG_INSERT: &str =
+        insert_pair!(overlay_log::TABLE, overlay_log::OP, overlay_log::INPUT);
     pub const LOG_ALL: &str = formatcp!(
         "SELECT {}, {} FROM {} ORDER BY {}",
         overlay_log::OP,
@@ -159,13 +163,8 @@ mod sql {
         ($t:ident) => {
             RankTable {
                 name: $t::TABLE,
-                records: formatcp!(
-                    "SELECT {} FROM {} WHERE {} = ?1",
-                    $t::RECORDS,
-                    $t::TABLE,
-                    $t::CHUNK
-                ),
-                delete: formatcp!("DELETE FROM {} WHERE {} = ?1", $t::TABLE, $t::CHUNK),
+                records: select_by!($t::RECORDS, $t::TABLE, $t::CHUNK),
+                delete: delete_by!($t::TABLE, $t::CHUNK),
                 put: formatcp!(
                     "INSERT OR REPLACE INTO {}({}, {}) VALUES (?1, ?2)",
                     $t::TABLE,
@@ -179,36 +178,15 @@ mod sql {
     pub const MESSAGE_RANK: RankTable = rank_table!(message_rank);
     pub const CODE_RANK: RankTable = rank_table!(code_rank);
 
-    pub const CHAT_EXISTS: &str =
-        formatcp!("SELECT 1 FROM {} WHERE {} = ?1", chats::TABLE, chats::ID);
-    pub const MESSAGE_EXISTS: &str = formatcp!(
-        "SELECT 1 FROM {} WHERE {} = ?1",
-        messages::TABLE,
-        messages::ID
-    );
-    pub const BLOCK_EXISTS: &str = formatcp!(
-        "SELECT 1 FROM {} WHERE {} = ?1",
-        code_blocks::TABLE,
-        code_blocks::ID
-    );
+    pub const CHAT_EXISTS: &str = select_by!("1", chats::TABLE, chats::ID);
+    pub const MESSAGE_EXISTS: &str = select_by!("1", messages::TABLE, messages::ID);
+    pub const BLOCK_EXISTS: &str = select_by!("1", code_blocks::TABLE, code_blocks::ID);
 
     /// The largest chat, message and code block ids.
     pub const MAX_IDS: [&str; 3] = [
-        formatcp!(
-            "SELECT coalesce(max({}), 0) FROM {}",
-            chats::ID,
-            chats::TABLE
-        ),
-        formatcp!(
-            "SELECT coalesce(max({}), 0) FROM {}",
-            messages::ID,
-            messages::TABLE
-        ),
-        formatcp!(
-            "SELECT coalesce(max({}), 0) FROM {}",
-            code_blocks::ID,
-            code_blocks::TABLE
-        ),
+        max_of!(chats::ID, chats::TABLE),
+        max_of!(messages::ID, messages::TABLE),
+        max_of!(code_blocks::ID, code_blocks::TABLE),
     ];
     pub const NEXT_BLOCK_ID: &str = formatcp!(
         "SELECT coalesce(max({}), 0) + 1 FROM {}",
@@ -251,12 +229,7 @@ mod sql {
         t = fts_code_blocks::TABLE
     );
 
-    pub const CHAT_OF_MESSAGE: &str = formatcp!(
-        "SELECT {} FROM {} WHERE {} = ?1",
-        messages::CHAT_ID,
-        messages::TABLE,
-        messages::ID
-    );
+    pub const CHAT_OF_MESSAGE: &str = select_by!(messages::CHAT_ID, messages::TABLE, messages::ID);
     /// A chat and its descendants (`?2`: `%/id/%`).
     pub const CHAT_SUBTREE: &str = formatcp!(
         "SELECT {id} FROM {} WHERE {id} = ?1 OR {} LIKE ?2",
@@ -271,18 +244,8 @@ mod sql {
         chats::TABLE,
         chats::LINEAGE
     );
-    pub const MESSAGES_OF_CHAT: &str = formatcp!(
-        "SELECT {} FROM {} WHERE {} = ?1",
-        messages::ID,
-        messages::TABLE,
-        messages::CHAT_ID
-    );
-    pub const CHAT_NAME: &str = formatcp!(
-        "SELECT {} FROM {} WHERE {} = ?1",
-        chats::NAME,
-        chats::TABLE,
-        chats::ID
-    );
+    pub const MESSAGES_OF_CHAT: &str = select_by!(messages::ID, messages::TABLE, messages::CHAT_ID);
+    pub const CHAT_NAME: &str = select_by!(chats::NAME, chats::TABLE, chats::ID);
     pub const CHAT_NODE: &str = formatcp!("{} WHERE {} = ?1", CHAT_NODES, c::ID);
     /// A message's chat and text.
     pub const MESSAGE: &str = formatcp!(
@@ -298,56 +261,23 @@ mod sql {
         t_id = t::ID,
         m_id = m::ID
     );
-    pub const BLOCKS_OF_MESSAGE: &str = formatcp!(
-        "SELECT {} FROM {} WHERE {} = ?1",
-        code_blocks::ID,
-        code_blocks::TABLE,
-        code_blocks::MESSAGE_ID
-    );
-    pub const BLOCK_CONTENT: &str = formatcp!(
-        "SELECT {} FROM {} WHERE {} = ?1",
-        code_text::CONTENT,
-        code_text::TABLE,
-        code_text::ID
-    );
+    pub const BLOCKS_OF_MESSAGE: &str =
+        select_by!(code_blocks::ID, code_blocks::TABLE, code_blocks::MESSAGE_ID);
+    pub const BLOCK_CONTENT: &str = select_by!(code_text::CONTENT, code_text::TABLE, code_text::ID);
 
     /// The rows of a chat, of a message, of a code block, by id.
     pub const CHAT_DELETES: [&str; 2] = [
-        formatcp!("DELETE FROM {} WHERE {} = ?1", chats::TABLE, chats::ID),
-        formatcp!(
-            "DELETE FROM {} WHERE {} = ?1",
-            chat_details::TABLE,
-            chat_details::ID
-        ),
+        delete_by!(chats::TABLE, chats::ID),
+        delete_by!(chat_details::TABLE, chat_details::ID),
     ];
     pub const MESSAGE_DELETES: [&str; 3] = [
-        formatcp!(
-            "DELETE FROM {} WHERE {} = ?1",
-            messages::TABLE,
-            messages::ID
-        ),
-        formatcp!(
-            "DELETE FROM {} WHERE {} = ?1",
-            message_text::TABLE,
-            message_text::ID
-        ),
-        formatcp!(
-            "DELETE FROM {} WHERE {} = ?1",
-            message_names::TABLE,
-            message_names::MESSAGE_ID
-        ),
+        delete_by!(messages::TABLE, messages::ID),
+        delete_by!(message_text::TABLE, message_text::ID),
+        delete_by!(message_names::TABLE, message_names::MESSAGE_ID),
     ];
     pub const BLOCK_DELETES: [&str; 2] = [
-        formatcp!(
-            "DELETE FROM {} WHERE {} = ?1",
-            code_blocks::TABLE,
-            code_blocks::ID
-        ),
-        formatcp!(
-            "DELETE FROM {} WHERE {} = ?1",
-            code_text::TABLE,
-            code_text::ID
-        ),
+        delete_by!(code_blocks::TABLE, code_blocks::ID),
+        delete_by!(code_text::TABLE, code_text::ID),
     ];
 
     /// A chat's message count and latest message time.
@@ -412,18 +342,10 @@ mod sql {
         m_chat_id = m::CHAT_ID,
         b_chat_id = b::CHAT_ID
     );
-    pub const SET_BLOCK_CHAT: &str = formatcp!(
-        "UPDATE {} SET {} = ?2 WHERE {} = ?1",
-        code_blocks::TABLE,
-        code_blocks::CHAT_ID,
-        code_blocks::ID
-    );
-    pub const SET_CHAT_META: &str = formatcp!(
-        "UPDATE {} SET {} = ?2 WHERE {} = ?1",
-        chat_details::TABLE,
-        chat_details::META,
-        chat_details::ID
-    );
+    pub const SET_BLOCK_CHAT: &str =
+        set_by!(code_blocks::TABLE, code_blocks::CHAT_ID, code_blocks::ID);
+    pub const SET_CHAT_META: &str =
+        set_by!(chat_details::TABLE, chat_details::META, chat_details::ID);
 }
 
 /// What a write does with its records.

@@ -469,6 +469,19 @@ type Integer = unsafe fn(
     &[*mut ffi::sqlite3_value],
 ) -> std::result::Result<i64, c_int>;
 
+/// An auxiliary function's arguments as a slice (SQLite passes a null
+/// pointer when there are none).
+unsafe fn arguments<'a>(
+    n_val: c_int,
+    vals: *mut *mut ffi::sqlite3_value,
+) -> &'a [*mut ffi::sqlite3_value] {
+    if vals.is_null() || n_val <= 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(vals, n_val as usize)
+    }
+}
+
 unsafe fn integer_result(
     f: Integer,
     api: *const ffi::Fts5ExtensionApi,
@@ -477,11 +490,7 @@ unsafe fn integer_result(
     n_val: c_int,
     vals: *mut *mut ffi::sqlite3_value,
 ) {
-    let args: &[*mut ffi::sqlite3_value] = if vals.is_null() || n_val <= 0 {
-        &[]
-    } else {
-        std::slice::from_raw_parts(vals, n_val as usize)
-    };
+    let args = arguments(n_val, vals);
     let Some(api) = api.as_ref() else {
         return ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
     };
@@ -525,11 +534,7 @@ unsafe fn result(
     n_val: c_int,
     vals: *mut *mut ffi::sqlite3_value,
 ) {
-    let args: &[*mut ffi::sqlite3_value] = if vals.is_null() || n_val <= 0 {
-        &[]
-    } else {
-        std::slice::from_raw_parts(vals, n_val as usize)
-    };
+    let args = arguments(n_val, vals);
     let Some(api) = api.as_ref() else {
         return ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
     };
@@ -698,36 +703,36 @@ pub fn register_column_size(conn: &Connection) -> Result<()> {
     }
 }
 
-/// The column sizes in an FTS5 `_docsize` blob (one varint per column).
-pub fn docsize_columns(blob: &[u8]) -> Vec<i64> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < blob.len() {
-        let mut v: u64 = 0;
-        let mut len = 0;
-        for i in 0..9 {
-            let Some(&byte) = blob.get(at + i) else {
-                return out;
-            };
-            len = i + 1;
-            if i == 8 {
-                v = (v << 8) | u64::from(byte);
-                break;
-            }
-            v = (v << 7) | u64::from(byte & 0x7f);
-            if byte & 0x80 == 0 {
-                break;
-            }
-        }
-        out.push(v as i64);
-        at += len;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The column sizes in an FTS5 `_docsize` blob (one varint per column).
+    fn docsize_columns(blob: &[u8]) -> Vec<i64> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < blob.len() {
+            let mut v: u64 = 0;
+            let mut len = 0;
+            for i in 0..9 {
+                let Some(&byte) = blob.get(at + i) else {
+                    return out;
+                };
+                len = i + 1;
+                if i == 8 {
+                    v = (v << 8) | u64::from(byte);
+                    break;
+                }
+                v = (v << 7) | u64::from(byte & 0x7f);
+                if byte & 0x80 == 0 {
+                    break;
+                }
+            }
+            out.push(v as i64);
+            at += len;
+        }
+        out
+    }
 
     fn record_blob(id: i64, fields: Vec<i64>, cols: &[Col]) -> Vec<u8> {
         records::encode(records::chunk_of(id), &[(id, fields)], cols)
