@@ -76,10 +76,11 @@ struct OpenOptions {
 
 /// What `sessionOpen` resolves with: `info()` and the background work the
 /// visit needs (`fill`, `update` or null), which the worker starts with
-/// `sessionBackground` after the first answer.
+/// `sessionBackground` after the first answer. (`info` nested, not
+/// flattened: a flattened struct serializes through another copy of every
+/// field's code, all of it in the module's first part.)
 #[derive(Serialize)]
 struct Opened {
-    #[serde(flatten)]
     info: SessionInfo,
     background: Option<Background>,
 }
@@ -120,8 +121,8 @@ async fn prefetched_later(v: JsValue) -> Prefetched {
 }
 
 /// Opens the index (see [`Session::open`]) and decides the visit's
-/// background work (see [`Session::plan_visit`]); resolves with `info()`
-/// and `background`. `prefetched`: what was fetched while the module
+/// background work (see [`Session::plan_visit`]); resolves with `{ info,
+/// background }`. `prefetched`: what was fetched while the module
 /// compiled, or a Promise of it (storage is opened meanwhile).
 #[wasm_bindgen(js_name = sessionOpen)]
 pub async fn session_open(

@@ -767,7 +767,7 @@ async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
             .await
             .unwrap(),
     );
-    assert_eq!(opened["source"], "downloaded");
+    assert_eq!(opened["info"]["source"], "downloaded");
     assert_eq!(opened["background"], serde_json::Value::Null);
     assert_eq!(
         json_of(&api::session_info().unwrap())["offline"],
@@ -790,10 +790,10 @@ async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
             .await
             .unwrap(),
     );
-    assert_eq!(opened["source"], "stored");
+    assert_eq!(opened["info"]["source"], "stored");
     assert_eq!(opened["background"], "update");
     assert_eq!(
-        opened["offline"],
+        opened["info"]["offline"],
         serde_json::json!({"policy": "always", "visits": 3, "metered": true, "copying": false})
     );
     // The page's engine.update() while the background check runs gets

@@ -250,7 +250,7 @@ const ops = {
     // index: look for a newer one, with the manifest the page fetched) or
     // null. It runs in the engine's second part, after the first answer:
     // a new index is downloaded and stored by the second part, in first.
-    const { background, ...info } = await sessionOpen({ manifestUrl, storage, offline, requestTimeoutMs }, progress, pre);
+    const { info, background } = await sessionOpen({ manifestUrl, storage, offline, requestTimeoutMs }, progress, pre);
     prefetched = null;
     mark('opened');
     if (background) holdBackground(() => announce(() => sessionBackground(progress), background));
