@@ -8,13 +8,14 @@
 
 use super::host::{error_to_js, to_js};
 use super::local;
-use super::session::{current, install, take, Session};
+use super::session::{current, install, take, BackgroundWork, Session, SessionInfo};
 use super::storage::lazy::Prefetched;
 use super::storage::StoragePref;
+use super::visit::{Background, OfflineVisit};
 use gitsense_engine::error::Error;
 use gitsense_engine::index::live::WriteOp;
 use js_sys::Function;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -67,6 +68,38 @@ struct OpenOptions {
     /// (twice); default 15 s for a page read, 60 s for prefetches and fill.
     #[serde(default)]
     request_timeout_ms: Option<u32>,
+    /// The offline policy's inputs for this visit (`js/index.js` reads
+    /// them); none: policy `auto`, a first visit.
+    #[serde(default)]
+    offline: Option<OfflineVisit>,
+}
+
+/// What `sessionOpen` resolves with: `info()` and the background work the
+/// visit needs (`fill`, `update` or null), which the worker starts with
+/// `sessionBackground` after the first answer. (`info` nested, not
+/// flattened: a flattened struct serializes through another copy of every
+/// field's code, all of it in the module's first part.)
+#[derive(Serialize)]
+struct Opened {
+    info: SessionInfo,
+    background: Option<Background>,
+}
+
+/// The manifest text in the page's hand-off, if any (a Promise of the
+/// hand-off, or the hand-off itself): only that field is read.
+async fn handoff_manifest(v: JsValue) -> Option<String> {
+    #[derive(Deserialize)]
+    struct ManifestOnly {
+        #[serde(default)]
+        manifest: Option<String>,
+    }
+    let v = match v.dyn_into::<js_sys::Promise>() {
+        Ok(p) => wasm_bindgen_futures::JsFuture::from(p).await.ok()?,
+        Err(v) => v,
+    };
+    serde_wasm_bindgen::from_value::<ManifestOnly>(v)
+        .ok()?
+        .manifest
 }
 
 /// What the page's prefetch resolved with (`handOff()` in js/lazy.js);
@@ -87,9 +120,10 @@ async fn prefetched_later(v: JsValue) -> Prefetched {
     }
 }
 
-/// Opens the index (see [`Session::open`]); resolves with `info()`.
-/// `prefetched`: what was fetched while the module compiled, or a Promise
-/// of it (storage is opened meanwhile).
+/// Opens the index (see [`Session::open`]) and decides the visit's
+/// background work (see [`Session::plan_visit`]); resolves with `{ info,
+/// background }`. `prefetched`: what was fetched while the module
+/// compiled, or a Promise of it (storage is opened meanwhile).
 #[wasm_bindgen(js_name = sessionOpen)]
 pub async fn session_open(
     options: JsValue,
@@ -121,13 +155,40 @@ pub async fn session_open(
         opts.storage,
         opts.request_timeout_ms,
         on_progress.as_ref(),
-        prefetched_later(prefetched_value),
+        prefetched_later(prefetched_value.clone()),
     )
     .await
     .map_err(js)?;
+    let background = s
+        .plan_visit(
+            opts.offline.unwrap_or_default(),
+            handoff_manifest(prefetched_value),
+        )
+        .map_err(js)?;
     let info = s.info().map_err(js)?;
     install(s);
-    Ok(to_js(&info))
+    Ok(to_js(&Opened { info, background }))
+}
+
+/// Runs the visit's background work that `sessionOpen` named, once: the
+/// fill (resolves with `info()`, the `fill` event's detail) or the update
+/// check with the page's manifest (resolves with its status, the `update`
+/// event's detail; undefined when the page asked for a check of its own
+/// meanwhile, which then stands for it). Undefined when there is none.
+#[wasm_bindgen(js_name = sessionBackground)]
+pub async fn session_background(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
+    let s = session()?;
+    match s.take_background() {
+        None => Ok(JsValue::UNDEFINED),
+        Some(BackgroundWork::Fill) => Ok(to_js(&s.fill(on_progress.as_ref()).await.map_err(js)?)),
+        Some(BackgroundWork::Update(manifest)) => {
+            let manifest = manifest.await;
+            if s.update_asked() {
+                return Ok(JsValue::UNDEFINED);
+            }
+            wasm_bindgen_futures::JsFuture::from(s.update_shared(on_progress, manifest)).await
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -306,33 +367,19 @@ pub fn session_info() -> Result<JsValue, JsValue> {
     Ok(to_js(&session()?.info().map_err(js)?))
 }
 
-/// Checks the manifest (`manifest`: its text when the page has just
-/// fetched it) and swaps in a changed index.
+/// The page's `engine.update()`: checks the manifest and swaps in a
+/// changed index; a check already running (the background one) is
+/// shared, and one not started yet is no longer needed.
 #[wasm_bindgen(js_name = sessionUpdate)]
-pub async fn session_update(
-    on_progress: Option<Function>,
-    manifest: Option<String>,
-) -> Result<JsValue, JsValue> {
+pub async fn session_update(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
     if let Some(index) = local::current() {
         return Ok(to_js(
             &index.update(on_progress.as_ref()).await.map_err(js)?,
         ));
     }
     let s = session()?;
-    let status = s
-        .update_with(on_progress.as_ref(), manifest.as_deref())
-        .await
-        .map_err(js)?;
-    Ok(to_js(&status))
-}
-
-/// Lazy mode: copies the rest of the index into OPFS and switches to the
-/// verified copy (see [`Session::fill`]); resolves with `info()`.
-#[wasm_bindgen(js_name = sessionFill)]
-pub async fn session_fill(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
-    let s = session()?;
-    let info = s.fill(on_progress.as_ref()).await.map_err(js)?;
-    Ok(to_js(&info))
+    s.ask_update();
+    wasm_bindgen_futures::JsFuture::from(s.update_shared(on_progress, None)).await
 }
 
 /// Names of the index files in storage.

@@ -8,6 +8,7 @@
 //! - [`assist`]: the AI-assisted search driven from the page (the LLM is
 //!   the page's callback; the sessions live here) and the LLM-ready formats,
 //! - [`session`]: open from storage or download, update and swap, search,
+//!   and the visit's background work ([`visit`] decides which),
 //! - [`local`]: a writable index of the page's own (create, add, update,
 //!   remove), in OPFS or IndexedDB,
 //! - [`import`]: a chat export read in pieces into the writable index
@@ -22,12 +23,23 @@
 //! `worker.js`, the I/O halves (`net.js`, `storage.js`, `lazy.js`) and the
 //! TypeScript declarations; `build.sh` assembles them with the
 //! wasm-bindgen output into `pkg/`.
-#![cfg(target_arch = "wasm32")]
+//!
+//! Everything but [`visit`] (the visit's policy, pure computation) is
+//! compiled for wasm32 only: natively this crate holds only that policy
+//! and its tests.
 
+#[cfg(target_arch = "wasm32")]
 pub mod api;
+#[cfg(target_arch = "wasm32")]
 pub mod assist;
+#[cfg(target_arch = "wasm32")]
 pub mod host;
+#[cfg(target_arch = "wasm32")]
 pub mod import;
+#[cfg(target_arch = "wasm32")]
 pub mod local;
+#[cfg(target_arch = "wasm32")]
 pub mod session;
+#[cfg(target_arch = "wasm32")]
 pub mod storage;
+pub mod visit;

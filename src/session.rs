@@ -20,17 +20,22 @@
 //!   `info().storageReason` says why.
 //! - [`Session::search`] answers with the results object as JSON text,
 //!   byte for byte what the native CLI prints.
+//! - [`Session::plan_visit`] decides, once the index is open, the visit's
+//!   background work ([`super::visit`]: the fill under the page's offline
+//!   policy, or an update check); [`Session::take_background`] hands it
+//!   to the one export that runs it when the worker says it is time.
 
 use super::host::{self, js_error, now_ms, report, to_js};
 use super::storage::lazy::{LazyIndex, LazyInfo, Prefetched};
 use super::storage::{newest, Storage, StorageKind, StoragePref, StoredIndex};
+use super::visit::{self, Background, OfflineState, OfflineVisit, Opened};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::IndexInfo;
 use gitsense_engine::search::{results_json, Engine, PlannedSearch};
 use gitsense_engine::util::from_json_arg;
 use gitsense_engine::SearchOptions;
 use gitsense_publish::Manifest;
-use js_sys::{Function, Uint8Array};
+use js_sys::{Function, Promise, Uint8Array};
 use serde::Serialize;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -112,6 +117,19 @@ pub struct SessionInfo {
     /// Lazy mode: state of the copy into OPFS, pages and requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lazy: Option<LazyInfo>,
+    /// The offline policy's inputs for this visit and whether the copy
+    /// runs (see [`Session::plan_visit`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offline: Option<OfflineState>,
+}
+
+/// The visit's background work, waiting for the worker to run it.
+pub enum BackgroundWork {
+    /// The copy into OPFS ([`Session::fill`]).
+    Fill,
+    /// The update check, with the manifest text the page fetched for this
+    /// visit (its hand-off), if it fetched one.
+    Update(std::pin::Pin<Box<dyn Future<Output = Option<String>>>>),
 }
 
 /// Where the index in use lives.
@@ -271,6 +289,16 @@ pub struct Session {
     /// download replaced it: searches fail with this error.
     refused: RefCell<Option<Error>>,
     opened_at: f64,
+    /// `info().offline`, once [`Session::plan_visit`] decided.
+    offline: Cell<Option<OfflineState>>,
+    /// The visit's background work until it is taken to run.
+    background: RefCell<Option<BackgroundWork>>,
+    /// The page asked for an update check itself: the background one,
+    /// reading an older manifest, is not needed.
+    update_asked: Cell<bool>,
+    /// The update check in flight, resolving with its `UpdateStatus`:
+    /// every caller meanwhile gets its outcome.
+    update_in_flight: RefCell<Option<Promise>>,
 }
 
 fn closed() -> Error {
@@ -491,6 +519,10 @@ impl Session {
             lazy_done: RefCell::new(None),
             refused: RefCell::new(None),
             opened_at,
+            offline: Cell::new(None),
+            background: RefCell::new(None),
+            update_asked: Cell::new(false),
+            update_in_flight: RefCell::new(None),
         }
     }
 
@@ -1034,6 +1066,76 @@ impl Session {
         })
     }
 
+    /// Decides the visit's background work under the page's offline
+    /// policy (see [`visit::plan`]) and keeps it for
+    /// [`Session::take_background`]; `info().offline` reports the
+    /// decision from now on. `handoff_manifest`: the manifest text the
+    /// page fetched for this visit, awaited only by the update check.
+    pub fn plan_visit(
+        &self,
+        policy: OfflineVisit,
+        handoff_manifest: impl Future<Output = Option<String>> + 'static,
+    ) -> Result<Option<Background>> {
+        let info = self.info()?;
+        let opened = match info.source {
+            Source::Stored => Opened::Stored,
+            Source::Downloaded => Opened::Downloaded,
+            Source::Lazy => Opened::Lazy {
+                copy_pending: info.storage == StorageKind::Lazy
+                    && info
+                        .lazy
+                        .is_some_and(|l| l.state == "filling" || l.fill_error.is_some()),
+            },
+        };
+        let plan = visit::plan(policy, opened);
+        self.offline.set(Some(plan.offline));
+        *self.background.borrow_mut() = plan.background.map(|work| match work {
+            Background::Fill => BackgroundWork::Fill,
+            Background::Update => BackgroundWork::Update(Box::pin(handoff_manifest)),
+        });
+        Ok(plan.background)
+    }
+
+    /// The visit's background work, once: later calls get `None`.
+    pub fn take_background(&self) -> Option<BackgroundWork> {
+        self.background.borrow_mut().take()
+    }
+
+    /// Records that the page asked for an update check of its own.
+    pub fn ask_update(&self) {
+        self.update_asked.set(true);
+    }
+
+    pub fn update_asked(&self) -> bool {
+        self.update_asked.get()
+    }
+
+    /// [`Session::update_with`] shared: while a check runs, every caller
+    /// gets its outcome (the page's `engine.update()` during the
+    /// background check among them). Resolves with the `UpdateStatus`,
+    /// rejects with the structured error.
+    pub fn update_shared(
+        self: &Rc<Self>,
+        on_progress: Option<Function>,
+        manifest: Option<String>,
+    ) -> Promise {
+        if let Some(running) = self.update_in_flight.borrow().clone() {
+            return running;
+        }
+        let session = Rc::clone(self);
+        let running = wasm_bindgen_futures::future_to_promise(async move {
+            let result = session
+                .update_with(on_progress.as_ref(), manifest.as_deref())
+                .await;
+            session.update_in_flight.borrow_mut().take();
+            result
+                .map(|status| to_js(&status))
+                .map_err(|e| host::error_to_js(&e))
+        });
+        *self.update_in_flight.borrow_mut() = Some(running.clone());
+        running
+    }
+
     fn with_current<T>(&self, f: impl FnOnce(&Current) -> T) -> Result<T> {
         self.current.borrow().as_ref().map(f).ok_or_else(closed)
     }
@@ -1122,6 +1224,7 @@ impl Session {
             last_update: self.last_update.borrow().clone(),
             timings: self.timings.borrow().clone(),
             lazy,
+            offline: self.offline.get(),
         })
     }
 

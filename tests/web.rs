@@ -630,7 +630,7 @@ async fn the_worker_runs_assisted_searches_by_id_and_drops_them_when_they_end() 
     // An update that swaps the index ends the searches started before it.
     let d = parse(wa::assist_start("Where are payments?", "{}").unwrap());
     publish(SITE, HOSTILE).await;
-    api::session_update(None, None).await.unwrap();
+    api::session_update(None).await.unwrap();
     let e = wa::assist_advance(id(&d), "payment").unwrap_err();
     assert_eq!(js_code(&e), "assist.index_changed");
     assert_eq!(wa::assist_running(), 0);
@@ -728,4 +728,113 @@ async fn an_import_sent_again_under_its_key_is_answered_not_repeated() {
     assert_eq!(messages, after_first.1 + 2);
     assert_ne!(revision, after_first.2);
     local::take().unwrap().close();
+}
+
+/// A JS value as JSON, for comparing what the worker receives.
+fn json_of(v: &JsValue) -> serde_json::Value {
+    if v.is_undefined() {
+        return serde_json::Value::Null;
+    }
+    serde_json::from_str(&String::from(js_sys::JSON::stringify(v).unwrap())).unwrap()
+}
+
+/// Lets spawned work run up to its next wait.
+async fn yield_to_tasks() {
+    for _ in 0..3 {
+        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&JsValue::NULL))
+            .await
+            .unwrap();
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
+    use gitsense_search::api;
+    fresh().await;
+    publish(SITE, SAMPLE).await;
+    let options = |offline: &str| {
+        js_sys::JSON::parse(&format!(
+            r#"{{"manifestUrl": "{}", "storage": "indexeddb"{offline}}}"#,
+            manifest_url(SITE)
+        ))
+        .unwrap()
+    };
+
+    // A download is the published index: no background work; without the
+    // page's policy, info().offline is policy auto on a first visit.
+    let opened = json_of(
+        &api::session_open(options(""), None, JsValue::UNDEFINED)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(opened["info"]["source"], "downloaded");
+    assert_eq!(opened["background"], serde_json::Value::Null);
+    assert_eq!(
+        json_of(&api::session_info().unwrap())["offline"],
+        serde_json::json!({"policy": "auto", "visits": 1, "metered": false, "copying": false})
+    );
+    assert!(api::session_background(None).await.unwrap().is_undefined());
+    api::session_close();
+
+    // A repeat visit: the stored index gets an update check, with the
+    // manifest the page fetched (a newer index is published meanwhile).
+    fake_network();
+    let (newer, _) = publish(SITE, HOSTILE).await;
+    let handoff = js_sys::JSON::parse(
+        &serde_json::json!({ "manifest": serde_json::to_string(&newer).unwrap() }).to_string(),
+    )
+    .unwrap();
+    let policy = r#", "offline": {"policy": "always", "visits": 3, "metered": true}"#;
+    let opened = json_of(
+        &api::session_open(options(policy), None, handoff)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(opened["info"]["source"], "stored");
+    assert_eq!(opened["background"], "update");
+    assert_eq!(
+        opened["info"]["offline"],
+        serde_json::json!({"policy": "always", "visits": 3, "metered": true, "copying": false})
+    );
+    // The page's engine.update() while the background check runs gets
+    // that check's outcome: one check, no manifest request of its own.
+    let background = wasm_bindgen_futures::JsFuture::from(wasm_bindgen_futures::future_to_promise(
+        api::session_background(None),
+    ));
+    yield_to_tasks().await;
+    let asked = json_of(&api::session_update(None).await.unwrap());
+    let checked = json_of(&background.await.unwrap());
+    assert_eq!(checked["status"], "updated");
+    assert_eq!(checked["revision"], index_info(HOSTILE).revision);
+    assert_eq!(asked, checked);
+    assert_eq!(requested(), vec![format!("{SITE}{}", newer.file)]);
+    // It ran once.
+    assert!(api::session_background(None).await.unwrap().is_undefined());
+    api::session_close();
+
+    // A page that checks before the background check starts stands for
+    // it: the background one then does nothing and says nothing.
+    fake_network();
+    publish(SITE, HOSTILE).await;
+    let handoff = js_sys::JSON::parse(
+        &serde_json::json!({ "manifest": serde_json::to_string(&newer).unwrap() }).to_string(),
+    )
+    .unwrap();
+    let opened = json_of(&api::session_open(options(""), None, handoff).await.unwrap());
+    assert_eq!(opened["background"], "update");
+    assert_eq!(
+        json_of(&api::session_update(None).await.unwrap())["status"],
+        "current"
+    );
+    assert!(api::session_background(None).await.unwrap().is_undefined());
+    assert_eq!(requested(), vec![manifest_url(SITE)]);
+    api::session_close();
+
+    // A policy the module does not know is refused with the options'
+    // error.
+    let bad = r#", "offline": {"policy": "sometimes", "visits": 1, "metered": false}"#;
+    let e = api::session_open(options(bad), None, JsValue::UNDEFINED)
+        .await
+        .unwrap_err();
+    assert_eq!(js_code(&e), "options.invalid");
 }

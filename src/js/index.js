@@ -448,7 +448,9 @@ const VISITS_KEY = 'gitsense-search:visits:';
 function countVisit(url) {
   try {
     const key = VISITS_KEY + url;
-    let n = Number(localStorage.getItem(key)) || 0;
+    // A whole number the engine takes (src/visit.rs), whatever the
+    // stored text.
+    let n = Math.min(Number.parseInt(localStorage.getItem(key), 10) || 0, 1e9);
     if (!sessionStorage.getItem(key)) {
       n += 1;
       localStorage.setItem(key, String(n));

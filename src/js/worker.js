@@ -38,7 +38,7 @@ import init, {
   sessionSearch,
   sessionInfo,
   sessionUpdate,
-  sessionFill,
+  sessionBackground,
   sessionStoredFiles,
   sessionClose,
   localOpen,
@@ -143,8 +143,9 @@ function awaitPagePrefetch({ pagePrefetches, manifestUrl }) {
   });
 }
 
-// Whether the page has called engine.update() (the held check is then
-// not needed).
+// Whether the page has called engine.update() (a writable overlay's
+// held check is then not needed; a published index's session keeps this
+// fact itself).
 let updateAsked = false;
 
 /** Runs `work` once the second module is in, after the first search (or BACKGROUND_DELAY_MS). */
@@ -160,12 +161,14 @@ function holdBackground(work) {
   setTimeout(go, BACKGROUND_DELAY_MS);
 }
 
-/** Runs `run` and posts its outcome to the page as event `type` (or `type`error, a throw included). */
+/** Runs `run` and posts its outcome to the page as event `type` (or `type`error, a throw included); an outcome of undefined posts nothing. */
 function announce(run, type) {
   return Promise.resolve()
     .then(run)
     .then(
-      (detail) => self.postMessage({ type, detail }),
+      (detail) => {
+        if (detail !== undefined) self.postMessage({ type, detail });
+      },
       (e) => self.postMessage({ type: `${type}error`, error: toError(e) }),
     );
 }
@@ -219,26 +222,13 @@ async function importFile(file, importId, tuning) {
   return summary;
 }
 
-function update(manifestText) {
+function update() {
   if (!updating) {
-    updating = (writable ? localUpdate(progress) : sessionUpdate(progress, manifestText)).finally(() => {
+    updating = (writable ? localUpdate(progress) : sessionUpdate(progress)).finally(() => {
       updating = null;
     });
   }
   return updating;
-}
-
-// Lazy mode copies the whole index into OPFS only when the visit shows
-// it will pay off (docs/js-api.md, "Offline copy"): policy 'auto' from the
-// reader's second visit on, never on a metered connection; 'always' at
-// once; 'never' not at all (the pages queries read are kept either way).
-const AUTO_COPY_FROM_VISIT = 2;
-let offlineState = null;
-
-function copiesNow({ policy, visits, metered }) {
-  if (policy === 'always') return true;
-  if (policy === 'never' || metered) return false;
-  return visits >= AUTO_COPY_FROM_VISIT;
 }
 
 const ops = {
@@ -254,30 +244,16 @@ const ops = {
     Promise.resolve(pre).then((p) => {
       if (!p) loadSecondary();
     });
-    const info = await sessionOpen({ manifestUrl, storage, requestTimeoutMs }, progress, pre);
+    // `offline`: the page's offline policy for this visit. The session
+    // decides the visit's background work (src/visit.rs): 'fill' (lazy
+    // mode's copy into OPFS, under that policy), 'update' (a stored
+    // index: look for a newer one, with the manifest the page fetched) or
+    // null. It runs in the engine's second part, after the first answer:
+    // a new index is downloaded and stored by the second part, in first.
+    const { info, background } = await sessionOpen({ manifestUrl, storage, offline, requestTimeoutMs }, progress, pre);
     prefetched = null;
     mark('opened');
-    const visit = offline || { policy: 'auto', visits: 1, metered: false };
-    // A copy that could not start for want of room still runs, to fail
-    // with the reason ('fillerror').
-    const copying = info.storage === 'lazy' && info.lazy && (info.lazy.state === 'filling' || info.lazy.fillError) && copiesNow(visit);
-    offlineState = { ...visit, copying: Boolean(copying) };
-    if (copying) {
-      // The fill runs in the engine's second part.
-      holdBackground(() => announce(() => sessionFill(progress), 'fill'));
-    } else if (info.source === 'stored') {
-      // Answer from storage now; look for a newer index in the background
-      // (with the manifest the page fetched, if it did). A new index is
-      // downloaded and stored by the second part: in first. Not when the
-      // page asked for a check meanwhile (engine.update()): that one read
-      // a newer manifest than the page's, which could name an index the
-      // page's check already replaced.
-      holdBackground(() =>
-        Promise.resolve(pre).then((p) => {
-          if (!updateAsked) announce(() => update(p && typeof p.manifest === 'string' ? p.manifest : undefined), 'update');
-        }),
-      );
-    }
+    if (background) holdBackground(() => announce(() => sessionBackground(progress), background));
     return info;
   },
   // A writable index of the page's own (GitSenseSearch.create / open({ name })).
@@ -336,7 +312,6 @@ const ops = {
     const { split, ready } = splitState();
     info.module = { split, secondLoaded: ready };
     info.startup = { ...startup };
-    if (offlineState) info.offline = { ...offlineState };
     return info;
   },
   async update() {
