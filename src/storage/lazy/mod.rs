@@ -35,7 +35,7 @@ use gitsense_engine::index::pagevfs::{PageCache, PageFiles, PageSource};
 use gitsense_engine::index::rank::Tally;
 use gitsense_engine::search::PlannedSearch;
 use gitsense_engine::util::lock;
-use gitsense_publish::Manifest;
+use gitsense_publish::{pagecodec, Manifest, HOT_FORMAT_DELTA, HOT_FORMAT_PLAIN};
 use js_sys::Uint8Array;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -85,7 +85,9 @@ pub fn work_clock() -> f64 {
 pub struct Prefetched {
     /// The manifest text.
     pub manifest: Option<String>,
-    /// The hot pages' bytes, in the manifest's `hotPages` order.
+    /// The hot file gunzipped, as published: the hot pages in the
+    /// manifest's `hotPages` order, as its `hotFormat` says, then the
+    /// packed file's page lengths ([`LazySource::take_hot`] decodes it).
     #[serde(deserialize_with = "bytes")]
     pub hot: Option<Vec<u8>>,
     /// Why the hot pages could not be had (a file inflating past what the
@@ -101,8 +103,8 @@ pub struct Prefetched {
     /// request (a multipart/byteranges answer).
     #[serde(rename = "multi")]
     pub multi_range: bool,
-    /// Fill files the worker opened meanwhile, hot pages stored
-    /// (`prepareFill()` in `js/lazy.js`), and their base name.
+    /// Fill files the worker opened meanwhile (`prepareFill()` in
+    /// `js/lazy.js`), and their base name.
     #[serde(with = "serde_wasm_bindgen::preserve")]
     pub fill: JsValue,
     pub fill_base: Option<String>,
@@ -178,8 +180,8 @@ pub struct LazyStats {
     pub store_ms: f64,
     /// Whether the warm-up asks for several ranges per request.
     pub multi_range: bool,
-    /// Whether the worker opened the fill files (and stored the hot pages)
-    /// while the module loaded, rather than the session after it.
+    /// Whether the worker opened the fill files while the module loaded,
+    /// rather than the session after it.
     pub fill_prepared: bool,
     /// Whether the warm-up and the fill read the packed file (pages
     /// compressed one by one) rather than the raw index.
@@ -651,12 +653,39 @@ impl LazySource {
         }
     }
 
-    /// Takes in the hot file: the hot pages, then the packed file's page
-    /// lengths (the packed file is used only when they are usable). Hot
-    /// pages of the wrong total size are not used.
-    fn take_hot(&mut self, manifest: &Manifest, manifest_url: &str, hot: &[u8]) {
+    /// Takes in the hot file as published (gunzipped): the hot pages, as
+    /// they are (`hotFormat` 1) or encoded (2, [`pagecodec::decode_hot`]),
+    /// then the packed file's page lengths (the packed file is used only
+    /// when they are usable). The pages are stored like fetched ones (in
+    /// the fill file when there is one). A hot file of another format, or
+    /// whose pages do not decode or have the wrong total size, is not
+    /// used, and `hot_off` says why: those pages are read like any other.
+    fn take_hot(&mut self, manifest: &Manifest, manifest_url: &str, file: &[u8]) {
         let ps = manifest.page_size as usize;
         let pages_end = manifest.hot_pages.len() * ps;
+        let decoded;
+        let hot = match manifest.hot_format {
+            HOT_FORMAT_PLAIN => file,
+            HOT_FORMAT_DELTA => match pagecodec::decode_hot(file, &manifest.hot_pages, ps) {
+                Some((mut pages, tail)) => {
+                    pages.extend_from_slice(&tail);
+                    decoded = pages;
+                    &decoded[..]
+                }
+                None => {
+                    self.hot_off = Some(
+                        "download.corrupt: the hot file's pages do not decode (hotFormat 2)".into(),
+                    );
+                    return;
+                }
+            },
+            other => {
+                self.hot_off = Some(format!(
+                    "index.version_mismatch: the hot file's format (hotFormat {other}) is not one this module reads"
+                ));
+                return;
+            }
+        };
         match packed_of(
             manifest,
             manifest_url,
@@ -687,6 +716,11 @@ impl LazySource {
                 }
             }
             self.commit();
+        } else {
+            self.hot_off = Some(format!(
+                "download.corrupt: the hot file holds {} bytes of pages and lengths, not {expected}",
+                hot.len()
+            ));
         }
     }
 }
