@@ -152,6 +152,8 @@ export interface LazyInfo {
   hotBytes: number;
   pageReads: number;
   readWaitMs: number;
+  /** Milliseconds spent writing pages into the OPFS fill file: the hot
+   * pages as the session opens, then pages fetched for queries. */
   storeMs: number;
 }
 

@@ -437,9 +437,19 @@ test('the engine decodes the hot file (hotFormat 2); one cut short or with a pag
       assert.ok(!info.lazy.hotOff, JSON.stringify(info.lazy));
       assert.equal(info.lazy.hotPages, m.hotPages.length, 'every hot page decoded and used');
     }
-    await answersLikeCli(page, SAMPLE_INDEX, ['payment', 'token OR session']);
+    if (!expectOff) {
+      await answersLikeCli(page, SAMPLE_INDEX, ['payment', 'token OR session']);
+      return closePage(page);
+    }
+    // Without the hot pages, the pages the warm-up does not foresee are
+    // read synchronously.
+    for (const [query, options] of QUERIES.slice(0, 4)) {
+      const { value: json, error } = await call(page, 'searchJson', query, { ...options, ...UNBOUNDED });
+      assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
+      assert.equal(json, cliJson(query, options), query);
+    }
     const { value: after } = await call(page, 'info');
-    if (expectOff) assert.ok(after.lazy.readRequests + after.lazy.prefetchRequests > 0, JSON.stringify(after.lazy));
+    assert.ok(after.lazy.readRequests > 0, JSON.stringify(after.lazy));
     await closePage(page);
   };
   await visit(false);

@@ -176,7 +176,8 @@ pub struct LazyStats {
     pub page_reads: u64,
     /// Milliseconds spent waiting for synchronous range requests.
     pub read_wait_ms: f64,
-    /// Milliseconds spent writing fetched pages to OPFS.
+    /// Milliseconds spent writing pages to OPFS: the hot pages as the
+    /// session opens, then pages fetched for queries.
     pub store_ms: f64,
     /// Whether the warm-up asks for several ranges per request.
     pub multi_range: bool,
@@ -709,6 +710,7 @@ impl LazySource {
         if hot.len() == expected {
             self.stats.hot_pages = manifest.hot_pages.len() as u64;
             self.stats.hot_bytes = hot.len() as u64;
+            let t = host::now_ms();
             for (i, &p) in manifest.hot_pages.iter().enumerate() {
                 let page = p - 1;
                 if !self.has(page) {
@@ -716,6 +718,7 @@ impl LazySource {
                 }
             }
             self.commit();
+            self.stats.store_ms += host::now_ms() - t;
         } else {
             self.hot_off = Some(format!(
                 "download.corrupt: the hot file holds {} bytes of pages and lengths, not {expected}",
