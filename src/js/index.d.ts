@@ -142,7 +142,7 @@ export interface LazyInfo {
   multiRange: boolean;
   /** The worker opened the OPFS fill files while the module loaded (a
    * cold visit's first answer waits for no file to be created); the
-   * session stores the hot pages in them as it opens. */
+   * hot pages are written into them when the fill starts. */
   fillPrepared: boolean;
   /** Background fill requests and bytes. */
   fillRequests: number;
@@ -152,8 +152,8 @@ export interface LazyInfo {
   hotBytes: number;
   pageReads: number;
   readWaitMs: number;
-  /** Milliseconds spent writing pages into the OPFS fill file: the hot
-   * pages as the session opens, then pages fetched for queries. */
+  /** Milliseconds spent writing pages into the OPFS fill file: pages
+   * fetched for queries, and the hot pages once the fill starts. */
   storeMs: number;
 }
 

@@ -951,8 +951,8 @@ export async function fillRemove(prefix, keep) {
  * call: for a prefetch (prefetch() above) that brought the hot file of an
  * index not stored yet, removes the stale fill files of this scope and
  * opens `<scope>-<first 16 of sha256>` (as src/storage/lazy/mod.rs names
- * it); the session stores the hot pages there once it has decoded them
- * (`take_hot`). Resolves `value` with `fill` (the
+ * it); the session writes the hot pages there once it has decoded them
+ * and the fill starts. Resolves `value` with `fill` (the
  * fillOpen() handles) and `fillBase`, or `value` unchanged when something
  * is missing or fails (the session then opens the files itself, and says
  * why it cannot). `fillOpening`: openFill()'s promise for the manifest the

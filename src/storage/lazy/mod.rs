@@ -176,8 +176,8 @@ pub struct LazyStats {
     pub page_reads: u64,
     /// Milliseconds spent waiting for synchronous range requests.
     pub read_wait_ms: f64,
-    /// Milliseconds spent writing pages to OPFS: the hot pages as the
-    /// session opens, then pages fetched for queries.
+    /// Milliseconds spent writing pages to OPFS: pages fetched for
+    /// queries, and the hot pages once the fill starts.
     pub store_ms: f64,
     /// Whether the warm-up asks for several ranges per request.
     pub multi_range: bool,
@@ -243,6 +243,9 @@ pub struct LazySource {
     packed_off: Option<String>,
     /// Why the hot pages are not used (`code: message`).
     hot_off: Option<String>,
+    /// Hot pages held in the memory cache until [`LazySource::store_hot`]
+    /// writes them into the fill file.
+    hot_unstored: Vec<u32>,
 }
 
 impl LazySource {
@@ -607,6 +610,7 @@ impl LazySource {
             packed: None,
             packed_off: None,
             hot_off: None,
+            hot_unstored: Vec::new(),
         }
     }
 
@@ -657,8 +661,10 @@ impl LazySource {
     /// Takes in the hot file as published (gunzipped): the hot pages, as
     /// they are (`hotFormat` 1) or encoded (2, [`pagecodec::decode_hot`]),
     /// then the packed file's page lengths (the packed file is used only
-    /// when they are usable). The pages are stored like fetched ones (in
-    /// the fill file when there is one). A hot file of another format, or
+    /// when they are usable). The pages wait in the memory cache: writing
+    /// them into the fill file (an OPFS write and flush) is left to the
+    /// fill ([`LazySource::store_hot`]), after the first answer. A hot
+    /// file of another format, or
     /// whose pages do not decode or have the wrong total size, is not
     /// used, and `hot_off` says why: those pages are read like any other.
     fn take_hot(&mut self, manifest: &Manifest, manifest_url: &str, file: &[u8]) {
@@ -710,21 +716,42 @@ impl LazySource {
         if hot.len() == expected {
             self.stats.hot_pages = manifest.hot_pages.len() as u64;
             self.stats.hot_bytes = hot.len() as u64;
-            let t = host::now_ms();
             for (i, &p) in manifest.hot_pages.iter().enumerate() {
                 let page = p - 1;
                 if !self.has(page) {
-                    self.keep(page, &hot[i * ps..(i + 1) * ps]);
+                    self.cache.insert(page, &hot[i * ps..(i + 1) * ps]);
+                    if self.fill.is_some() {
+                        self.hot_unstored.push(page);
+                    }
                 }
             }
-            self.commit();
-            self.stats.store_ms += host::now_ms() - t;
         } else {
             self.hot_off = Some(format!(
                 "download.corrupt: the hot file holds {} bytes of pages and lengths, not {expected}",
                 hot.len()
             ));
         }
+    }
+}
+
+impl LazySource {
+    /// Writes the hot pages held in memory since the session opened into
+    /// the fill file (taking them out of the cache), so that the copy does
+    /// not fetch them again.
+    fn store_hot(&mut self) {
+        if self.fill.is_none() || self.hot_unstored.is_empty() {
+            return;
+        }
+        let t = host::now_ms();
+        for page in std::mem::take(&mut self.hot_unstored) {
+            if !self.present[page as usize] {
+                if let Some(bytes) = self.cache.remove(page) {
+                    self.keep(page, &bytes);
+                }
+            }
+        }
+        self.commit();
+        self.stats.store_ms += host::now_ms() - t;
     }
 }
 
@@ -1006,6 +1033,7 @@ impl LazyIndex {
     pub async fn fill_step(&self) -> Result<bool> {
         let (url, size, page_size, timeout, run, packed) = {
             let mut s = lock(&self.source);
+            s.store_hot();
             if s.fill.is_none() {
                 // Stopped by a storage failure: the fill fails with it
                 // (queries go on from memory).
