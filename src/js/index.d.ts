@@ -122,7 +122,9 @@ export interface LazyInfo {
   packedOff?: string;
   /** Why the hot pages are not used: their file failed, e.g.
    * `download.too_large: ...` for one that inflates past what the manifest
-   * declares. */
+   * declares, `download.corrupt: ...` for one whose pages do not decode,
+   * `index.version_mismatch: ...` for a `hotFormat` the module does not
+   * read. */
   hotOff?: string;
   /** The storage failure that stopped the copy into OPFS (its code, e.g.
    * `storage.quota_exceeded`), until the fill reports it as 'fillerror'. */
@@ -138,8 +140,9 @@ export interface LazyInfo {
   /** The host answers several ranges per request (multipart/byteranges):
    * each warm-up round is one request. */
   multiRange: boolean;
-  /** The worker opened the OPFS fill files and stored the hot pages while
-   * the module loaded (a cold visit's first answer waits for neither). */
+  /** The worker opened the OPFS fill files while the module loaded (a
+   * cold visit's first answer waits for no file to be created); the
+   * hot pages are written into them when the fill starts. */
   fillPrepared: boolean;
   /** Background fill requests and bytes. */
   fillRequests: number;
@@ -149,6 +152,8 @@ export interface LazyInfo {
   hotBytes: number;
   pageReads: number;
   readWaitMs: number;
+  /** Milliseconds spent writing pages into the OPFS fill file: pages
+   * fetched for queries, and the hot pages once the fill starts. */
   storeMs: number;
 }
 

@@ -635,108 +635,6 @@ function gunzip(res, limit, what) {
   return readAtMost(res.body.pipeThrough(new DecompressionStream('gzip')), limit, what);
 }
 
-/**
- * One page of a hot file of `hotFormat` 2 (crates/publish/src/pagecodec.rs: a codec
- * byte, then the page as it is (0), or an interior table page as its
- * zeroed residue and its cells' deltas (1)) into `out` (pageSize bytes,
- * zeroed). Throws on bytes that are not such a page. Written as one loop
- * over plain numbers: it runs once, on the page's main thread, before the
- * JIT has seen it (the Python docs' 16,000 cells: 5 ms on that first call
- * in node, 1–2 ms once warm).
- */
-function decodePage(enc, pageNo, out) {
-  const size = out.length;
-  const end = enc.length;
-  if (enc[0] === 0 && end === size + 1) {
-    out.set(enc.subarray(1));
-    return;
-  }
-  if (enc[0] === 0) throw new RangeError(`a page as it is of ${end - 1} bytes, not ${size}`);
-  if (enc[0] !== 1) throw new RangeError('unknown page codec');
-  // LEB128 numbers below 2^53 (at most 8 bytes): the residue's length,
-  // then three zigzag numbers a cell (even n is n / 2, odd n -(n + 1) / 2).
-  let at = 1;
-  let kept = 0;
-  for (let scale = 1, byte = 0x80; byte & 0x80; scale *= 128) {
-    if (at >= end || scale > 2 ** 49) throw new RangeError('bad number');
-    byte = enc[at++];
-    kept += (byte & 0x7f) * scale;
-  }
-  if (kept > size || at + kept > end) throw new RangeError('bad residue');
-  // (Each number below is checked against 2^53 as the encoder keeps them:
-  // past it a JS number would round silently.)
-  out.set(enc.subarray(at, at + kept));
-  at += kept;
-  const h = pageNo === 1 ? 100 : 0;
-  const n = (out[h + 3] << 8) | out[h + 4];
-  const ptrs = h + 12;
-  let prevPtr = size;
-  let child = 0;
-  let rowid = 0;
-  for (let i = 0; i < n; i++) {
-    let gap = 0;
-    for (let f = 0; f < 3; f++) {
-      let z = 0;
-      for (let scale = 1, byte = 0x80; byte & 0x80; scale *= 128) {
-        if (at >= end || scale > 2 ** 49) throw new RangeError('bad number');
-        byte = enc[at++];
-        z += (byte & 0x7f) * scale;
-      }
-      if (z > Number.MAX_SAFE_INTEGER) throw new RangeError('bad number');
-      const d = z % 2 ? -(z + 1) / 2 : z / 2;
-      if (f === 0) gap = d;
-      else if (f === 1) child += d;
-      else rowid += d;
-    }
-    if (child < 0 || child > 0xffffffff || rowid < 0 || rowid > Number.MAX_SAFE_INTEGER) throw new RangeError('bad cell');
-    // SQLite's varint of the rowid: 7-bit groups, most significant first.
-    let len = 1;
-    for (let r = rowid; r >= 128; r = Math.floor(r / 128)) len++;
-    const ptr = prevPtr - gap - 4 - len;
-    if (ptr < ptrs + 2 * n || ptr + 4 + len > size) throw new RangeError('cell out of the page');
-    out[ptrs + 2 * i] = ptr >> 8;
-    out[ptrs + 2 * i + 1] = ptr & 0xff;
-    out[ptr] = Math.floor(child / 2 ** 24);
-    out[ptr + 1] = (child >>> 16) & 0xff;
-    out[ptr + 2] = (child >>> 8) & 0xff;
-    out[ptr + 3] = child & 0xff;
-    let r = rowid;
-    out[ptr + 3 + len] = r % 128;
-    for (let k = len - 1; k >= 1; k--) {
-      r = Math.floor(r / 128);
-      out[ptr + 3 + k] = (r % 128) | 0x80;
-    }
-    prevPtr = ptr;
-  }
-  if (at !== end) throw new RangeError('trailing bytes');
-}
-
-/**
- * A gunzipped hot file of `hotFormat` 2 (each encoded page's length, 4
- * bytes little-endian, then the encoded pages, then the packed lengths) as
- * format 1 lays it out: the pages as they are, then the same tail. Throws
- * on bytes that do not decode.
- */
-export function decodeHot(bytes, hotPages, pageSize) {
-  const count = hotPages.length;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let at = 4 * count;
-  const ends = [];
-  for (let i = 0; i < count; i++) {
-    at += view.getUint32(4 * i, true);
-    ends.push(at);
-  }
-  if (at > bytes.length) throw new RangeError('cut short');
-  const out = new Uint8Array(count * pageSize + bytes.length - at);
-  let start = 4 * count;
-  hotPages.forEach((p, i) => {
-    decodePage(bytes.subarray(start, ends[i]), p, out.subarray(i * pageSize, (i + 1) * pageSize));
-    start = ends[i];
-  });
-  out.set(bytes.subarray(at), count * pageSize);
-  return out;
-}
-
 const FIRST_VISIT_MAGIC = 'GSXHOT1\n';
 
 /** The manifest's length in the header of a first visit's file (its
@@ -804,19 +702,6 @@ export async function readFirstVisitHot(res, manifestText, limit = Infinity) {
   return bytes.slice(12 + checked);
 }
 
-/** The hot file's bytes as format 1 lays them out (see decodeHot), or null
- * when its `hotFormat` is unknown or the bytes do not decode. */
-function hotPagesOf(bytes, m) {
-  const format = m.hotFormat === undefined ? 1 : m.hotFormat;
-  if (format === 1) return bytes;
-  if (format !== 2 || !Array.isArray(m.hotPages) || !Number.isInteger(m.pageSize)) return null;
-  try {
-    return decodeHot(bytes, m.hotPages, m.pageSize);
-  } catch {
-    return null;
-  }
-}
-
 /** The largest index the module opens (crates/publish's
  * MAX_BROWSER_INDEX_BYTES; tests/browser/reliability.test.mjs checks that
  * nothing of a larger one is requested). */
@@ -825,7 +710,8 @@ const MAX_INDEX_BYTES = 4 * 1024 ** 3;
 /**
  * The first visit's hand-off: what the page fetched before the wasm module
  * was ready, in the one shape the session reads (src/storage/lazy/mod.rs
- * `Prefetched`): `manifest` (text), `hot` (the hot pages, Uint8Array),
+ * `Prefetched`): `manifest` (text), `hot` (the hot file gunzipped, as
+ * published: the session decodes its pages by the manifest's `hotFormat`),
  * `hotError` ({ code, message }: why they are missing), `probe` and
  * `multi` (probeRanges), `stored` (the index is stored: only the manifest
  * was fetched, no range probed), and the fill files the worker opened
@@ -889,7 +775,7 @@ async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest
       const limit = hotLimit(m);
       const named = () =>
         fetch(new URL(m.hotFile, res.url || manifestUrl).href, { credentials: 'same-origin', ...timeoutSignal(timeoutMs) })
-          .then(async (r) => (r.ok ? hotPagesOf(await gunzip(r, limit, m.hotFile), m) : null))
+          .then((r) => (r.ok ? gunzip(r, limit, m.hotFile) : null))
           .catch((e) => {
             hotError = e && e.code ? { code: e.code, message: e.message } : hotError;
             return null;
@@ -900,7 +786,7 @@ async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest
         ? Promise.resolve(firstVisit.response)
             .then((r) => (r && r.ok ? readFirstVisitHot(r, text, limit) : discard(r)))
             .catch(() => null)
-            .then((bytes) => (bytes ? hotPagesOf(bytes, m) : named()))
+            .then((bytes) => bytes || named())
         : named();
       firstVisit.response = null;
       if (onManifest) onManifest(text);
@@ -1062,10 +948,11 @@ export async function fillRemove(prefix, keep) {
 /**
  * Lazy mode's fill files, made ready by the worker while the wasm module
  * still downloads, so that a cold visit's first answer waits for no OPFS
- * call: for a prefetch (prefetch() above) that brought the hot pages of an
- * index not stored yet, removes the stale fill files of this scope, opens
- * `<scope>-<first 16 of sha256>` (as src/storage/lazy/mod.rs names it)
- * and stores the hot pages there. Resolves `value` with `fill` (the
+ * call: for a prefetch (prefetch() above) that brought the hot file of an
+ * index not stored yet, removes the stale fill files of this scope and
+ * opens `<scope>-<first 16 of sha256>` (as src/storage/lazy/mod.rs names
+ * it); the session writes the hot pages there once it has decoded them
+ * and the fill starts. Resolves `value` with `fill` (the
  * fillOpen() handles) and `fillBase`, or `value` unchanged when something
  * is missing or fails (the session then opens the files itself, and says
  * why it cannot). `fillOpening`: openFill()'s promise for the manifest the
@@ -1089,10 +976,8 @@ export async function prepareFill(value, manifestUrl, fillOpening) {
   }
   let fill;
   try {
-    const { sha256, pageCount, pageSize, hotPages, packedFile } = JSON.parse(value.manifest);
-    const ok = typeof sha256 === 'string' && sha256.length >= 16 && Number.isInteger(pageCount) && Number.isInteger(pageSize) && Array.isArray(hotPages);
-    // The hot file: the hot pages, then the packed file's page lengths (2 bytes a page).
-    if (!ok || value.hot.length !== hotPages.length * pageSize + (typeof packedFile === 'string' ? 2 * pageCount : 0)) {
+    const { sha256, pageCount, pageSize } = JSON.parse(value.manifest);
+    if (typeof sha256 !== 'string' || sha256.length < 16 || !Number.isInteger(pageCount) || !Number.isInteger(pageSize)) {
       await unused();
       return value;
     }
@@ -1105,14 +990,6 @@ export async function prepareFill(value, manifestUrl, fillOpening) {
       await fillRemove(`${scope}-`, base);
       fill = await fillOpen(base, pageCount, pageSize);
     }
-    const firsts = [];
-    hotPages.forEach((p, i) => {
-      const page = p - 1;
-      if (!Number.isInteger(page) || page < 0 || page >= pageCount || fill.present[page]) return;
-      fillWrite(fill, page * pageSize, value.hot.subarray(i * pageSize, (i + 1) * pageSize));
-      firsts.push(page);
-    });
-    fillCommit(fill, firsts, firsts.map(() => 1));
     return handOff({ ...value, fill, fillBase: base });
   } catch {
     if (fill) fillClose(fill);

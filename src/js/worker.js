@@ -121,8 +121,8 @@ let startBackground = null;
 // on 'open' with pagePrefetches, a Promise of what it posts as { type:
 // 'prefetched', value }; else null (the session fetches for itself).
 // The fill files are opened here meanwhile (lazy.js openFill, once the
-// manifest is in; prepareFill stores the hot pages): OPFS work a cold
-// visit's first answer then does not wait for.
+// manifest is in; prepareFill hands them over with the prefetch): OPFS
+// work a cold visit's first answer then does not wait for.
 let prefetched = null;
 let prefetchedFromPage = null;
 let manifestFromPage = null;

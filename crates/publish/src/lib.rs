@@ -31,7 +31,8 @@
 
 #[cfg(feature = "write")]
 pub mod hot;
-#[cfg(feature = "write")]
+// Wire format as well as writer: the browser module decodes the hot file
+// with it.
 pub mod pagecodec;
 #[cfg(feature = "write")]
 pub mod site;

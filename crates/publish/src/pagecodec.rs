@@ -21,14 +21,15 @@
 //!   rowid's from the previous rowid (both from 0 for the first).
 //!
 //! A page is encoded only when [`decode_page`] gives it back byte for
-//! byte, so the encoding never changes what SQLite reads. `src/js/
-//! lazy.js` (`decodeHot`) is the browser's decoder of the same bytes.
+//! byte, so the encoding never changes what SQLite reads. The browser
+//! module decodes the hot file with [`decode_hot`] too (`take_hot` in
+//! `src/storage/lazy/mod.rs`): the page hands it over as published.
 
 use gitsense_engine::index::btree::{header_at, varint};
 use gitsense_engine::index::records::{put as put_leb, unzigzag, zigzag};
 
-/// Values the browser's decoder computes with JavaScript numbers stay
-/// below 2^53.
+/// Every number in the format stays below 2^53, so that a decoder that
+/// computes with JavaScript numbers reads it exactly.
 const MAX_SAFE: u64 = (1 << 53) - 1;
 
 /// A LEB128 number below 2^53 at `at` (advanced past it).
@@ -311,6 +312,36 @@ mod tests {
         put_leb(&mut bad, zigzag(5));
         put_leb(&mut bad, zigzag(10));
         assert!(decode_page(&bad, 2, 4096).is_none());
+    }
+
+    #[test]
+    fn a_hand_made_page_decodes_to_sqlite_bytes() {
+        // One cell: gap 0, child 5, rowid 2 (zigzag 0, 10, 4).
+        let header = [0x05, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 7];
+        let enc = [&[1, 12][..], &header, &[0, 10, 4]].concat();
+        let page = decode_page(&enc, 2, 4096).unwrap();
+        // The cell pointer (4091 = 0x0ffb), then the cell at the page's
+        // end: the child as 4 bytes, the rowid as SQLite's varint.
+        assert_eq!(page[..12], header);
+        assert_eq!(page[12..14], [0x0f, 0xfb]);
+        assert!(page[14..4091].iter().all(|&b| b == 0));
+        assert_eq!(page[4091..], [0, 0, 0, 5, 2]);
+        // Framed as the hot file holds it.
+        let framed = [&(enc.len() as u32).to_le_bytes()[..], &enc].concat();
+        assert_eq!(decode_hot(&framed, &[2], 4096).unwrap(), (page, vec![]));
+        // A child difference of 2^56 - 1 (past the format's 2^53) is
+        // refused, not rounded.
+        let big = [
+            &[1, 12][..],
+            &header,
+            &[0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0],
+        ]
+        .concat();
+        assert!(decode_page(&big, 2, 4096).is_none());
+        // A page of an unknown codec, or a file cut short, is refused.
+        let odd = [&(enc.len() as u32).to_le_bytes()[..], &[7], &enc[1..]].concat();
+        assert!(decode_hot(&odd, &[2], 4096).is_none());
+        assert!(decode_hot(&framed[..10], &[2], 4096).is_none());
     }
 
     #[test]

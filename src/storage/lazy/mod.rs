@@ -35,7 +35,7 @@ use gitsense_engine::index::pagevfs::{PageCache, PageFiles, PageSource};
 use gitsense_engine::index::rank::Tally;
 use gitsense_engine::search::PlannedSearch;
 use gitsense_engine::util::lock;
-use gitsense_publish::Manifest;
+use gitsense_publish::{pagecodec, Manifest, HOT_FORMAT_DELTA, HOT_FORMAT_PLAIN};
 use js_sys::Uint8Array;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -85,7 +85,9 @@ pub fn work_clock() -> f64 {
 pub struct Prefetched {
     /// The manifest text.
     pub manifest: Option<String>,
-    /// The hot pages' bytes, in the manifest's `hotPages` order.
+    /// The hot file gunzipped, as published: the hot pages in the
+    /// manifest's `hotPages` order, as its `hotFormat` says, then the
+    /// packed file's page lengths ([`LazySource::take_hot`] decodes it).
     #[serde(deserialize_with = "bytes")]
     pub hot: Option<Vec<u8>>,
     /// Why the hot pages could not be had (a file inflating past what the
@@ -101,8 +103,8 @@ pub struct Prefetched {
     /// request (a multipart/byteranges answer).
     #[serde(rename = "multi")]
     pub multi_range: bool,
-    /// Fill files the worker opened meanwhile, hot pages stored
-    /// (`prepareFill()` in `js/lazy.js`), and their base name.
+    /// Fill files the worker opened meanwhile (`prepareFill()` in
+    /// `js/lazy.js`), and their base name.
     #[serde(with = "serde_wasm_bindgen::preserve")]
     pub fill: JsValue,
     pub fill_base: Option<String>,
@@ -174,12 +176,13 @@ pub struct LazyStats {
     pub page_reads: u64,
     /// Milliseconds spent waiting for synchronous range requests.
     pub read_wait_ms: f64,
-    /// Milliseconds spent writing fetched pages to OPFS.
+    /// Milliseconds spent writing pages to OPFS: pages fetched for
+    /// queries, and the hot pages once the fill starts.
     pub store_ms: f64,
     /// Whether the warm-up asks for several ranges per request.
     pub multi_range: bool,
-    /// Whether the worker opened the fill files (and stored the hot pages)
-    /// while the module loaded, rather than the session after it.
+    /// Whether the worker opened the fill files while the module loaded,
+    /// rather than the session after it.
     pub fill_prepared: bool,
     /// Whether the warm-up and the fill read the packed file (pages
     /// compressed one by one) rather than the raw index.
@@ -240,6 +243,9 @@ pub struct LazySource {
     packed_off: Option<String>,
     /// Why the hot pages are not used (`code: message`).
     hot_off: Option<String>,
+    /// Hot pages held in the memory cache until [`LazySource::store_hot`]
+    /// writes them into the fill file.
+    hot_unstored: Vec<u32>,
 }
 
 impl LazySource {
@@ -604,6 +610,7 @@ impl LazySource {
             packed: None,
             packed_off: None,
             hot_off: None,
+            hot_unstored: Vec::new(),
         }
     }
 
@@ -651,12 +658,41 @@ impl LazySource {
         }
     }
 
-    /// Takes in the hot file: the hot pages, then the packed file's page
-    /// lengths (the packed file is used only when they are usable). Hot
-    /// pages of the wrong total size are not used.
-    fn take_hot(&mut self, manifest: &Manifest, manifest_url: &str, hot: &[u8]) {
+    /// Takes in the hot file as published (gunzipped): the hot pages, as
+    /// they are (`hotFormat` 1) or encoded (2, [`pagecodec::decode_hot`]),
+    /// then the packed file's page lengths (the packed file is used only
+    /// when they are usable). The pages wait in the memory cache: writing
+    /// them into the fill file (an OPFS write and flush) is left to the
+    /// fill ([`LazySource::store_hot`]), after the first answer. A hot
+    /// file of another format, or
+    /// whose pages do not decode or have the wrong total size, is not
+    /// used, and `hot_off` says why: those pages are read like any other.
+    fn take_hot(&mut self, manifest: &Manifest, manifest_url: &str, file: &[u8]) {
         let ps = manifest.page_size as usize;
         let pages_end = manifest.hot_pages.len() * ps;
+        let decoded;
+        let hot = match manifest.hot_format {
+            HOT_FORMAT_PLAIN => file,
+            HOT_FORMAT_DELTA => match pagecodec::decode_hot(file, &manifest.hot_pages, ps) {
+                Some((mut pages, tail)) => {
+                    pages.extend_from_slice(&tail);
+                    decoded = pages;
+                    &decoded[..]
+                }
+                None => {
+                    self.hot_off = Some(
+                        "download.corrupt: the hot file's pages do not decode (hotFormat 2)".into(),
+                    );
+                    return;
+                }
+            },
+            other => {
+                self.hot_off = Some(format!(
+                    "index.version_mismatch: the hot file's format (hotFormat {other}) is not one this module reads"
+                ));
+                return;
+            }
+        };
         match packed_of(
             manifest,
             manifest_url,
@@ -683,11 +719,39 @@ impl LazySource {
             for (i, &p) in manifest.hot_pages.iter().enumerate() {
                 let page = p - 1;
                 if !self.has(page) {
-                    self.keep(page, &hot[i * ps..(i + 1) * ps]);
+                    self.cache.insert(page, &hot[i * ps..(i + 1) * ps]);
+                    if self.fill.is_some() {
+                        self.hot_unstored.push(page);
+                    }
                 }
             }
-            self.commit();
+        } else {
+            self.hot_off = Some(format!(
+                "download.corrupt: the hot file holds {} bytes of pages and lengths, not {expected}",
+                hot.len()
+            ));
         }
+    }
+}
+
+impl LazySource {
+    /// Writes the hot pages held in memory since the session opened into
+    /// the fill file (taking them out of the cache), so that the copy does
+    /// not fetch them again.
+    fn store_hot(&mut self) {
+        if self.fill.is_none() || self.hot_unstored.is_empty() {
+            return;
+        }
+        let t = host::now_ms();
+        for page in std::mem::take(&mut self.hot_unstored) {
+            if !self.present[page as usize] {
+                if let Some(bytes) = self.cache.remove(page) {
+                    self.keep(page, &bytes);
+                }
+            }
+        }
+        self.commit();
+        self.stats.store_ms += host::now_ms() - t;
     }
 }
 
@@ -969,6 +1033,7 @@ impl LazyIndex {
     pub async fn fill_step(&self) -> Result<bool> {
         let (url, size, page_size, timeout, run, packed) = {
             let mut s = lock(&self.source);
+            s.store_hot();
             if s.fill.is_none() {
                 // Stopped by a storage failure: the fill fails with it
                 // (queries go on from memory).

@@ -296,6 +296,12 @@ impl PageCache {
         self.pages.contains_key(&page)
     }
 
+    /// Takes a page out of the cache (a source that stores it elsewhere
+    /// from now on).
+    pub fn remove(&mut self, page: u32) -> Option<Box<[u8]>> {
+        self.pages.remove(&page).map(|(b, _)| b)
+    }
+
     /// Keeps a page, dropping the least recently used one when full.
     pub fn insert(&mut self, page: u32, bytes: &[u8]) {
         self.tick += 1;
