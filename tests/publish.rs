@@ -60,7 +60,7 @@ fn the_packed_file_holds_every_page_and_its_lengths_follow_the_hot_pages() {
         at += u32::from_le_bytes(hot[4 * i..4 * i + 4].try_into().unwrap()) as usize;
     }
     assert_eq!(encoded, interior);
-    let lengths = decode_packed_lengths(&tail, pages).unwrap();
+    let lengths = decode_packed_lengths(tail, pages).unwrap();
     let offsets = packed_offsets(&lengths, m.page_size, m.packed_size).expect("lengths add up");
     let mut compressed = 0;
     for i in 0..pages {

@@ -974,27 +974,42 @@ export async function prepareFill(value, manifestUrl, fillOpening) {
     await unused();
     return value;
   }
-  let fill;
+  let target;
   try {
-    const { sha256, pageCount, pageSize } = JSON.parse(value.manifest);
-    if (typeof sha256 !== 'string' || sha256.length < 16 || !Number.isInteger(pageCount) || !Number.isInteger(pageSize)) {
-      await unused();
-      return value;
-    }
-    const scope = await scopeOf(manifestUrl);
-    const base = `${scope}-${sha256.slice(0, 16)}`;
-    if (opened && opened.base === base && opened.fill.present.length === pageCount) {
-      fill = opened.fill;
-    } else {
-      await unused();
-      await fillRemove(`${scope}-`, base);
-      fill = await fillOpen(base, pageCount, pageSize);
-    }
-    return handOff({ ...value, fill, fillBase: base });
+    target = await fillTarget(value.manifest, manifestUrl);
   } catch {
-    if (fill) fillClose(fill);
+    await unused();
     return value;
   }
+  if (opened && opened.base === target.base && opened.fill.present.length === target.pageCount) {
+    return handOff({ ...value, fill: opened.fill, fillBase: target.base });
+  }
+  await unused();
+  try {
+    return handOff({ ...value, fill: await openFillAt(target), fillBase: target.base });
+  } catch {
+    return value;
+  }
+}
+
+/** Where the fill files of the index `manifestText` announces live
+ * ({ scope, base, pageCount, pageSize }); throws when the manifest does
+ * not describe a raw index this module opens. */
+async function fillTarget(manifestText, manifestUrl) {
+  const { sha256, pageCount, pageSize } = JSON.parse(manifestText);
+  if (typeof sha256 !== 'string' || sha256.length < 16 || !Number.isInteger(pageCount) || !Number.isInteger(pageSize)) {
+    throw fail('manifest.invalid', 'the manifest does not describe the raw index');
+  }
+  if (pageCount * pageSize > MAX_INDEX_BYTES) throw fail('download.too_large', `the index is larger than the ${MAX_INDEX_BYTES} bytes the module opens`);
+  const scope = await scopeOf(manifestUrl);
+  return { scope, base: `${scope}-${sha256.slice(0, 16)}`, pageCount, pageSize };
+}
+
+/** Removes the stale fill files of the target's scope and opens its own
+ * (fillOpen()'s handles). */
+async function openFillAt({ scope, base, pageCount, pageSize }) {
+  await fillRemove(`${scope}-`, base);
+  return fillOpen(base, pageCount, pageSize);
 }
 
 /**
@@ -1004,15 +1019,8 @@ export async function prepareFill(value, manifestUrl, fillOpening) {
  * manifest is not usable or OPFS fails (prepareFill() then tries again).
  */
 export async function openFill(manifestText, manifestUrl) {
-  const { sha256, pageCount, pageSize } = JSON.parse(manifestText);
-  if (typeof sha256 !== 'string' || sha256.length < 16 || !Number.isInteger(pageCount) || !Number.isInteger(pageSize)) {
-    throw fail('manifest.invalid', 'the manifest does not describe the raw index');
-  }
-  if (pageCount * pageSize > MAX_INDEX_BYTES) throw fail('download.too_large', `the index is larger than the ${MAX_INDEX_BYTES} bytes the module opens`);
-  const scope = await scopeOf(manifestUrl);
-  const base = `${scope}-${sha256.slice(0, 16)}`;
-  await fillRemove(`${scope}-`, base);
-  return { fill: await fillOpen(base, pageCount, pageSize), base };
+  const target = await fillTarget(manifestText, manifestUrl);
+  return { fill: await openFillAt(target), base: target.base };
 }
 
 /** Records that an index of `scope` is complete in the OPFS pool. */

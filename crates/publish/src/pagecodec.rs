@@ -197,7 +197,11 @@ pub fn encode_hot(page_nos: &[u32], pages: &[u8], page_size: usize) -> Vec<u8> {
 /// The inverse of [`encode_hot`]: the pages concatenated, and the bytes
 /// after them; `None` when `bytes` does not hold `page_nos.len()` valid
 /// encoded pages.
-pub fn decode_hot(bytes: &[u8], page_nos: &[u32], page_size: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+pub fn decode_hot<'a>(
+    bytes: &'a [u8],
+    page_nos: &[u32],
+    page_size: usize,
+) -> Option<(Vec<u8>, &'a [u8])> {
     let mut at = 4 * page_nos.len();
     let mut pages = Vec::with_capacity(page_nos.len() * page_size);
     for (i, &p) in page_nos.iter().enumerate() {
@@ -209,7 +213,7 @@ pub fn decode_hot(bytes: &[u8], page_nos: &[u32], page_size: usize) -> Option<(V
         )?);
         at += len;
     }
-    Some((pages, bytes.get(at..)?.to_vec()))
+    Some((pages, bytes.get(at..)?))
 }
 
 #[cfg(test)]
@@ -328,7 +332,7 @@ mod tests {
         assert_eq!(page[4091..], [0, 0, 0, 5, 2]);
         // Framed as the hot file holds it.
         let framed = [&(enc.len() as u32).to_le_bytes()[..], &enc].concat();
-        assert_eq!(decode_hot(&framed, &[2], 4096).unwrap(), (page, vec![]));
+        assert_eq!(decode_hot(&framed, &[2], 4096).unwrap(), (page, &[][..]));
         // A child difference of 2^56 - 1 (past the format's 2^53) is
         // refused, not rounded.
         let big = [

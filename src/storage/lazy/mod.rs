@@ -664,20 +664,19 @@ impl LazySource {
     /// when they are usable). The pages wait in the memory cache: writing
     /// them into the fill file (an OPFS write and flush) is left to the
     /// fill ([`LazySource::store_hot`]), after the first answer. A hot
-    /// file of another format, or
-    /// whose pages do not decode or have the wrong total size, is not
-    /// used, and `hot_off` says why: those pages are read like any other.
+    /// file of another format, or whose pages do not decode or have the
+    /// wrong total size, is not used, and `hot_off` says why: those pages
+    /// are read like any other.
     fn take_hot(&mut self, manifest: &Manifest, manifest_url: &str, file: &[u8]) {
         let ps = manifest.page_size as usize;
         let pages_end = manifest.hot_pages.len() * ps;
         let decoded;
-        let hot = match manifest.hot_format {
-            HOT_FORMAT_PLAIN => file,
+        let (pages, tail): (&[u8], &[u8]) = match manifest.hot_format {
+            HOT_FORMAT_PLAIN => file.split_at(pages_end.min(file.len())),
             HOT_FORMAT_DELTA => match pagecodec::decode_hot(file, &manifest.hot_pages, ps) {
-                Some((mut pages, tail)) => {
-                    pages.extend_from_slice(&tail);
+                Some((pages, tail)) => {
                     decoded = pages;
-                    &decoded[..]
+                    (&decoded, tail)
                 }
                 None => {
                     self.hot_off = Some(
@@ -693,11 +692,7 @@ impl LazySource {
                 return;
             }
         };
-        match packed_of(
-            manifest,
-            manifest_url,
-            hot.get(pages_end..).unwrap_or_default(),
-        ) {
+        match packed_of(manifest, manifest_url, tail) {
             Some(Ok(p)) => {
                 self.packed = Some(p);
                 self.stats.packed = true;
@@ -713,13 +708,14 @@ impl LazySource {
             } else {
                 0
             };
-        if hot.len() == expected {
+        let total = pages.len() + tail.len();
+        if total == expected {
             self.stats.hot_pages = manifest.hot_pages.len() as u64;
-            self.stats.hot_bytes = hot.len() as u64;
+            self.stats.hot_bytes = total as u64;
             for (i, &p) in manifest.hot_pages.iter().enumerate() {
                 let page = p - 1;
                 if !self.has(page) {
-                    self.cache.insert(page, &hot[i * ps..(i + 1) * ps]);
+                    self.cache.insert(page, &pages[i * ps..(i + 1) * ps]);
                     if self.fill.is_some() {
                         self.hot_unstored.push(page);
                     }
@@ -727,14 +723,11 @@ impl LazySource {
             }
         } else {
             self.hot_off = Some(format!(
-                "download.corrupt: the hot file holds {} bytes of pages and lengths, not {expected}",
-                hot.len()
+                "download.corrupt: the hot file holds {total} bytes of pages and lengths, not {expected}"
             ));
         }
     }
-}
 
-impl LazySource {
     /// Writes the hot pages held in memory since the session opened into
     /// the fill file (taking them out of the cache), so that the copy does
     /// not fetch them again.
