@@ -1,7 +1,7 @@
 //! The native half of the comparative benchmark (`bench/run.mjs` drives it).
 //!
 //! ```text
-//! cargo run --release -p gitsense-bench --bin bench-native -- latency INDEX QUERIES.json [--runs N] [--time-budget-ms MS]
+//! cargo run --release -p gitsense-bench --bin bench-native -- latency INDEX QUERIES.json [--runs N] [--time-budget-ms MS] [--slowest N]
 //! cargo run --release -p gitsense-bench --bin bench-native -- queries INDEX --count N [--seed S]
 //! cargo run --release -p gitsense-bench --bin bench-native -- pages DOCS_DIR --out PAGES.json
 //! cargo run --release -p gitsense-bench --bin bench-native -- fts5 PAGES.json --out DB [--page-size N]
@@ -142,14 +142,28 @@ fn latency(args: &[String]) -> Res {
         errors += usize::from(engine.search_json(q, "{}").is_err());
     }
     let mut times = Vec::with_capacity(queries.len() * runs as usize);
+    let mut per_query = vec![Vec::with_capacity(runs as usize); queries.len()];
     for _ in 0..runs {
-        for q in &queries {
+        for (i, q) in queries.iter().enumerate() {
             let t = Instant::now();
             let r = engine.search_json(q, "{}");
-            times.push(ms(t));
+            let took = ms(t);
+            times.push(took);
+            per_query[i].push(took);
             std::hint::black_box(r.ok());
         }
     }
+    // The queries behind the tail: each query's median over the runs, slowest first.
+    let mut slowest: Vec<(f64, &String)> = per_query
+        .iter_mut()
+        .zip(&queries)
+        .map(|(t, q)| {
+            t.sort_by(f64::total_cmp);
+            (t[t.len() / 2], q)
+        })
+        .collect();
+    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+    slowest.truncate(a.num("slowest", 0)? as usize);
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| {
         let i = ((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1;
@@ -168,6 +182,10 @@ fn latency(args: &[String]) -> Res {
             "p99_ms": pct(0.99),
             "max_ms": pct(1.0),
             "errors": errors,
+            "slowest": slowest
+                .iter()
+                .map(|(t, q)| json!({ "query": q, "median_ms": round3(*t) }))
+                .collect::<Vec<_>>(),
         }),
     )
 }

@@ -174,3 +174,75 @@ fn a_quoted_word_is_searched_exactly() {
     let t = titles(&search(&e, "\"connecting\""));
     assert_eq!(t, vec!["Retries".to_string()]);
 }
+
+/// A site where two words are in every page, each in more sections than
+/// the executor probes per term, and a third word only on a few of the
+/// last pages.
+fn common_words_site() -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("site");
+    for i in 0..130 {
+        let rare = if (120..125).contains(&i) {
+            "\n\n## Rare\n\nOnly here is zeta, beside alpha."
+        } else {
+            ""
+        };
+        write(
+            &root,
+            &format!("p{i:03}.md"),
+            &format!(
+                "# Page {i}\n\n## First\n\nalpha and beta, {i}.\n\n## Second\n\nalpha and gamma.\n\n\
+                 ## Third\n\nbeta and delta.{rare}\n"
+            ),
+        );
+    }
+    let engine = build(&root, &dir.path().join("site.gsx"));
+    (dir, engine)
+}
+
+#[test]
+fn scoring_only_the_rarest_terms_pages_ranks_as_scoring_every_section() {
+    use gitsense_engine::plan::TargetSql;
+    use gitsense_engine::query::ast::Target;
+    let (dir, e) = common_words_site();
+    let sections = |q: &str| {
+        let r = e.search(q, &SearchOptions::default()).unwrap();
+        r.total_counts.messages
+    };
+    // Each common word is in more sections than a probe reads (256), so
+    // only the rare word narrows the pages.
+    assert!(sections("alpha OR alphas") > 256 && sections("beta") > 256);
+    // A connection of its own, as the browser's warm-up ranks.
+    let conn = rusqlite::Connection::open(dir.path().join("site.gsx")).unwrap();
+    let tally = gitsense_engine::index::rank::register(&conn).unwrap();
+    let ranked =
+        |sql: &TargetSql| gitsense_engine::search::ranked_page(&conn, &tally, sql, 50, 0).unwrap();
+    for (q, total) in [
+        // The five pages holding all three words, four sections each.
+        ("zeta alpha beta", 20),
+        // Three sections of each of them hold one of these.
+        ("beta zeta", 15),
+        // Every page holds both: no term narrows the pages.
+        ("alpha beta", 130 * 3 + 5),
+    ] {
+        let planned = e.plan_search(q, &SearchOptions::default()).unwrap();
+        let sql = planned
+            .plan()
+            .target_plans
+            .iter()
+            .find(|t| t.target == Target::Messages)
+            .and_then(|t| t.sql.clone())
+            .unwrap();
+        assert!(!sql.page_term_fts.is_empty(), "{q}");
+        let narrowed = ranked(&sql);
+        // Without the terms on their own, every section holding any word
+        // is scored.
+        let every = ranked(&TargetSql {
+            page_term_fts: Vec::new(),
+            ..sql.clone()
+        });
+        assert_eq!(narrowed, every, "{q}");
+        assert_eq!(every.1, total, "{q}");
+        assert_eq!(every.0.len(), total.min(50) as usize, "{q}");
+    }
+}

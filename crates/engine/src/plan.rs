@@ -8,7 +8,7 @@
 //! boolean structure comes only from the parsed [`Expr`].
 
 use crate::error::{Error, Result};
-use crate::index::rank::{CODE_RANK, MESSAGE_PAGE, MESSAGE_RANK, PHRASE_MASK};
+use crate::index::rank::{CODE_RANK, MESSAGE_PAGE, MESSAGE_RANK, MESSAGE_SECTION};
 use crate::index::schema::chats::qualified as c;
 use crate::index::schema::code_blocks::qualified as b;
 use crate::index::schema::code_rank::qualified as k;
@@ -178,7 +178,8 @@ pub struct TargetSql {
     /// `params`, as `count_sql` does; facets count over it).
     pub ids_sql: String,
     /// `SELECT id, rank ... ORDER BY ... LIMIT ? OFFSET ?` (limit and
-    /// offset are the last two parameters, appended by the executor).
+    /// offset are the last two parameters, appended by the executor), or
+    /// every section unordered for a plan judged per page (`page_terms`).
     pub page_sql: String,
     pub params: Vec<SqlValue>,
     /// Parameters of the rank expression in `page_sql`, bound before
@@ -204,12 +205,22 @@ pub struct TargetSql {
     pub phrase_weights: Vec<f64>,
     /// Set when sections are judged per page
     /// ([`MatchMode::AllTermsByPage`]): the phrase bits of each term.
-    /// `page_sql` then gives every section holding any term, best first,
-    /// with two more columns, its page and the phrases it holds (bit `i`:
-    /// phrase `i`); a result is a section whose page's sections together
-    /// hold, for every term, one of its bits ([`keep_by_page`]). Run
-    /// with limit -1 and offset 0, the executor pages what it keeps.
+    /// `page_sql` then gives every section holding any term, unordered
+    /// and without limit or offset parameters, with two more columns, its
+    /// page and the phrases it holds (bit `i`: phrase `i`); a result is a
+    /// section whose page's sections together hold, for every term, one of
+    /// its bits ([`keep_by_page`], which orders them); the executor pages
+    /// what it keeps.
     pub page_terms: Option<Vec<i64>>,
+    /// With `page_terms`: an FTS5 expression for each term, matching the
+    /// sections holding it (whatever else the query asks). The sections
+    /// of a page holding every term include one matching each; the
+    /// executor finds the pages of the rarest term's sections first and
+    /// scores only theirs.
+    pub page_term_fts: Vec<String>,
+    /// With `page_terms`: `SELECT <page> ... MATCH ?1 LIMIT ?2`, the pages
+    /// of the sections one of `page_term_fts` matches.
+    pub term_pages_sql: String,
 }
 
 /// The phrases of an FTS5 expression the planner wrote, left to right
@@ -248,12 +259,15 @@ pub fn fts_phrases(expr: &str) -> Vec<String> {
 
 impl TargetSql {
     /// Every parameter of `page_sql`, in binding order: the rank's, the
-    /// conditions', then limit and offset.
+    /// conditions', then limit and offset (none for a plan judged per
+    /// page, [`TargetSql::page_terms`], which gives every section).
     pub fn page_params(&self, limit: u64, offset: u64) -> Vec<SqlValue> {
         let mut params = self.rank_params.clone();
         params.extend(self.params.iter().cloned());
-        params.push(SqlValue::Integer(limit as i64));
-        params.push(SqlValue::Integer(offset as i64));
+        if self.page_terms.is_none() {
+            params.push(SqlValue::Integer(limit as i64));
+            params.push(SqlValue::Integer(offset as i64));
+        }
         params
     }
 }
@@ -887,29 +901,50 @@ fn exact_name_key(e: &Expr) -> Option<i64> {
 /// WHERE clause's `?`s): the SQL text is the same for every query of a
 /// shape, so prepared statements are reused.
 fn message_rank(exact: Option<i64>) -> (&'static str, Vec<SqlValue>) {
-    const COLUMNS: &str = formatcp!(
-        "{MESSAGE_RANK}({fts_messages}, {n_records}, (SELECT {rank_stats_avg_title_len} FROM \
-        {rank_stats}), (SELECT {rank_stats_avg_keywords_len} FROM {rank_stats}))",
-        fts_messages = fts_messages::TABLE,
-        n_records = n::RECORDS,
-        rank_stats_avg_title_len = rank_stats::AVG_TITLE_LEN,
-        rank_stats = rank_stats::TABLE,
-        rank_stats_avg_keywords_len = rank_stats::AVG_KEYWORDS_LEN
-    );
-    const BOOSTED: &str = formatcp!(
-        "({COLUMNS} * (CASE WHEN {fts_messages}.rowid IN (SELECT {message_names_message_id} FROM \
-        {message_names} WHERE {message_names_key} = :name_key) THEN :boost ELSE 1.0 END))",
-        fts_messages = fts_messages::TABLE,
-        message_names_message_id = message_names::MESSAGE_ID,
-        message_names = message_names::TABLE,
-        message_names_key = message_names::KEY
-    );
+    const COLUMNS: &str = formatcp!("{MESSAGE_RANK}({MESSAGE_RANK_ARGS})");
+    const BOOSTED: &str = formatcp!("({COLUMNS} * {EXACT_NAME_FACTOR})");
     match exact {
-        Some(key) => (
-            BOOSTED,
-            vec![SqlValue::Integer(key), SqlValue::Real(EXACT_NAME_BOOST)],
-        ),
+        Some(key) => (BOOSTED, exact_name_params(key)),
         None => (COLUMNS, Vec::new()),
+    }
+}
+
+/// The arguments of the message ranking functions: the FTS table, the
+/// row's ranking record, the average title and keywords lengths.
+const MESSAGE_RANK_ARGS: &str = formatcp!(
+    "{fts_messages}, {n_records}, (SELECT {rank_stats_avg_title_len} FROM \
+    {rank_stats}), (SELECT {rank_stats_avg_keywords_len} FROM {rank_stats})",
+    fts_messages = fts_messages::TABLE,
+    n_records = n::RECORDS,
+    rank_stats_avg_title_len = rank_stats::AVG_TITLE_LEN,
+    rank_stats = rank_stats::TABLE,
+    rank_stats_avg_keywords_len = rank_stats::AVG_KEYWORDS_LEN
+);
+
+/// [`EXACT_NAME_BOOST`] for a message one of whose names is the query,
+/// else 1 (parameters: [`exact_name_params`]).
+const EXACT_NAME_FACTOR: &str = formatcp!(
+    "(CASE WHEN {fts_messages}.rowid IN (SELECT {message_names_message_id} FROM \
+    {message_names} WHERE {message_names_key} = :name_key) THEN :boost ELSE 1.0 END)",
+    fts_messages = fts_messages::TABLE,
+    message_names_message_id = message_names::MESSAGE_ID,
+    message_names = message_names::TABLE,
+    message_names_key = message_names::KEY
+);
+
+fn exact_name_params(key: i64) -> Vec<SqlValue> {
+    vec![SqlValue::Integer(key), SqlValue::Real(EXACT_NAME_BOOST)]
+}
+
+/// The rank of a message of a search judged per page, as
+/// [`message_rank`]'s; the function hands each row's rank, page and
+/// phrases to the executor ([`crate::index::rank::Tally::take_sections`]).
+fn message_section(exact: Option<i64>) -> (&'static str, Vec<SqlValue>) {
+    const PLAIN: &str = formatcp!("{MESSAGE_SECTION}({MESSAGE_RANK_ARGS}, 1.0)");
+    const BOOSTED: &str = formatcp!("{MESSAGE_SECTION}({MESSAGE_RANK_ARGS}, {EXACT_NAME_FACTOR})");
+    match exact {
+        Some(key) => (BOOSTED, exact_name_params(key)),
+        None => (PLAIN, Vec::new()),
     }
 }
 
@@ -1362,11 +1397,11 @@ fn filter_cond(target: Target, f: &Filter) -> Option<(String, Vec<SqlValue>, Rea
 /// term, some section of the page has one of its bits. `None` when
 /// judging per page cannot change the answer (one term, or an `OR`) or
 /// there are more phrases than a mask holds.
-fn page_terms(e: &Expr, kind: TokenizerKind, inflect: bool) -> Result<Option<Vec<i64>>> {
+fn page_terms(e: &Expr, kind: TokenizerKind, inflect: bool) -> Result<Option<Vec<PageTerm>>> {
     let Expr::And { items } = e else {
         return Ok(None);
     };
-    let mut masks = Vec::new();
+    let mut terms = Vec::new();
     let mut next = 0usize;
     for item in items.iter().filter(|i| !matches!(i, Expr::Not { .. })) {
         let Some(Rendered { pos: Some(p), .. }) = render(item, kind, &mut Vec::new(), inflect)?
@@ -1377,21 +1412,25 @@ fn page_terms(e: &Expr, kind: TokenizerKind, inflect: bool) -> Result<Option<Vec
         if next + n > crate::index::rank::MAX_MASKED_PHRASES {
             return Ok(None);
         }
-        masks.push(((1i64 << n) - 1) << next);
+        terms.push(PageTerm {
+            mask: ((1i64 << n) - 1) << next,
+            fts: p,
+        });
         next += n;
     }
-    Ok((masks.len() >= 2).then_some(masks))
+    Ok((terms.len() >= 2).then_some(terms))
+}
+
+/// A term of a search judged per page: its phrase bits, and an FTS5
+/// expression matching the sections holding it.
+struct PageTerm {
+    mask: i64,
+    fts: String,
 }
 
 /// A section matched by a search judged per page: its id, rank, page
 /// and the phrases it holds (see [`TargetSql::page_terms`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PageSection {
-    pub id: i64,
-    pub rank: f64,
-    pub page: i64,
-    pub phrases: i64,
-}
+pub use crate::index::rank::Section as PageSection;
 
 /// How much a section holding some of the terms counts against one
 /// holding them all, on a page holding them all: its rank times (terms it
@@ -1402,22 +1441,33 @@ pub const PAGE_COVERAGE_EXPONENT: i32 = 2;
 
 /// The sections whose page holds every term (for each of `terms`, a
 /// term's phrase bits, some section of the page holds one of its
-/// phrases), best first: ranks (negative, lower is better) scaled by
+/// phrases): how many there are, and the `limit` of them after the first
+/// `offset`, best first, ranks (negative, lower is better) scaled by
 /// [`PAGE_COVERAGE_EXPONENT`].
 ///
 /// ```
 /// use gitsense_engine::plan::{keep_by_page, PageSection};
 /// let s = |id, page, phrases| PageSection { id, rank: -1.0, page, phrases };
+/// let ids = |kept: Vec<PageSection>| kept.iter().map(|s| s.id).collect::<Vec<_>>();
 /// // Terms: phrase 0, phrase 1. Page 7 holds both (in two sections),
 /// // page 8 only the first.
-/// let kept = keep_by_page(vec![s(1, 7, 0b01), s(2, 8, 0b01), s(3, 7, 0b10)], &[0b01, 0b10]);
-/// assert_eq!(kept.iter().map(|s| s.id).collect::<Vec<_>>(), vec![1, 3]);
+/// let (kept, total) = keep_by_page(vec![s(1, 7, 0b01), s(2, 8, 0b01), s(3, 7, 0b10)], &[0b01, 0b10], 10, 0);
+/// assert_eq!((ids(kept), total), (vec![1, 3], 2));
 /// // A section holding both terms outranks one as good holding one.
 /// let both = PageSection { phrases: 0b11, ..s(4, 9, 0) };
-/// let kept = keep_by_page(vec![s(5, 9, 0b01), both], &[0b01, 0b10]);
-/// assert_eq!(kept.iter().map(|s| s.id).collect::<Vec<_>>(), vec![4, 5]);
+/// let (kept, total) = keep_by_page(vec![s(5, 9, 0b01), both], &[0b01, 0b10], 10, 0);
+/// assert_eq!((ids(kept), total), (vec![4, 5], 2));
+/// // The second of them alone.
+/// let both = PageSection { phrases: 0b11, ..s(4, 9, 0) };
+/// let (kept, total) = keep_by_page(vec![s(5, 9, 0b01), both], &[0b01, 0b10], 1, 1);
+/// assert_eq!((ids(kept), total), (vec![5], 2));
 /// ```
-pub fn keep_by_page(sections: Vec<PageSection>, terms: &[i64]) -> Vec<PageSection> {
+pub fn keep_by_page(
+    sections: Vec<PageSection>,
+    terms: &[i64],
+    limit: u64,
+    offset: u64,
+) -> (Vec<PageSection>, u64) {
     let mut held: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
     for s in &sections {
         *held.entry(s.page).or_default() |= s.phrases;
@@ -1431,39 +1481,48 @@ pub fn keep_by_page(sections: Vec<PageSection>, terms: &[i64]) -> Vec<PageSectio
             s
         })
         .collect();
-    kept.sort_by(|a, b| a.rank.total_cmp(&b.rank).then(a.id.cmp(&b.id)));
-    kept
+    let total = kept.len() as u64;
+    // Ids are unique, so this order is total: only the sections up to the
+    // page's end need sorting (a common word's query keeps thousands).
+    let order = |a: &PageSection, b: &PageSection| a.rank.total_cmp(&b.rank).then(a.id.cmp(&b.id));
+    let end = usize::try_from(offset.saturating_add(limit)).unwrap_or(usize::MAX);
+    if end < kept.len() {
+        kept.select_nth_unstable_by(end, order);
+        kept.truncate(end);
+    }
+    kept.sort_unstable_by(order);
+    kept.drain(
+        ..kept
+            .len()
+            .min(usize::try_from(offset).unwrap_or(usize::MAX)),
+    );
+    (kept, total)
 }
 
 /// The statements of a message search judged per page: the FTS5
-/// expression `expr` matches sections holding any term; `page_sql` gives
-/// every one, best first, with its page (`gs_message_page`) and the
-/// phrases it holds (`gs_phrase_mask`), and the executor keeps the
+/// expression `expr` matches sections holding any term; `page_sql` scores
+/// every one with `gs_message_section`, which hands the executor each
+/// one's rank, page and the phrases it holds, and the executor keeps the
 /// sections of pages holding every term ([`TargetSql::page_terms`]).
 /// (The browser's SQLite has no window functions to do it in SQL, and a
 /// grouped second statement would match every doclist twice.)
 fn page_sql(
     expr: String,
     phrase_weights: Vec<f64>,
-    masks: Vec<i64>,
+    terms: Vec<PageTerm>,
     rank: Rank,
     conds: Conds,
     exact: Option<i64>,
 ) -> TargetSql {
     const ROWID: &str = formatcp!("{fts_messages}.rowid", fts_messages = fts_messages::TABLE);
-    let rank_sql = rank.sql;
-    let select = format!(
-        "SELECT {ROWID} AS id, {rank_sql} AS r, \
-         {MESSAGE_PAGE}({fts}, {records}), {PHRASE_MASK}({fts})",
-        fts = fts_messages::TABLE,
-        records = n::RECORDS,
-    );
+    let (section, section_params) = message_section(exact);
     let where_sql = conds.where_sql();
     let (from, tables) = from_clause(
         Target::Messages,
         true,
         conds.reads | rank.reads | Reads::MESSAGE_RANK,
     );
+    let (records_from, _) = from_clause(Target::Messages, true, Reads::MESSAGE_RANK);
     TargetSql {
         // Sections holding any term; never run, as the search is counted
         // by the executor (`counted_by_rank`), which counts what it keeps.
@@ -1471,16 +1530,26 @@ fn page_sql(
         // Facets count over the sections holding any term: the per-page
         // judgement happens in the executor, after SQL.
         ids_sql: format!("SELECT {ROWID} FROM {from}{where_sql}"),
-        page_sql: format!("{select} FROM {from}{where_sql} ORDER BY r, {ROWID} LIMIT ? OFFSET ?"),
+        // Unordered and whole, its rows read from the tally: `keep_by_page`
+        // orders what it keeps (an ORDER BY here would sort every section
+        // holding any term).
+        page_sql: format!("SELECT {section} FROM {from}{where_sql}"),
         params: conds.params,
-        rank_params: rank.params,
+        rank_params: section_params,
         phrases: fts_phrases(&expr),
         phrase_weights,
         fts: Some(expr),
         tables,
         name_key: exact,
         counted_by_rank: true,
-        page_terms: Some(masks),
+        page_terms: Some(terms.iter().map(|t| t.mask).collect()),
+        page_term_fts: terms.into_iter().map(|t| t.fts).collect(),
+        term_pages_sql: format!(
+            "SELECT {MESSAGE_PAGE}({fts}, {records}) FROM {records_from} \
+             WHERE {fts} MATCH ?1 LIMIT ?2",
+            fts = fts_messages::TABLE,
+            records = n::RECORDS,
+        ),
     }
 }
 
@@ -1675,12 +1744,12 @@ fn target_sql(
         Rank::none()
     };
 
-    if let (Some(masks), Some(fts), Some(expr_of_terms)) = (page_terms, &fts, inputs.expr) {
+    if let (Some(terms), Some(fts), Some(expr_of_terms)) = (page_terms, &fts, inputs.expr) {
         let weights = phrase_weights(expr_of_terms, &fts_phrases(fts));
         return Ok(page_sql(
             fts.clone(),
             weights,
-            masks,
+            terms,
             rank,
             conds,
             inputs.exact,
@@ -1735,6 +1804,8 @@ fn target_sql(
         fts,
         tables,
         page_terms: None,
+        page_term_fts: Vec::new(),
+        term_pages_sql: String::new(),
     })
 }
 
@@ -2086,8 +2157,19 @@ mod tests {
             sql.phrases.len()
         );
         assert!(sql.fts.unwrap().contains(" OR "));
+        assert!(sql.page_sql.starts_with("SELECT gs_message_section("));
+        assert!(!sql.page_sql.contains("ORDER BY"));
+        // Each term alone, for finding the pages of the rarest.
+        assert_eq!(sql.page_term_fts.len(), 2);
+        let lock = &sql.page_term_fts[0];
         assert!(
-            sql.page_sql.contains("gs_message_page(") && sql.page_sql.contains("gs_phrase_mask(")
+            lock.contains("\"Lock\"") && !lock.contains("class"),
+            "{lock}"
+        );
+        assert!(sql.page_term_fts[1].contains("\"classes\""));
+        assert!(
+            sql.term_pages_sql.contains("gs_message_page(")
+                && sql.term_pages_sql.ends_with("LIMIT ?2")
         );
         // One term, an OR, a sort other than rank, another target or a
         // GitSense index: matched per section as before.

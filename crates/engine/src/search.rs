@@ -1080,16 +1080,20 @@ pub fn ranked_page(
 ) -> Result<(Vec<(i64, f64)>, u64)> {
     tally.begin(&sql.phrases, &sql.phrase_weights);
     let ids = match &sql.page_terms {
-        Some(terms) => page_sections(conn, sql, terms).map(|kept| {
-            let total = kept.len() as u64;
-            let page = kept
-                .into_iter()
-                .skip(offset as usize)
-                .take(limit as usize)
-                .map(|s| (s.id, s.rank))
-                .collect();
-            (page, Some(total))
-        }),
+        Some(terms) => rarest_term_pages(conn, sql)
+            .and_then(|pages| {
+                if let Some(pages) = pages {
+                    tally.score_only_pages(pages);
+                }
+                page_sections(conn, tally, sql)
+            })
+            .map(|sections| {
+                let (kept, total) = plan::keep_by_page(sections, terms, limit, offset);
+                (
+                    kept.into_iter().map(|s| (s.id, s.rank)).collect(),
+                    Some(total),
+                )
+            }),
         None => page_ids(conn, sql, limit, offset).map(|ids| (ids, None)),
     };
     tally.end();
@@ -1116,30 +1120,52 @@ fn page_ids(
 
 /// Every section a search judged per page keeps, best first
 /// ([`TargetSql::page_terms`]).
-fn page_sections(
+/// Sections [`rarest_term_pages`] reads of each term at most: a term held
+/// by more is too common to narrow the pages much.
+const TERM_PROBE_ROWS: i64 = 256;
+
+/// For a plan judged per page, the pages of the sections holding its
+/// rarest term, when some term is held by at most [`TERM_PROBE_ROWS`]
+/// sections. A page holding every term is one of them, so only their
+/// sections need scoring: a query of common words and one rare word
+/// otherwise scores every section holding any of them. The sections a
+/// probe reads are among those the search reads next (for a lazily read
+/// index: no page of its own).
+fn rarest_term_pages(
     conn: &Connection,
     sql: &TargetSql,
-    terms: &[i64],
+) -> Result<Option<std::collections::HashSet<i64>>> {
+    let mut rarest: Option<Vec<i64>> = None;
+    for fts in &sql.page_term_fts {
+        let mut s = conn
+            .prepare_cached(&sql.term_pages_sql)
+            .map_err(fts_error)?;
+        let pages = s
+            .query_map(params![fts, TERM_PROBE_ROWS + 1], |r| r.get::<_, i64>(0))
+            .and_then(|rows| rows.collect::<std::result::Result<Vec<_>, _>>())
+            .map_err(fts_error)?;
+        let held_by = pages.len();
+        if held_by as i64 <= TERM_PROBE_ROWS && rarest.as_ref().is_none_or(|r| held_by < r.len()) {
+            rarest = Some(pages);
+        }
+    }
+    Ok(rarest.map(|pages| pages.into_iter().collect()))
+}
+
+/// Every section a plan judged per page matches, unordered: its
+/// statement's ranking function hands them over through the tally.
+fn page_sections(
+    conn: &Connection,
+    tally: &index::rank::Tally,
+    sql: &TargetSql,
 ) -> Result<Vec<plan::PageSection>> {
-    // Limit -1: every row (SQLite's "no limit").
-    let mut params = sql.page_params(0, 0);
-    let n = params.len();
-    params[n - 2] = rusqlite::types::Value::Integer(-1);
+    let params = sql.page_params(0, 0);
     let mut s = conn.prepare_cached(&sql.page_sql).map_err(fts_error)?;
-    let rows = s
-        .query_map(params_from_iter(params.iter()), |r| {
-            Ok(plan::PageSection {
-                id: r.get(0)?,
-                rank: r.get(1)?,
-                page: r.get(2)?,
-                phrases: r.get(3)?,
-            })
-        })
+    let mut rows = s
+        .query(params_from_iter(params.iter()))
         .map_err(fts_error)?;
-    let sections = rows
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(fts_error)?;
-    Ok(plan::keep_by_page(sections, terms))
+    while rows.next().map_err(fts_error)?.is_some() {}
+    Ok(tally.take_sections())
 }
 
 /// Prepares (into the connection's statement cache) the statements a

@@ -4,9 +4,13 @@
 //!   avg_keywords_len)` computes what three `bm25()` calls and two length
 //!   norms did (see [`super::BM25_K1`]),
 //! - `gs_code_rank(fts_code_blocks, records)` is `bm25(fts_code_blocks)`,
-//! - `gs_message_page(fts_messages, records)` and `gs_phrase_mask(fts)`
-//!   give a matched message's chat and the query phrases it holds, for
-//!   judging all-terms matches per page (`crate::plan`).
+//! - `gs_message_section(fts_messages, records, avg_title_len,
+//!   avg_keywords_len, factor)` is `gs_message_rank` times `factor` for a
+//!   search judged per page (`crate::plan`): it hands the executor each
+//!   row's rank, chat and the query phrases it holds through the
+//!   [`Tally`] ([`Tally::take_sections`]),
+//! - `gs_message_page(fts_messages, records)` gives a matched message's
+//!   chat.
 //!
 //! Both do FTS5's own BM25 arithmetic (`fts5Bm25Function`, operation for
 //! operation) over the phrase hits of the current row (`xInst`, from the
@@ -28,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::util::lock;
 use rusqlite::{ffi, Connection};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -40,8 +44,9 @@ pub const MESSAGE_RANK: &str = "gs_message_rank";
 pub const CODE_RANK: &str = "gs_code_rank";
 /// The SQL name of the function giving a matched message's chat.
 pub const MESSAGE_PAGE: &str = "gs_message_page";
-/// The SQL name of the function giving the phrases a matched row holds.
-pub const PHRASE_MASK: &str = "gs_phrase_mask";
+/// The SQL name of the message ranking function of a search judged per
+/// page.
+pub const MESSAGE_SECTION: &str = "gs_message_section";
 
 /// Column order of `fts_messages`.
 const TITLE: c_int = 0;
@@ -65,6 +70,9 @@ struct QueryData {
     /// that hold both.
     word: Vec<usize>,
     chunk: RefCell<Option<Chunk>>,
+    /// The pages whose sections are scored ([`Tally::score_only_pages`]);
+    /// `None`: every row's.
+    pages: Option<Arc<HashSet<i64>>>,
 }
 
 /// The rows the ranking functions of a connection scored since
@@ -84,6 +92,11 @@ struct TallyInner {
     /// The phrases of the statement running now, in FTS5's order, as
     /// [`Tally::begin`] gave them, with their ranking weights.
     phrases: Mutex<Option<(Vec<String>, Vec<f64>)>>,
+    /// The pages the statement running now scores the sections of
+    /// ([`Tally::score_only_pages`]).
+    pages: Mutex<Option<Arc<HashSet<i64>>>>,
+    /// The rows `gs_message_section` scored since [`Tally::begin`].
+    sections: Mutex<Vec<Section>>,
     /// Rows containing each phrase, by ranking function and phrase text:
     /// counted once per connection instead of once per search, and
     /// forgotten when a write changes the index ([`Tally::forget_counts`]).
@@ -95,6 +108,18 @@ struct TallyInner {
 enum Kind {
     Message,
     Code,
+}
+
+/// A row `gs_message_section` scored: its id, rank (times the statement's
+/// factor), chat (for a documentation site, the page) and the phrases it
+/// holds (bit `i`: phrase `i` of the query, below
+/// [`MAX_MASKED_PHRASES`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Section {
+    pub id: i64,
+    pub rank: f64,
+    pub page: i64,
+    pub phrases: i64,
 }
 
 /// Phrases whose row counts a connection keeps (then it starts over).
@@ -115,10 +140,27 @@ impl Tally {
     pub fn begin(&self, phrases: &[String], weights: &[f64]) {
         self.reset();
         *lock(&self.0.phrases) = Some((phrases.to_vec(), weights.to_vec()));
+        lock(&self.0.sections).clear();
     }
 
     pub fn end(&self) {
         *lock(&self.0.phrases) = None;
+        *lock(&self.0.pages) = None;
+        *lock(&self.0.sections) = Vec::new();
+    }
+
+    /// Until [`Tally::end`]: `gs_message_section` scores only the sections
+    /// of these pages (chats) and passes over every other row without
+    /// reading its hits. For a search judged per page that has found which
+    /// pages can hold every term: the other rows would be dropped.
+    pub fn score_only_pages(&self, pages: HashSet<i64>) {
+        *lock(&self.0.pages) = Some(Arc::new(pages));
+    }
+
+    /// The rows `gs_message_section` scored since [`Tally::begin`] (or the
+    /// last take), in the order it scored them.
+    pub fn take_sections(&self) -> Vec<Section> {
+        std::mem::take(&mut *lock(&self.0.sections))
     }
 
     /// Forgets the phrases' row counts: the index has changed under the
@@ -259,6 +301,7 @@ unsafe fn query_data(
         idf,
         word,
         chunk: RefCell::new(None),
+        pages: tally.and_then(|t| lock(&t.pages).clone()),
     }));
     // On failure FTS5 frees the data itself (xDelete).
     ok(set(fts, data as *mut c_void, Some(free_query_data)))?;
@@ -327,21 +370,33 @@ unsafe fn record<const N: usize>(
 }
 
 /// Calls `each(phrase, column)` for every phrase hit of the current row.
+///
+/// Walks each phrase's own position list (`xPhraseFirst`/`xPhraseNext`)
+/// rather than FTS5's instance array (`xInst`): building that array merges
+/// the phrases' lists into document order, which costs every hit a look at
+/// every phrase, and a query with its words' inflections has dozens of
+/// phrases. Every caller only counts hits per phrase and column, so the
+/// order does not matter.
 unsafe fn hits(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
     mut each: impl FnMut(usize, c_int),
 ) -> std::result::Result<(), c_int> {
-    let (Some(inst_count), Some(inst)) = (api.xInstCount, api.xInst) else {
+    let (Some(count), Some(first), Some(next)) =
+        (api.xPhraseCount, api.xPhraseFirst, api.xPhraseNext)
+    else {
         return Err(ffi::SQLITE_MISUSE);
     };
-    let mut n_inst: c_int = 0;
-    ok(inst_count(fts, &mut n_inst))?;
-    for i in 0..n_inst {
-        let (mut phrase, mut column, mut offset) = (0, 0, 0);
-        ok(inst(fts, i, &mut phrase, &mut column, &mut offset))?;
-        if let Ok(p) = usize::try_from(phrase) {
-            each(p, column);
+    for phrase in 0..count(fts) {
+        let mut iter = ffi::Fts5PhraseIter {
+            a: ptr::null(),
+            b: ptr::null(),
+        };
+        let (mut column, mut offset) = (0, 0);
+        ok(first(fts, phrase, &mut iter, &mut column, &mut offset))?;
+        while column >= 0 {
+            each(phrase as usize, column);
+            next(fts, &mut iter, &mut column, &mut offset);
         }
     }
     Ok(())
@@ -362,13 +417,36 @@ unsafe fn score(
     let data = &*query_data(api, fts, Kind::Message)?;
     let [_chat, title_len, body_len, keywords_len] =
         record(api, fts, &data.chunk, *records, &MESSAGE_FIELDS)?;
+    message_score(
+        api,
+        fts,
+        data,
+        [title_len, body_len, keywords_len],
+        [avg_title, avg_keywords],
+    )
+    .map(|(score, _)| score)
+}
+
+/// A message's score from its hits, with the phrases it holds (the bits
+/// [`MAX_MASKED_PHRASES`] has room for).
+unsafe fn message_score(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    data: &QueryData,
+    [title_len, body_len, keywords_len]: [i64; 3],
+    [avg_title, avg_keywords]: [f64; 2],
+) -> std::result::Result<(f64, i64), c_int> {
     let n = data.idf.len();
     // Weighted hits per phrase of the three bm25() calls this replaces:
     // (1e6, 0, 0), (0, w_body, 0) and (0, 0, 1e6).
     let mut freq = vec![0.0f64; 3 * n];
     let (title, rest) = freq.split_at_mut(n);
     let (body, keywords) = rest.split_at_mut(n);
+    let mut held = 0i64;
     hits(api, fts, |p, column| {
+        if p < MAX_MASKED_PHRASES {
+            held |= 1 << p;
+        }
         if p < n {
             match column {
                 TITLE => title[p] += SATURATE,
@@ -384,7 +462,50 @@ unsafe fn score(
     let k = bm25(data, keywords, d) * norm(keywords_len, avg_keywords) * w.keywords;
     // SQL's min(): the later argument when they compare equal.
     let best = if t < k { t } else { k };
-    Ok(best + bm25(data, body, d))
+    Ok((best + bm25(data, body, d), held))
+}
+
+/// `gs_message_section(fts_messages, records, avg_title_len,
+/// avg_keywords_len, factor)`: scores the row as `gs_message_rank`, times
+/// `factor`, and hands it to the executor through the tally
+/// ([`Tally::take_sections`]) with its chat and the phrases it holds. A
+/// row of a page the tally leaves out ([`Tally::score_only_pages`]) is
+/// neither scored nor handed on. Returns the rank.
+unsafe fn section(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    args: &[*mut ffi::sqlite3_value],
+) -> std::result::Result<f64, c_int> {
+    let [records, avg_title, avg_keywords, factor] = args else {
+        return Err(ffi::SQLITE_MISUSE);
+    };
+    let (Some(tally), Some(rowid)) = (tally_of(api, fts), api.xRowid) else {
+        return Err(ffi::SQLITE_MISUSE);
+    };
+    let data = &*query_data(api, fts, Kind::Message)?;
+    let [chat, title_len, body_len, keywords_len] =
+        record(api, fts, &data.chunk, *records, &MESSAGE_FIELDS)?;
+    if data.pages.as_ref().is_some_and(|p| !p.contains(&chat)) {
+        return Ok(0.0);
+    }
+    let (score, held) = message_score(
+        api,
+        fts,
+        data,
+        [title_len, body_len, keywords_len],
+        [
+            ffi::sqlite3_value_double(*avg_title),
+            ffi::sqlite3_value_double(*avg_keywords),
+        ],
+    )?;
+    let rank = score * ffi::sqlite3_value_double(*factor);
+    lock(&tally.sections).push(Section {
+        id: rowid(fts),
+        rank,
+        page: chat,
+        phrases: held,
+    });
+    Ok(rank)
 }
 
 /// `bm25(fts_code_blocks)`: every column weighted 1, the row's length
@@ -440,27 +561,8 @@ unsafe extern "C" fn free_chunk_cache(p: *mut c_void) {
     }
 }
 
-/// `gs_phrase_mask(fts)`: bit `i` set when the current row holds phrase
-/// `i` of the query (phrases past the 63rd are not reported; the planner
-/// asks only of expressions with fewer).
-unsafe fn phrase_mask(
-    api: &ffi::Fts5ExtensionApi,
-    fts: *mut ffi::Fts5Context,
-    args: &[*mut ffi::sqlite3_value],
-) -> std::result::Result<i64, c_int> {
-    if !args.is_empty() {
-        return Err(ffi::SQLITE_MISUSE);
-    }
-    let mut mask = 0i64;
-    hits(api, fts, |p, _| {
-        if p < MAX_MASKED_PHRASES {
-            mask |= 1 << p;
-        }
-    })?;
-    Ok(mask)
-}
-
-/// Phrases [`PHRASE_MASK`] reports (the bits of an `i64` below its sign).
+/// Phrases [`MESSAGE_SECTION`] reports (the bits of an `i64` below its
+/// sign).
 pub const MAX_MASKED_PHRASES: usize = 63;
 
 type Integer = unsafe fn(
@@ -510,16 +612,6 @@ unsafe extern "C" fn message_page_fn(
     integer_result(message_page, api, fts, ctx, n_val, vals)
 }
 
-unsafe extern "C" fn phrase_mask_fn(
-    api: *const ffi::Fts5ExtensionApi,
-    fts: *mut ffi::Fts5Context,
-    ctx: *mut ffi::sqlite3_context,
-    n_val: c_int,
-    vals: *mut *mut ffi::sqlite3_value,
-) {
-    integer_result(phrase_mask, api, fts, ctx, n_val, vals)
-}
-
 type Score = unsafe fn(
     &ffi::Fts5ExtensionApi,
     *mut ffi::Fts5Context,
@@ -555,6 +647,16 @@ unsafe extern "C" fn message_rank(
     vals: *mut *mut ffi::sqlite3_value,
 ) {
     result(score, api, fts, ctx, n_val, vals)
+}
+
+unsafe extern "C" fn message_section(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    vals: *mut *mut ffi::sqlite3_value,
+) {
+    result(section, api, fts, ctx, n_val, vals)
 }
 
 unsafe extern "C" fn code_rank(
@@ -619,9 +721,10 @@ unsafe fn create_function(
 /// [`PHRASE_MASK`] on a connection; returns
 /// the [`Tally`] of the rows they score.
 pub fn register(conn: &Connection) -> Result<Tally> {
-    let functions: [(&CStr, ffi::fts5_extension_function); 2] = [
+    let functions: [(&CStr, ffi::fts5_extension_function); 3] = [
         (c"gs_message_rank", Some(message_rank)),
         (c"gs_code_rank", Some(code_rank)),
+        (c"gs_message_section", Some(message_section)),
     ];
     let tally = Tally::default();
     for (name, f) in functions {
@@ -641,23 +744,17 @@ pub fn register(conn: &Connection) -> Result<Tally> {
             )?
         };
     }
-    let page_functions: [(&CStr, ffi::fts5_extension_function); 2] = [
-        (c"gs_message_page", Some(message_page_fn)),
-        (c"gs_phrase_mask", Some(phrase_mask_fn)),
-    ];
-    for (name, f) in page_functions {
-        // SAFETY: the functions have no user data.
-        unsafe {
-            create_function(
-                conn,
-                "the page matching function",
-                name,
-                ptr::null_mut(),
-                f,
-                None,
-            )?
-        };
-    }
+    // SAFETY: the function has no user data.
+    unsafe {
+        create_function(
+            conn,
+            "the page matching function",
+            c"gs_message_page",
+            ptr::null_mut(),
+            Some(message_page_fn),
+            None,
+        )?
+    };
     Ok(tally)
 }
 
