@@ -13,6 +13,9 @@
 //!   remove), in OPFS or IndexedDB,
 //! - [`import`]: a chat export read in pieces into the writable index
 //!   (`engine.importFile`), all or nothing,
+//! - `update_check`: one update check at a time, shared by the page's
+//!   `engine.update()` and the visit's background check (a session's or
+//!   an overlay's),
 //! - [`storage`]: OPFS, IndexedDB and memory backends behind one interface,
 //! - [`host`]: bindings to JS (`js/net.js` downloads, `js/storage.js`,
 //!   `performance.now`) and JS ⇄ [`gitsense_engine::Error`] conversion.
@@ -42,4 +45,6 @@ pub mod local;
 pub mod session;
 #[cfg(target_arch = "wasm32")]
 pub mod storage;
+#[cfg(target_arch = "wasm32")]
+mod update_check;
 pub mod visit;

@@ -838,3 +838,64 @@ async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
         .unwrap_err();
     assert_eq!(js_code(&e), "options.invalid");
 }
+
+#[wasm_bindgen_test]
+async fn an_overlay_s_update_check_is_decided_at_open_runs_once_and_is_shared_with_update() {
+    use gitsense_search::api;
+    fresh().await;
+    publish(SITE, SAMPLE).await;
+    let options = js_sys::JSON::parse(&format!(
+        r#"{{"name": "notes", "storage": "indexeddb", "manifestUrl": "{}"}}"#,
+        manifest_url(SITE)
+    ))
+    .unwrap();
+    let open = || async { json_of(&api::local_open(options.clone(), None).await.unwrap()) };
+
+    // A copy downloaded now is the published index: no background work.
+    let opened = open().await;
+    assert_eq!(opened["info"]["overlay"]["source"], "downloaded");
+    assert_eq!(opened["background"], serde_json::Value::Null);
+    assert!(api::local_background(None).await.unwrap().is_undefined());
+    api::local_close();
+
+    // A repeat visit: the stored copy gets an update check. The page's
+    // engine.update() while it runs gets that check's outcome: one
+    // manifest request, one download.
+    fake_network();
+    let (newer, _) = publish(SITE, HOSTILE).await;
+    let opened = open().await;
+    assert_eq!(opened["info"]["overlay"]["source"], "stored");
+    assert_eq!(opened["background"], "update");
+    let background = wasm_bindgen_futures::JsFuture::from(wasm_bindgen_futures::future_to_promise(
+        api::local_background(None),
+    ));
+    yield_to_tasks().await;
+    let asked = json_of(&api::local_update(None).await.unwrap());
+    let checked = json_of(&background.await.unwrap());
+    assert_eq!(checked["status"], "updated");
+    assert_eq!(checked["revision"], index_info(HOSTILE).revision);
+    assert_eq!(asked, checked);
+    assert_eq!(
+        requested(),
+        vec![manifest_url(SITE), format!("{SITE}{}", newer.file)]
+    );
+    // It ran once.
+    assert!(api::local_background(None).await.unwrap().is_undefined());
+    api::local_close();
+
+    // A page that checks before the background check starts stands for
+    // it: the background one then does nothing and says nothing.
+    fake_network();
+    publish(SITE, HOSTILE).await;
+    let opened = open().await;
+    assert_eq!(opened["background"], "update");
+    assert_eq!(
+        json_of(&api::local_update(None).await.unwrap())["status"],
+        "current"
+    );
+    assert!(api::local_background(None).await.unwrap().is_undefined());
+    assert_eq!(requested(), vec![manifest_url(SITE)]);
+    let info = json_of(&api::local_info().unwrap());
+    assert_eq!(info["overlay"]["lastUpdate"]["status"], "current");
+    api::local_close();
+}
