@@ -18,8 +18,10 @@
 //!   and switches the engine to it between two searches. A server that
 //!   cannot serve ranges makes it download the whole index instead, and
 //!   `info().storageReason` says why.
-//! - [`Session::search`] answers with the results object as JSON text,
-//!   byte for byte what the native CLI prints.
+//! - [`Session::plan`] parses and plans a query once, [`Session::warm`]
+//!   fetches the pages it will read (lazy mode), and
+//!   [`Session::search_planned`] answers with the results object as JSON
+//!   text, byte for byte what the native CLI prints.
 //! - [`Session::plan_visit`] decides, once the index is open, the visit's
 //!   background work ([`super::visit`]: the fill under the page's offline
 //!   policy, or an update check); [`Session::take_background`] hands it
@@ -978,15 +980,10 @@ impl Session {
     }
 
     /// Checks the manifest and swaps in a changed index (see the module
-    /// docs). Errors leave the current index answering.
-    pub async fn update(&self, on_progress: Option<&Function>) -> Result<UpdateStatus> {
-        self.update_with(on_progress, None).await
-    }
-
-    /// [`Session::update`] with the manifest's text when the page has just
-    /// fetched it (the check after opening a stored index then makes no
-    /// request of its own).
-    pub async fn update_with(
+    /// docs). Errors leave the current index answering. `manifest`: its
+    /// text when the page has just fetched it (the check after opening a
+    /// stored index then makes no request of its own).
+    pub async fn update(
         &self,
         on_progress: Option<&Function>,
         manifest: Option<&str>,
@@ -1119,7 +1116,7 @@ impl Session {
             .background(self.check(on_progress, manifest))
     }
 
-    /// [`Session::update_with`] as a future owning what it needs.
+    /// [`Session::update`] as a future owning what it needs.
     fn check(
         self: &Rc<Self>,
         on_progress: Option<Function>,
@@ -1128,7 +1125,7 @@ impl Session {
         let session = Rc::clone(self);
         async move {
             session
-                .update_with(on_progress.as_ref(), manifest.as_deref())
+                .update(on_progress.as_ref(), manifest.as_deref())
                 .await
                 .map(|status| to_js(&status))
                 .map_err(|e| host::error_to_js(&e))
@@ -1159,12 +1156,6 @@ impl Session {
         let t = now_ms();
         lazy.warm(planned).await;
         self.timings.borrow_mut().last_warm_ms = Some(now_ms() - t);
-    }
-
-    /// Runs a query (parsed and planned, then run, without the warm-up);
-    /// the results object as JSON text.
-    pub fn search(&self, query: &str, options_json: &str) -> Result<String> {
-        self.search_planned(self.plan(query, options_json)?)
     }
 
     /// Runs a planned query; the results object as JSON text.
@@ -1237,10 +1228,6 @@ impl Session {
             .into_iter()
             .map(|i| i.name)
             .collect())
-    }
-
-    pub fn source(&self) -> Source {
-        self.source
     }
 
     /// Closes the index and releases the storage (a lazy fill's files stay,
