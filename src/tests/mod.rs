@@ -168,6 +168,22 @@ fn json_of(v: &JsValue) -> serde_json::Value {
     serde_json::from_str(&String::from(js_sys::JSON::stringify(v).unwrap())).unwrap()
 }
 
+/// Starts `background` (the worker's background export), lets it reach
+/// its first wait, then runs `update` (the page's `engine.update()`):
+/// both must resolve with the same outcome, which is returned.
+async fn update_during_background(
+    background: impl std::future::Future<Output = Result<JsValue, JsValue>> + 'static,
+    update: impl std::future::Future<Output = Result<JsValue, JsValue>>,
+) -> serde_json::Value {
+    let background =
+        wasm_bindgen_futures::JsFuture::from(wasm_bindgen_futures::future_to_promise(background));
+    yield_to_tasks().await;
+    let asked = json_of(&update.await.unwrap());
+    let checked = json_of(&background.await.unwrap());
+    assert_eq!(asked, checked, "the page's check and the background's");
+    checked
+}
+
 /// Lets spawned work run up to its next wait.
 async fn yield_to_tasks() {
     for _ in 0..3 {
