@@ -341,7 +341,7 @@ cmd_test() {
   # the whole file; it prints the page's and workers' log when it gives up.
   export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300}
   GITSENSE_WEB_FIXTURES="$ROOT/target/fixtures" \
-    cargo test --target "$WASM_TARGET" -p gitsense-search --test web 2>&1
+    cargo test --target "$WASM_TARGET" -p gitsense-search --lib 2>&1
   log "browser tests: the page and the JS API (playwright-core, headless Chromium)"
   GITSENSE_FIXTURES="$ROOT/target/fixtures" node --test --test-concurrency=1 tests/browser/
   # The benchmark is too slow for CI; its smoke run (8 pages, a few

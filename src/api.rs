@@ -8,7 +8,7 @@
 
 use super::host::{error_to_js, to_js};
 use super::local;
-use super::session::{current, install, take, BackgroundWork, Session, SessionInfo};
+use super::session::{current, install, take, BackgroundWork, Session};
 use super::storage::lazy::Prefetched;
 use super::storage::StoragePref;
 use super::visit::{Background, OfflineVisit};
@@ -74,19 +74,26 @@ struct OpenOptions {
     offline: Option<OfflineVisit>,
 }
 
-/// What `sessionOpen` resolves with: `info()` and the background work the
-/// visit needs (`fill`, `update` or null), which the worker starts with
-/// `sessionBackground` after the first answer. (`info` nested, not
-/// flattened: a flattened struct serializes through another copy of every
-/// field's code, all of it in the module's first part.)
+/// What `sessionOpen` and `localOpen` resolve with: `info()` and the
+/// background work the visit needs (`fill`, `update` or null), which the
+/// worker starts with `sessionBackground` / `localBackground` after the
+/// first answer. (`info` nested, not flattened: a flattened struct
+/// serializes through another copy of every field's code, all of it in
+/// the module's first part.)
 #[derive(Serialize)]
-struct Opened {
-    info: SessionInfo,
+struct Opened<Info> {
+    info: Info,
     background: Option<Background>,
 }
 
 /// The manifest text in the page's hand-off, if any (a Promise of the
 /// hand-off, or the hand-off itself): only that field is read.
+///
+/// Read again here, not kept from what [`Session::open`] was handed: a
+/// stored index opens as soon as storage is ready, without waiting for
+/// the page's prefetch, so on a repeat visit the manifest may come in
+/// only after the session opened (the future `open` was given is then
+/// dropped unfinished); the update check waits for it here.
 async fn handoff_manifest(v: JsValue) -> Option<String> {
     #[derive(Deserialize)]
     struct ManifestOnly {
@@ -159,13 +166,12 @@ pub async fn session_open(
     )
     .await
     .map_err(js)?;
-    let background = s
+    let (info, background) = s
         .plan_visit(
             opts.offline.unwrap_or_default(),
             handoff_manifest(prefetched_value),
         )
         .map_err(js)?;
-    let info = s.info().map_err(js)?;
     install(s);
     Ok(to_js(&Opened { info, background }))
 }
@@ -182,11 +188,10 @@ pub async fn session_background(on_progress: Option<Function>) -> Result<JsValue
         None => Ok(JsValue::UNDEFINED),
         Some(BackgroundWork::Fill) => Ok(to_js(&s.fill(on_progress.as_ref()).await.map_err(js)?)),
         Some(BackgroundWork::Update(manifest)) => {
-            let manifest = manifest.await;
-            if s.update_asked() {
-                return Ok(JsValue::UNDEFINED);
+            match s.update_in_background(on_progress, manifest.await) {
+                Some(check) => wasm_bindgen_futures::JsFuture::from(check).await,
+                None => Ok(JsValue::UNDEFINED),
             }
-            wasm_bindgen_futures::JsFuture::from(s.update_shared(on_progress, manifest)).await
         }
     }
 }
@@ -208,7 +213,9 @@ struct LocalOptions {
 
 /// Opens (or, with `create`, makes) a writable index of the page's own,
 /// or with `manifestUrl` an overlay over a published index (see
-/// [`super::local`]); resolves with its `info()`.
+/// [`super::local`]), and decides the visit's background work (see
+/// [`local::LocalIndex::plan_visit`]); resolves with `{ info, background
+/// }`.
 #[wasm_bindgen(js_name = localOpen)]
 pub async fn local_open(
     options: JsValue,
@@ -242,9 +249,21 @@ pub async fn local_open(
             .await
             .map_err(js)?,
     };
-    let info = to_js(&index.info().map_err(js)?);
+    let (info, background) = index.plan_visit().map_err(js)?;
     local::install(index);
-    Ok(info)
+    Ok(to_js(&Opened { info, background }))
+}
+
+/// Runs the visit's background work that `localOpen` named, once: an
+/// overlay's update check (resolves with its status, the `update` event's
+/// detail; undefined when the page asked for a check of its own first,
+/// which then stands for it). Undefined when there is none.
+#[wasm_bindgen(js_name = localBackground)]
+pub async fn local_background(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
+    match local_index()?.background(on_progress) {
+        Some(check) => wasm_bindgen_futures::JsFuture::from(check).await,
+        None => Ok(JsValue::UNDEFINED),
+    }
 }
 
 /// Applies a write (`add`, `update`, `remove`) to the open writable
@@ -335,13 +354,13 @@ pub fn local_info() -> Result<JsValue, JsValue> {
     Ok(to_js(&local_index()?.info().map_err(js)?))
 }
 
-/// An overlay: checks the manifest and swaps in a new revision with the
-/// page's writes applied; a writable index: `current`.
+/// The page's `engine.update()` on a writable index. An overlay: checks
+/// the manifest and swaps in a new revision with the page's writes
+/// applied; a check already running (the background one) is shared, and
+/// one not started yet is no longer needed. A writable index: `current`.
 #[wasm_bindgen(js_name = localUpdate)]
 pub async fn local_update(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
-    let index = local_index()?;
-    let status = index.update(on_progress.as_ref()).await.map_err(js)?;
-    Ok(to_js(&status))
+    wasm_bindgen_futures::JsFuture::from(local_index()?.update_for_page(on_progress)).await
 }
 
 /// Closes the writable index and releases its storage.
@@ -372,14 +391,7 @@ pub fn session_info() -> Result<JsValue, JsValue> {
 /// shared, and one not started yet is no longer needed.
 #[wasm_bindgen(js_name = sessionUpdate)]
 pub async fn session_update(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
-    if let Some(index) = local::current() {
-        return Ok(to_js(
-            &index.update(on_progress.as_ref()).await.map_err(js)?,
-        ));
-    }
-    let s = session()?;
-    s.ask_update();
-    wasm_bindgen_futures::JsFuture::from(s.update_shared(on_progress, None)).await
+    wasm_bindgen_futures::JsFuture::from(session()?.update_for_page(on_progress)).await
 }
 
 /// Names of the index files in storage.

@@ -37,16 +37,19 @@ use super::storage::memory::{self, MemoryStore};
 use super::storage::opfs::{self, OpfsStore};
 use super::storage::StoragePref;
 use super::storage::StoredIndex;
+use super::update_check::UpdateCheck;
+use super::visit::{self, Background, OfflineVisit, Opened};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::live::{self, WriteOp, WriteSummary};
 use gitsense_engine::index::IndexInfo;
 use gitsense_engine::search::Engine;
 use js_sys::Function;
-use js_sys::Uint8Array;
+use js_sys::{Promise, Uint8Array};
 use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 use std::cell::{Cell, RefCell};
+use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -171,9 +174,19 @@ fn engine_over(conn: Connection) -> Result<Engine> {
     Ok(engine)
 }
 
+/// How an overlay's copy in use came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OverlaySource {
+    /// Opened from storage, no network needed.
+    Stored,
+    /// Downloaded this session, at open or by an update.
+    Downloaded,
+}
+
 /// An overlay's published side.
 struct Overlay {
-    source: Cell<&'static str>,
+    source: Cell<OverlaySource>,
     manifest_url: String,
     request_timeout_ms: Option<u32>,
     /// The SHA-256 of the published index the copy in use was made from.
@@ -188,9 +201,8 @@ struct Overlay {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OverlayInfo {
-    /// How the copy in use came: `stored` (opened from storage) or
-    /// `downloaded` (this session, at open or by an update).
-    pub source: &'static str,
+    /// How the copy in use came: `stored` or `downloaded`.
+    pub source: OverlaySource,
     pub manifest_url: String,
     /// The SHA-256 of the published index under the page's writes.
     pub base_sha256: String,
@@ -257,6 +269,11 @@ pub struct LocalIndex {
     engine: RefCell<Option<Engine>>,
     timings: RefCell<LocalTimings>,
     overlay: Option<Overlay>,
+    /// The visit's background work ([`LocalIndex::plan_visit`]) until it
+    /// runs.
+    background: Cell<Option<Background>>,
+    /// The page's and the background's update checks, shared.
+    update_check: UpdateCheck,
 }
 
 /// The longest index name.
@@ -304,6 +321,8 @@ impl LocalIndex {
             engine: RefCell::new(Some(engine)),
             timings: RefCell::new(LocalTimings::default()),
             overlay,
+            background: Cell::new(None),
+            update_check: UpdateCheck::default(),
         }
     }
 
@@ -356,8 +375,9 @@ impl LocalIndex {
 
     /// Opens the overlay `name` over the index published at
     /// `manifest_url`: the copy stored last (no network needed), else a
-    /// copy of the index the manifest names, downloaded now. The caller
-    /// checks for a new revision with [`LocalIndex::update`].
+    /// copy of the index the manifest names, downloaded now.
+    /// [`LocalIndex::plan_visit`] then says whether to check for a new
+    /// revision.
     pub async fn open_overlay(
         manifest_url: &str,
         name: &str,
@@ -418,7 +438,11 @@ impl LocalIndex {
             }
         };
         let overlay = Overlay {
-            source: Cell::new(if stored { "stored" } else { "downloaded" }),
+            source: Cell::new(if stored {
+                OverlaySource::Stored
+            } else {
+                OverlaySource::Downloaded
+            }),
             manifest_url: manifest_url.to_string(),
             request_timeout_ms,
             base: RefCell::new(base),
@@ -484,6 +508,61 @@ impl LocalIndex {
             };
         }
         made
+    }
+
+    /// Decides the visit's background work as a published index's
+    /// session does ([`visit::plan`]): a copy opened from storage is
+    /// checked for a new revision, a copy downloaded now is the published
+    /// one; a writable index of the page's own has nothing published.
+    /// The copy is whole from the start, so the offline policy, which
+    /// only decides when a copy is made, has no say. Returns `info()`
+    /// and the work, kept for [`LocalIndex::background`].
+    pub fn plan_visit(&self) -> Result<(LocalInfo, Option<Background>)> {
+        let info = self.info()?;
+        let work = info.overlay.as_ref().and_then(|o| {
+            let opened = match o.source {
+                OverlaySource::Stored => Opened::Stored,
+                OverlaySource::Downloaded => Opened::Downloaded,
+            };
+            visit::plan(OfflineVisit::default(), opened).background
+        });
+        self.background.set(work);
+        Ok((info, work))
+    }
+
+    /// Starts the visit's background work once (later calls: `None`):
+    /// the update check, shared with the page's as
+    /// [`UpdateCheck::background`] says; `None` when the page checked
+    /// first. Resolves with the `OverlayUpdate`.
+    pub fn background(self: &Rc<Self>, on_progress: Option<Function>) -> Option<Promise> {
+        match self.background.take()? {
+            Background::Update => self.update_check.background(self.check(on_progress)),
+            // An overlay has no copy to fill: `plan_visit` never names it.
+            Background::Fill => None,
+        }
+    }
+
+    /// The page's `engine.update()`: [`LocalIndex::update`], or the
+    /// outcome of the check already running (the background one).
+    /// Resolves with the `OverlayUpdate`, rejects with the structured
+    /// error.
+    pub fn update_for_page(self: &Rc<Self>, on_progress: Option<Function>) -> Promise {
+        self.update_check.page(self.check(on_progress))
+    }
+
+    /// [`LocalIndex::update`] as a future owning what it needs.
+    fn check(
+        self: &Rc<Self>,
+        on_progress: Option<Function>,
+    ) -> impl Future<Output = std::result::Result<JsValue, JsValue>> + 'static {
+        let index = Rc::clone(self);
+        async move {
+            index
+                .update(on_progress.as_ref())
+                .await
+                .map(|status| host::to_js(&status))
+                .map_err(|e| host::error_to_js(&e))
+        }
     }
 
     /// An overlay: checks the manifest and, for a new revision, makes a
@@ -573,7 +652,7 @@ impl LocalIndex {
         *self.engine.borrow_mut() = Some(engine);
         *o.base.borrow_mut() = manifest.sha256.clone();
         o.seq.set(seq);
-        o.source.set("downloaded");
+        o.source.set(OverlaySource::Downloaded);
         self.save().await?;
         self.place.remove(&old).await?;
         let revision = self.with_engine(|e| Ok(e.info().revision.clone()))?;

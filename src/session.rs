@@ -18,8 +18,10 @@
 //!   and switches the engine to it between two searches. A server that
 //!   cannot serve ranges makes it download the whole index instead, and
 //!   `info().storageReason` says why.
-//! - [`Session::search`] answers with the results object as JSON text,
-//!   byte for byte what the native CLI prints.
+//! - [`Session::plan`] parses and plans a query once, [`Session::warm`]
+//!   fetches the pages it will read (lazy mode), and
+//!   [`Session::search_planned`] answers with the results object as JSON
+//!   text, byte for byte what the native CLI prints.
 //! - [`Session::plan_visit`] decides, once the index is open, the visit's
 //!   background work ([`super::visit`]: the fill under the page's offline
 //!   policy, or an update check); [`Session::take_background`] hands it
@@ -28,6 +30,7 @@
 use super::host::{self, js_error, now_ms, report, to_js};
 use super::storage::lazy::{LazyIndex, LazyInfo, Prefetched};
 use super::storage::{newest, Storage, StorageKind, StoragePref, StoredIndex};
+use super::update_check::UpdateCheck;
 use super::visit::{self, Background, OfflineState, OfflineVisit, Opened};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::IndexInfo;
@@ -293,12 +296,8 @@ pub struct Session {
     offline: Cell<Option<OfflineState>>,
     /// The visit's background work until it is taken to run.
     background: RefCell<Option<BackgroundWork>>,
-    /// The page asked for an update check itself: the background one,
-    /// reading an older manifest, is not needed.
-    update_asked: Cell<bool>,
-    /// The update check in flight, resolving with its `UpdateStatus`:
-    /// every caller meanwhile gets its outcome.
-    update_in_flight: RefCell<Option<Promise>>,
+    /// The page's and the background's update checks, shared.
+    update_check: UpdateCheck,
 }
 
 fn closed() -> Error {
@@ -521,8 +520,7 @@ impl Session {
             opened_at,
             offline: Cell::new(None),
             background: RefCell::new(None),
-            update_asked: Cell::new(false),
-            update_in_flight: RefCell::new(None),
+            update_check: UpdateCheck::default(),
         }
     }
 
@@ -982,15 +980,10 @@ impl Session {
     }
 
     /// Checks the manifest and swaps in a changed index (see the module
-    /// docs). Errors leave the current index answering.
-    pub async fn update(&self, on_progress: Option<&Function>) -> Result<UpdateStatus> {
-        self.update_with(on_progress, None).await
-    }
-
-    /// [`Session::update`] with the manifest's text when the page has just
-    /// fetched it (the check after opening a stored index then makes no
-    /// request of its own).
-    pub async fn update_with(
+    /// docs). Errors leave the current index answering. `manifest`: its
+    /// text when the page has just fetched it (the check after opening a
+    /// stored index then makes no request of its own).
+    pub async fn update(
         &self,
         on_progress: Option<&Function>,
         manifest: Option<&str>,
@@ -1069,14 +1062,15 @@ impl Session {
     /// Decides the visit's background work under the page's offline
     /// policy (see [`visit::plan`]) and keeps it for
     /// [`Session::take_background`]; `info().offline` reports the
-    /// decision from now on. `handoff_manifest`: the manifest text the
-    /// page fetched for this visit, awaited only by the update check.
+    /// decision from now on, starting with the `info()` returned.
+    /// `handoff_manifest`: the manifest text the page fetched for this
+    /// visit, awaited only by the update check.
     pub fn plan_visit(
         &self,
         policy: OfflineVisit,
         handoff_manifest: impl Future<Output = Option<String>> + 'static,
-    ) -> Result<Option<Background>> {
-        let info = self.info()?;
+    ) -> Result<(SessionInfo, Option<Background>)> {
+        let mut info = self.info()?;
         let opened = match info.source {
             Source::Stored => Opened::Stored,
             Source::Downloaded => Opened::Downloaded,
@@ -1084,16 +1078,18 @@ impl Session {
                 copy_pending: info.storage == StorageKind::Lazy
                     && info
                         .lazy
+                        .as_ref()
                         .is_some_and(|l| l.state == "filling" || l.fill_error.is_some()),
             },
         };
         let plan = visit::plan(policy, opened);
         self.offline.set(Some(plan.offline));
+        info.offline = Some(plan.offline);
         *self.background.borrow_mut() = plan.background.map(|work| match work {
             Background::Fill => BackgroundWork::Fill,
             Background::Update => BackgroundWork::Update(Box::pin(handoff_manifest)),
         });
-        Ok(plan.background)
+        Ok((info, plan.background))
     }
 
     /// The visit's background work, once: later calls get `None`.
@@ -1101,39 +1097,39 @@ impl Session {
         self.background.borrow_mut().take()
     }
 
-    /// Records that the page asked for an update check of its own.
-    pub fn ask_update(&self) {
-        self.update_asked.set(true);
+    /// The page's `engine.update()`: [`Session::update`], or the outcome
+    /// of the check already running (the background one). Resolves with
+    /// the `UpdateStatus`, rejects with the structured error.
+    pub fn update_for_page(self: &Rc<Self>, on_progress: Option<Function>) -> Promise {
+        self.update_check.page(self.check(on_progress, None))
     }
 
-    pub fn update_asked(&self) -> bool {
-        self.update_asked.get()
-    }
-
-    /// [`Session::update_with`] shared: while a check runs, every caller
-    /// gets its outcome (the page's `engine.update()` during the
-    /// background check among them). Resolves with the `UpdateStatus`,
-    /// rejects with the structured error.
-    pub fn update_shared(
+    /// The visit's background check, with the manifest the page fetched
+    /// for this visit: as [`Session::update_for_page`], or `None` when
+    /// the page has asked for a check of its own (which stands for it).
+    pub fn update_in_background(
         self: &Rc<Self>,
         on_progress: Option<Function>,
         manifest: Option<String>,
-    ) -> Promise {
-        if let Some(running) = self.update_in_flight.borrow().clone() {
-            return running;
-        }
+    ) -> Option<Promise> {
+        self.update_check
+            .background(self.check(on_progress, manifest))
+    }
+
+    /// [`Session::update`] as a future owning what it needs.
+    fn check(
+        self: &Rc<Self>,
+        on_progress: Option<Function>,
+        manifest: Option<String>,
+    ) -> impl Future<Output = std::result::Result<JsValue, JsValue>> + 'static {
         let session = Rc::clone(self);
-        let running = wasm_bindgen_futures::future_to_promise(async move {
-            let result = session
-                .update_with(on_progress.as_ref(), manifest.as_deref())
-                .await;
-            session.update_in_flight.borrow_mut().take();
-            result
+        async move {
+            session
+                .update(on_progress.as_ref(), manifest.as_deref())
+                .await
                 .map(|status| to_js(&status))
                 .map_err(|e| host::error_to_js(&e))
-        });
-        *self.update_in_flight.borrow_mut() = Some(running.clone());
-        running
+        }
     }
 
     fn with_current<T>(&self, f: impl FnOnce(&Current) -> T) -> Result<T> {
@@ -1160,12 +1156,6 @@ impl Session {
         let t = now_ms();
         lazy.warm(planned).await;
         self.timings.borrow_mut().last_warm_ms = Some(now_ms() - t);
-    }
-
-    /// Runs a query (parsed and planned, then run, without the warm-up);
-    /// the results object as JSON text.
-    pub fn search(&self, query: &str, options_json: &str) -> Result<String> {
-        self.search_planned(self.plan(query, options_json)?)
     }
 
     /// Runs a planned query; the results object as JSON text.
@@ -1238,10 +1228,6 @@ impl Session {
             .into_iter()
             .map(|i| i.name)
             .collect())
-    }
-
-    pub fn source(&self) -> Source {
-        self.source
     }
 
     /// Closes the index and releases the storage (a lazy fill's files stay,

@@ -46,6 +46,7 @@ import init, {
   localSearch,
   localInfo,
   localUpdate,
+  localBackground,
   localClose,
   localImportBegin,
   localImportFeed,
@@ -90,7 +91,6 @@ function loadModule(pageCompiles) {
 }
 let crash = null; // { code, message } once the wasm instance has trapped
 let writable = false; // a writable index (openLocal) is open: the local* functions serve it
-let updating = null; // the update in flight, shared by every caller
 let importing = null; // the import in flight (writes and updates wait for it)
 const aborted = new Set(); // importIds whose abort came while they ran
 
@@ -111,10 +111,11 @@ function toError(e) {
 
 const progress = (detail) => self.postMessage({ type: 'progress', detail });
 
-// A session's background work (lazy mode: the second module, then the
-// fill; a stored index: the second module, then the update check) starts
-// after the first search (or after BACKGROUND_DELAY_MS), so it does not
-// compete with the first answer.
+// A visit's background work (lazy mode: the second module, then the
+// fill; a stored index or overlay: the second module, then the update
+// check), decided by the module at open, starts after the first search
+// (or after BACKGROUND_DELAY_MS), so it does not compete with the first
+// answer.
 const BACKGROUND_DELAY_MS = 1000;
 let startBackground = null;
 // Lazy mode's first requests, made by the page (index.js prefetchIndex):
@@ -142,11 +143,6 @@ function awaitPagePrefetch({ pagePrefetches, manifestUrl }) {
     };
   });
 }
-
-// Whether the page has called engine.update() (a writable overlay's
-// held check is then not needed; a published index's session keeps this
-// fact itself).
-let updateAsked = false;
 
 /** Runs `work` once the second module is in, after the first search (or BACKGROUND_DELAY_MS). */
 function holdBackground(work) {
@@ -222,15 +218,6 @@ async function importFile(file, importId, tuning) {
   return summary;
 }
 
-function update() {
-  if (!updating) {
-    updating = (writable ? localUpdate(progress) : sessionUpdate(progress)).finally(() => {
-      updating = null;
-    });
-  }
-  return updating;
-}
-
 const ops = {
   async open({ manifestUrl, storage, offline, requestTimeoutMs }) {
     // The prefetch goes in as a Promise: storage opens while it finishes.
@@ -257,19 +244,23 @@ const ops = {
     return info;
   },
   // A writable index of the page's own (GitSenseSearch.create / open({ name })).
-  // With manifestUrl: an overlay over that published index, its stored
-  // copy checked for a new revision in the background ('update' event).
+  // With manifestUrl: an overlay over that published index; the module
+  // decides its background work (src/local.rs: 'update' for a copy
+  // opened from storage, the 'update' event), run once no import runs.
   async openLocal({ name, storage, create, manifestUrl, requestTimeoutMs }) {
     // Writes run code the first module leaves to the second (split.js):
     // fetched now, not by a stub's synchronous load mid-write.
     await loadSecondary();
-    const info = await localOpen({ name, storage, create, manifestUrl, requestTimeoutMs }, progress);
+    const { info, background } = await localOpen({ name, storage, create, manifestUrl, requestTimeoutMs }, progress);
     writable = true;
     mark('opened');
-    if (info.overlay && info.overlay.source === 'stored') {
-      setTimeout(() => {
-        if (!updateAsked) announce(() => update(), 'update');
-      }, BACKGROUND_DELAY_MS);
+    if (background) {
+      holdBackground(() =>
+        announce(async () => {
+          await importsDone();
+          return localBackground(progress);
+        }, background),
+      );
     }
     return info;
   },
@@ -314,10 +305,10 @@ const ops = {
     info.startup = { ...startup };
     return info;
   },
+  // A check already running (the background one) is shared, in Rust.
   async update() {
-    updateAsked = true;
     await importsDone();
-    return update();
+    return writable ? localUpdate(progress) : sessionUpdate(progress);
   },
   files: () => sessionStoredFiles(),
   close() {

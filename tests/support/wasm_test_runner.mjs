@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Cargo runner for the wasm browser tests (tests/web.rs):
+// Cargo runner for the wasm browser tests (src/tests/, the browser crate's):
 //   node tests/support/wasm_test_runner.mjs TEST.wasm [ARGS...]
 //
 // wasm-bindgen-test-runner builds the test page and serves it; this script

@@ -1,6 +1,7 @@
-// Test doubles for tests/web.rs, running in the test's dedicated worker:
-// a fake network (fetch replaced by a route table that counts requests),
-// a switch for navigator.onLine, and gzip via CompressionStream.
+// Test doubles for the browser crate's tests (src/tests/), running in the
+// test's dedicated worker: a fake network (fetch replaced by a route table
+// that counts requests), a switch for navigator.onLine, and gzip via
+// CompressionStream.
 
 const routes = new Map();
 let log = [];
