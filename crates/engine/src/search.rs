@@ -1187,6 +1187,9 @@ pub fn prepare_statements(conn: &Connection, p: &Plan) {
             let _ = conn.prepare_cached(&sql.count_sql);
         }
         let _ = conn.prepare_cached(&sql.page_sql);
+        if !sql.page_term_fts.is_empty() {
+            let _ = conn.prepare_cached(&sql.term_pages_sql);
+        }
         let _ = conn.prepare_cached(row);
         if sql.fts.is_some() {
             let _ = conn.prepare_cached(&snippet_sql(fts));
