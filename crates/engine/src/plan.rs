@@ -1432,6 +1432,28 @@ struct PageTerm {
 /// and the phrases it holds (see [`TargetSql::page_terms`]).
 pub use crate::index::rank::Section as PageSection;
 
+/// An FTS5 expression of the phrases of `phrases` (an expression's,
+/// [`fts_phrases`]) whose bits `held` sets: for a row holding just those,
+/// it finds the same hits as the whole expression, from fewer doclists
+/// (a snippet of a query with its words' inflections otherwise steps
+/// dozens). `None` when no bit names a phrase.
+///
+/// ```
+/// use gitsense_engine::plan::held_phrases;
+/// let phrases = ["\"lock\"".to_string(), "\"locks\"".to_string(), "\"class\"*".to_string()];
+/// assert_eq!(held_phrases(&phrases, 0b101).as_deref(), Some("\"lock\" OR \"class\"*"));
+/// assert_eq!(held_phrases(&phrases, 0), None);
+/// ```
+pub fn held_phrases(phrases: &[String], held: i64) -> Option<String> {
+    let kept: Vec<&str> = phrases
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i < crate::index::rank::MAX_MASKED_PHRASES && held & (1 << i) != 0)
+        .map(|(_, p)| p.as_str())
+        .collect();
+    (!kept.is_empty()).then(|| kept.join(" OR "))
+}
+
 /// How much a section holding some of the terms counts against one
 /// holding them all, on a page holding them all: its rank times (terms it
 /// holds / terms) to this power. The section naming the rarest term in its

@@ -221,7 +221,18 @@ impl Drop for Engine {
 struct Counted {
     target: Target,
     total: u64,
-    page: Option<Vec<(i64, f64)>>,
+    page: Option<Vec<Ranked>>,
+}
+
+/// A row of a ranked page.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    pub id: i64,
+    pub rank: f64,
+    /// The query's phrases the row holds (bit `i`: phrase `i` of
+    /// [`TargetSql::phrases`]), when the ranking gave them (a search
+    /// judged per page): its snippet then matches only those.
+    pub phrases: Option<i64>,
 }
 
 impl Engine {
@@ -539,12 +550,12 @@ impl Engine {
                     }
                 }
             };
-            for (id, rank) in ids {
+            for Ranked { id, rank, phrases } in ids {
                 match tp.target {
                     Target::Chats => results.chats.push(self.chat_result(id, rank, sql, &opts)?),
                     Target::Messages => results
                         .messages
-                        .push(self.message_result(id, rank, sql, &opts)?),
+                        .push(self.message_result(id, rank, phrases, sql, &opts)?),
                     Target::CodeBlocks => results
                         .code_blocks
                         .push(self.code_result(id, rank, sql, &opts)?),
@@ -784,12 +795,7 @@ impl Engine {
 
     /// A page of ids with their rank, and the number of results
     /// ([`ranked_page`]).
-    fn ranked_page(
-        &self,
-        sql: &TargetSql,
-        limit: u64,
-        offset: u64,
-    ) -> Result<(Vec<(i64, f64)>, u64)> {
+    fn ranked_page(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<(Vec<Ranked>, u64)> {
         ranked_page(&self.conn, &self.tally, sql, limit, offset)
     }
 
@@ -876,6 +882,7 @@ impl Engine {
         &self,
         id: i64,
         rank: f64,
+        phrases: Option<i64>,
         sql: &TargetSql,
         opts: &SearchOptions,
     ) -> Result<MessageResult> {
@@ -899,6 +906,8 @@ impl Engine {
         let snippet = match &sql.fts {
             Some(f) => {
                 let tokens = opts.snippet_tokens.map_or(SNIPPET_TOKENS_TEXT, i64::from);
+                let held = phrases.and_then(|held| plan::held_phrases(&sql.phrases, held));
+                let f = held.as_deref().unwrap_or(f);
                 match self.snippet_in_budget(fts_messages::TABLE, 1, tokens, f, id)? {
                     Some(s) => s.map(|s| finish_snippet(&s, opts.highlight)),
                     None => Some(listing_snippet(&body, opts.highlight)),
@@ -1077,7 +1086,7 @@ pub fn ranked_page(
     sql: &TargetSql,
     limit: u64,
     offset: u64,
-) -> Result<(Vec<(i64, f64)>, u64)> {
+) -> Result<(Vec<Ranked>, u64)> {
     tally.begin(&sql.phrases, &sql.phrase_weights);
     let ids = match &sql.page_terms {
         Some(terms) => rarest_term_pages(conn, sql)
@@ -1089,10 +1098,12 @@ pub fn ranked_page(
             })
             .map(|sections| {
                 let (kept, total) = plan::keep_by_page(sections, terms, limit, offset);
-                (
-                    kept.into_iter().map(|s| (s.id, s.rank)).collect(),
-                    Some(total),
-                )
+                let page = kept.into_iter().map(|s| Ranked {
+                    id: s.id,
+                    rank: s.rank,
+                    phrases: Some(s.phrases),
+                });
+                (page.collect(), Some(total))
             }),
         None => page_ids(conn, sql, limit, offset).map(|ids| (ids, None)),
     };
@@ -1101,25 +1112,22 @@ pub fn ranked_page(
     Ok((ids, total.unwrap_or_else(|| tally.rows())))
 }
 
-fn page_ids(
-    conn: &Connection,
-    sql: &TargetSql,
-    limit: u64,
-    offset: u64,
-) -> Result<Vec<(i64, f64)>> {
+fn page_ids(conn: &Connection, sql: &TargetSql, limit: u64, offset: u64) -> Result<Vec<Ranked>> {
     let params = sql.page_params(limit, offset);
     let mut s = conn.prepare_cached(&sql.page_sql).map_err(fts_error)?;
     let rows = s
         .query_map(params_from_iter(params.iter()), |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+            Ok(Ranked {
+                id: r.get(0)?,
+                rank: r.get(1)?,
+                phrases: None,
+            })
         })
         .map_err(fts_error)?;
     rows.collect::<std::result::Result<Vec<_>, _>>()
         .map_err(fts_error)
 }
 
-/// Every section a search judged per page keeps, best first
-/// ([`TargetSql::page_terms`]).
 /// Sections [`rarest_term_pages`] reads of each term at most: a term held
 /// by more is too common to narrow the pages much.
 const TERM_PROBE_ROWS: i64 = 256;

@@ -569,7 +569,7 @@ async fn returned_page(lazy: &LazyIndex, conn: &Connection, tally: &Tally, p: &P
         // returns the sections it keeps, not the first rows of its
         // statement), so the rows it returns are the rows fetched.
         let ids: BTreeSet<i64> = search::ranked_page(conn, tally, sql, p.per_page, offset)
-            .map(|(ids, _)| ids.into_iter().map(|(id, _)| id).collect())
+            .map(|(ids, _)| ids.into_iter().map(|r| r.id).collect())
             .unwrap_or_default();
         if ids.is_empty() {
             continue;

@@ -69,7 +69,7 @@ struct QueryData {
     /// inflection finds rows the typed word misses without lifting rows
     /// that hold both.
     word: Vec<usize>,
-    chunk: RefCell<Option<Chunk>>,
+    chunk: RefCell<Option<Arc<CachedChunk>>>,
     /// The pages whose sections are scored ([`Tally::score_only_pages`]);
     /// `None`: every row's.
     pages: Option<Arc<HashSet<i64>>>,
@@ -97,6 +97,10 @@ struct TallyInner {
     pages: Mutex<Option<Arc<HashSet<i64>>>>,
     /// The rows `gs_message_section` scored since [`Tally::begin`].
     sections: Mutex<Vec<Section>>,
+    /// Decoded ranking records by table and chunk, for every statement of
+    /// the connection: a query of common words reads a record of most
+    /// chunks, and the next query the same ones again.
+    chunks: Mutex<HashMap<(Kind, i64), Arc<CachedChunk>>>,
     /// Rows containing each phrase, by ranking function and phrase text:
     /// counted once per connection instead of once per search, and
     /// forgotten when a write changes the index ([`Tally::forget_counts`]).
@@ -121,6 +125,18 @@ pub struct Section {
     pub page: i64,
     pub phrases: i64,
 }
+
+/// A decoded chunk of ranking records with the blob it was decoded from:
+/// a cached chunk is used only for the same bytes, so a write that
+/// changes the records never meets a stale one.
+struct CachedChunk {
+    blob: Vec<u8>,
+    records: Chunk,
+}
+
+/// Chunks of ranking records a connection keeps decoded (then it starts
+/// over): a few MiB at most, the records of about 130,000 rows.
+const MAX_CACHED_CHUNKS: usize = 512;
 
 /// Phrases whose row counts a connection keeps (then it starts over).
 const MAX_CACHED_PHRASES: usize = 4096;
@@ -167,6 +183,7 @@ impl Tally {
     /// connection (a writable index's write).
     pub fn forget_counts(&self) {
         lock(&self.0.hits).clear();
+        lock(&self.0.chunks).clear();
     }
 
     /// Rows scored since the last reset.
@@ -343,9 +360,9 @@ fn norm(len: i64, avg: f64) -> f64 {
 unsafe fn record<const N: usize>(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
-    last: &RefCell<Option<Chunk>>,
+    last: &RefCell<Option<Arc<CachedChunk>>>,
     blob: *mut ffi::sqlite3_value,
-    cols: &[Col; N],
+    kind: Kind,
 ) -> std::result::Result<[i64; N], c_int> {
     let Some(rowid) = api.xRowid else {
         return Err(ffi::SQLITE_MISUSE);
@@ -353,7 +370,7 @@ unsafe fn record<const N: usize>(
     let id = rowid(fts);
     let chunk = records::chunk_of(id);
     let mut cached = last.borrow_mut();
-    if cached.as_ref().map(|c| c.chunk) != Some(chunk) {
+    if cached.as_ref().map(|c| c.records.chunk) != Some(chunk) {
         let p = ffi::sqlite3_value_blob(blob) as *const u8;
         let n = ffi::sqlite3_value_bytes(blob);
         let bytes: &[u8] = if p.is_null() || n <= 0 {
@@ -361,12 +378,43 @@ unsafe fn record<const N: usize>(
         } else {
             std::slice::from_raw_parts(p, n as usize)
         };
-        *cached = Some(records::decode(chunk, bytes, cols).ok_or(ffi::SQLITE_CORRUPT)?);
+        *cached = Some(decoded(tally_of(api, fts), kind, chunk, bytes)?);
     }
     cached
         .as_ref()
-        .and_then(|c| c.get(id)?.try_into().ok())
+        .and_then(|c| c.records.get(id)?.try_into().ok())
         .ok_or(ffi::SQLITE_CORRUPT)
+}
+
+/// Chunk `chunk`'s records of `kind`'s table, from the connection's cache
+/// when it holds them for these bytes, else decoded (and cached).
+fn decoded(
+    tally: Option<&TallyInner>,
+    kind: Kind,
+    chunk: i64,
+    bytes: &[u8],
+) -> std::result::Result<Arc<CachedChunk>, c_int> {
+    if let Some(c) = tally.and_then(|t| lock(&t.chunks).get(&(kind, chunk)).cloned()) {
+        if c.blob == bytes {
+            return Ok(c);
+        }
+    }
+    let cols: &[Col] = match kind {
+        Kind::Message => &MESSAGE_FIELDS,
+        Kind::Code => &CODE_FIELDS,
+    };
+    let fresh = Arc::new(CachedChunk {
+        blob: bytes.to_vec(),
+        records: records::decode(chunk, bytes, cols).ok_or(ffi::SQLITE_CORRUPT)?,
+    });
+    if let Some(t) = tally {
+        let mut cache = lock(&t.chunks);
+        if cache.len() >= MAX_CACHED_CHUNKS {
+            cache.clear();
+        }
+        cache.insert((kind, chunk), Arc::clone(&fresh));
+    }
+    Ok(fresh)
 }
 
 /// Calls `each(phrase, column)` for every phrase hit of the current row.
@@ -416,7 +464,7 @@ unsafe fn score(
     );
     let data = &*query_data(api, fts, Kind::Message)?;
     let [_chat, title_len, body_len, keywords_len] =
-        record(api, fts, &data.chunk, *records, &MESSAGE_FIELDS)?;
+        record(api, fts, &data.chunk, *records, Kind::Message)?;
     message_score(
         api,
         fts,
@@ -484,7 +532,7 @@ unsafe fn section(
     };
     let data = &*query_data(api, fts, Kind::Message)?;
     let [chat, title_len, body_len, keywords_len] =
-        record(api, fts, &data.chunk, *records, &MESSAGE_FIELDS)?;
+        record(api, fts, &data.chunk, *records, Kind::Message)?;
     if data.pages.as_ref().is_some_and(|p| !p.contains(&chat)) {
         return Ok(0.0);
     }
@@ -519,7 +567,7 @@ unsafe fn code_score(
         return Err(ffi::SQLITE_MISUSE);
     };
     let data = &*query_data(api, fts, Kind::Code)?;
-    let [_message, _chat, content_len] = record(api, fts, &data.chunk, *records, &CODE_FIELDS)?;
+    let [_message, _chat, content_len] = record(api, fts, &data.chunk, *records, Kind::Code)?;
     let n = data.idf.len();
     let mut freq = vec![0.0f64; n];
     hits(api, fts, |p, _| {
@@ -544,20 +592,20 @@ unsafe fn message_page(
     let (Some(get), Some(set)) = (api.xGetAuxdata, api.xSetAuxdata) else {
         return Err(ffi::SQLITE_MISUSE);
     };
-    let mut last = get(fts, 0) as *const RefCell<Option<Chunk>>;
+    let mut last = get(fts, 0) as *const RefCell<Option<Arc<CachedChunk>>>;
     if last.is_null() {
-        let fresh = Box::into_raw(Box::new(RefCell::new(None::<Chunk>)));
+        let fresh = Box::into_raw(Box::new(RefCell::new(None::<Arc<CachedChunk>>)));
         // On failure FTS5 frees the data itself (xDelete).
         ok(set(fts, fresh as *mut c_void, Some(free_chunk_cache)))?;
         last = fresh;
     }
-    let [chat, ..] = record(api, fts, &*last, *records, &MESSAGE_FIELDS)?;
+    let [chat, ..] = record::<4>(api, fts, &*last, *records, Kind::Message)?;
     Ok(chat)
 }
 
 unsafe extern "C" fn free_chunk_cache(p: *mut c_void) {
     if !p.is_null() {
-        drop(Box::from_raw(p as *mut RefCell<Option<Chunk>>));
+        drop(Box::from_raw(p as *mut RefCell<Option<Arc<CachedChunk>>>));
     }
 }
 
@@ -721,10 +769,11 @@ unsafe fn create_function(
 /// [`PHRASE_MASK`] on a connection; returns
 /// the [`Tally`] of the rows they score.
 pub fn register(conn: &Connection) -> Result<Tally> {
-    let functions: [(&CStr, ffi::fts5_extension_function); 3] = [
+    let functions: [(&CStr, ffi::fts5_extension_function); 4] = [
         (c"gs_message_rank", Some(message_rank)),
         (c"gs_code_rank", Some(code_rank)),
         (c"gs_message_section", Some(message_section)),
+        (c"gs_message_page", Some(message_page_fn)),
     ];
     let tally = Tally::default();
     for (name, f) in functions {
@@ -744,17 +793,6 @@ pub fn register(conn: &Connection) -> Result<Tally> {
             )?
         };
     }
-    // SAFETY: the function has no user data.
-    unsafe {
-        create_function(
-            conn,
-            "the page matching function",
-            c"gs_message_page",
-            ptr::null_mut(),
-            Some(message_page_fn),
-            None,
-        )?
-    };
     Ok(tally)
 }
 
