@@ -33,7 +33,7 @@ const MAX_LEAVES_PER_TERM: i64 = 64;
 
 /// How the table tokenizes (see `crate::index::schema`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tokenizer {
+pub(crate) enum Tokenizer {
     /// `unicode61`: runs of letters and digits.
     Words,
     /// `trigram`: every three characters.
@@ -41,7 +41,7 @@ pub enum Tokenizer {
 }
 
 /// The tokenizer of one of this index's FTS5 tables.
-pub fn tokenizer_of(fts_table: &str) -> Tokenizer {
+pub(crate) fn tokenizer_of(fts_table: &str) -> Tokenizer {
     if fts_table == "fts_code_blocks" {
         Tokenizer::Trigram
     } else {
@@ -166,7 +166,7 @@ pub fn doclist_rowids(
 }
 
 /// The hash `fts_leaf_ends` keeps of an index key (`'0'` + token).
-pub fn term_hash(key: &[u8]) -> u16 {
+pub(crate) fn term_hash(key: &[u8]) -> u16 {
     // FNV-1a, folded to 16 bits.
     let h = key.iter().fold(0x811c_9dc5_u32, |h, &b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
