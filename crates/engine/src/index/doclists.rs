@@ -51,7 +51,7 @@ pub(crate) fn tokenizer_of(fts_table: &str) -> Tokenizer {
 
 /// The quoted strings of an FTS5 expression, each with whether a `*`
 /// (prefix query) follows it.
-pub fn quoted_strings(expr: &str) -> Vec<(String, bool)> {
+pub(crate) fn quoted_strings(expr: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     let mut chars = expr.chars().peekable();
     while let Some(c) = chars.next() {
@@ -361,5 +361,17 @@ mod tests {
             let _ = last_term(&block);
         }
         assert_ne!(term_hash(b"0abc"), term_hash(b"0abd"));
+    }
+
+    #[test]
+    fn quoted_strings_are_read_from_fts_expressions() {
+        assert_eq!(
+            quoted_strings(r#"("pay"* OR "card") NOT "say ""hi""""#),
+            vec![
+                ("pay".to_string(), true),
+                ("card".to_string(), false),
+                ("say \"hi\"".to_string(), false)
+            ]
+        );
     }
 }
