@@ -437,18 +437,6 @@ fn doclist_leaves_are_predicted_for_every_term_and_the_next_leaf_only_when_neede
     );
 }
 
-#[test]
-fn quoted_strings_are_read_from_fts_expressions() {
-    assert_eq!(
-        doclists::quoted_strings(r#"("pay"* OR "card") NOT "say ""hi""""#),
-        vec![
-            ("pay".to_string(), true),
-            ("card".to_string(), false),
-            ("say \"hi\"".to_string(), false)
-        ]
-    );
-}
-
 /// The leaves a lookup of the first (integer) column of an index b-tree
 /// reads, walking it in the file's bytes.
 fn index_leaves_of(bytes: &[u8], page_size: usize, root: u32, key: i64) -> BTreeSet<u32> {

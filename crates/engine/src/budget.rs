@@ -16,13 +16,13 @@ pub fn estimate_text(s: &str) -> u64 {
 }
 
 /// Estimated tokens of a results object serialized as JSON.
-pub fn estimate_tokens(r: &SearchResults) -> u64 {
+pub(crate) fn estimate_tokens(r: &SearchResults) -> u64 {
     estimate_text(&serde_json::to_string(r).unwrap_or_default())
 }
 
 /// Cuts `t` to at most `max_chars` characters plus `...`, never leaving a
 /// half-written highlight tag or HTML entity behind. Returns whether it cut.
-pub fn shorten_text(t: &mut String, max_chars: usize) -> bool {
+pub(crate) fn shorten_text(t: &mut String, max_chars: usize) -> bool {
     if t.chars().count() <= max_chars {
         return false;
     }
@@ -52,14 +52,14 @@ const SHORTEN_STEPS: [(usize, usize); 3] = [(600, 300), (120, 160), (0, 80)];
 
 /// Brings the JSON estimate of `r` under `max_tokens` (the search option
 /// `maxTokens`).
-pub fn apply(r: &mut SearchResults, max_tokens: u64) -> Result<()> {
+pub(crate) fn apply(r: &mut SearchResults, max_tokens: u64) -> Result<()> {
     fit(r, max_tokens, &estimate_tokens)
 }
 
 /// Shortens, then drops results until `measure(r) <= max_tokens`.
 /// `truncated: true` is set as soon as anything changes, so its own bytes
 /// are measured too.
-pub fn fit(
+pub(crate) fn fit(
     r: &mut SearchResults,
     max_tokens: u64,
     measure: &dyn Fn(&SearchResults) -> u64,

@@ -64,7 +64,7 @@ impl Error {
     }
 
     /// A query error pointing at a character position.
-    pub fn at(code: &str, message: impl Into<String>, position: usize) -> Self {
+    pub(crate) fn at(code: &str, message: impl Into<String>, position: usize) -> Self {
         Error {
             position: Some(position),
             ..Error::new(code, message)

@@ -24,7 +24,8 @@ use crate::index::schema::messages::qualified as m;
 use crate::index::schema::{chats, code_blocks, message_text, messages};
 use crate::plan::{Plan, TargetSql};
 use crate::query::ast::Target;
-pub use crate::query::facet::{built_in_names, FacetField, FacetRequest, FacetType};
+pub use crate::query::facet::FacetType;
+pub(crate) use crate::query::facet::{FacetField, FacetRequest};
 use const_format::formatcp;
 use rusqlite::{params_from_iter, Connection};
 use serde::{Deserialize, Serialize};
@@ -36,7 +37,7 @@ use std::collections::HashMap;
 pub const MAX_FACET_VALUES: usize = 100;
 
 /// Most facets one search computes.
-pub const MAX_FACETS: usize = 16;
+pub(crate) const MAX_FACETS: usize = 16;
 
 /// One facet: the counts of a field's values over one target's matches.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -69,7 +70,7 @@ pub struct FacetValue {
 /// option's, in order, duplicates dropped. `profile:meta-insights`
 /// without any is an error when `strict` (the query language; a search
 /// box's text is never one).
-pub fn requested(
+pub(crate) fn requested(
     query: &crate::query::Query,
     option: &[String],
     profile: &str,
@@ -182,9 +183,9 @@ fn column(field: &FacetField, target: Target) -> String {
 
 /// Facets counted, and warnings about requests none of the searched
 /// targets has.
-pub struct Counted {
-    pub facets: Vec<Facet>,
-    pub warnings: Vec<String>,
+pub(crate) struct Counted {
+    pub(crate) facets: Vec<Facet>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Rows of metadata read between two looks at the time budget.
@@ -196,7 +197,7 @@ const ROWS_PER_LOOK: usize = 64;
 /// stopped is not an error; each is marked truncated.
 /// A field the searched targets lack is a warning, not an error: a page
 /// asks for the same facets whatever the query's `in:`.
-pub fn count(
+pub(crate) fn count(
     conn: &Connection,
     plan: &Plan,
     requests: &[FacetRequest],

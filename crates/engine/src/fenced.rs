@@ -14,14 +14,14 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FencedBlock {
     /// The info string after the opening fence, trimmed (may be empty).
-    pub info: String,
+    pub(crate) info: String,
     /// The first word of the info string, lower-cased, without `{`, `.` or
     /// `}` decoration; `None` when the info string is empty.
     pub language: Option<String>,
     /// The text between the fences, without the final line break.
     pub content: String,
     /// Whether a closing fence was found.
-    pub closed: bool,
+    pub(crate) closed: bool,
 }
 
 struct Fence {

@@ -18,26 +18,26 @@ use serde::Serialize;
 /// branches, else an owner's repositories, else the owners).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GitNav {
+pub(crate) struct GitNav {
     /// `git-owner:NAME`, or `*` for every owner.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub owner: Option<String>,
+    pub(crate) owner: Option<String>,
     /// `git-repository:OWNER/NAME`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub repository: Option<(String, String)>,
+    pub(crate) repository: Option<(String, String)>,
     /// `git-branch:NAME`, or `*` for every branch.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
+    pub(crate) branch: Option<String>,
     /// `git-ls-tree-id:ID`: the chat id of a tree (or a branch).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tree: Option<i64>,
+    pub(crate) tree: Option<i64>,
     /// Where `git-branch:` was written (it needs a repository).
     #[serde(skip)]
     branch_at: Option<usize>,
 }
 
 /// The keys this module reads.
-pub const KEYS: &[&str] = &[
+pub(crate) const KEYS: &[&str] = &[
     "git-owner",
     "git-repository",
     "git-branch",
@@ -45,7 +45,7 @@ pub const KEYS: &[&str] = &[
 ];
 
 impl GitNav {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.owner.is_none()
             && self.repository.is_none()
             && self.branch.is_none()
@@ -53,7 +53,7 @@ impl GitNav {
     }
 
     /// Reads one key's value (`at`: where the value starts in the query).
-    pub fn set(&mut self, key: &str, value: &str, at: usize) -> Result<()> {
+    pub(crate) fn set(&mut self, key: &str, value: &str, at: usize) -> Result<()> {
         let bad = |msg: String| Error::at("query.bad_value", msg, at);
         let value = value.trim();
         let name_ok = |s: &str| !s.is_empty() && !s.contains('/') && s.chars().count() <= 200;
@@ -94,7 +94,7 @@ impl GitNav {
     }
 
     /// Checks the keys together, once the whole query is read.
-    pub fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         if let (Some(at), None, None) = (self.branch_at, &self.repository, self.tree) {
             return Err(Error::at(
                 "query.bad_value",
@@ -107,16 +107,7 @@ impl GitNav {
 
     /// The condition on chats (alias `c`) listing what the keys name, and
     /// its parameters; `None` without keys.
-    ///
-    /// ```
-    /// use gitsense_engine::gitnav::GitNav;
-    /// let mut nav = GitNav::default();
-    /// nav.set("git-owner", "Tutorial", 10)?;
-    /// let (sql, params) = nav.condition().unwrap();
-    /// assert!(sql.contains("c.type = 'git-repo'") && params.len() == 1);
-    /// # Ok::<(), gitsense_engine::Error>(())
-    /// ```
-    pub fn condition(&self) -> Option<(String, Vec<SqlValue>)> {
+    pub(crate) fn condition(&self) -> Option<(String, Vec<SqlValue>)> {
         let lower = |s: &str| SqlValue::Text(s.to_lowercase());
         use crate::index::schema::chats::{self, qualified as c, ID, NAME, PARENT_ID, TYPE};
         use const_format::formatcp;
@@ -180,5 +171,18 @@ impl GitNav {
             )),
             None => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_owner_key_lists_the_owners_repositories() -> crate::Result<()> {
+        use crate::gitnav::GitNav;
+        let mut nav = GitNav::default();
+        nav.set("git-owner", "Tutorial", 10)?;
+        let (sql, params) = nav.condition().unwrap();
+        assert!(sql.contains("c.type = 'git-repo'") && params.len() == 1);
+        Ok(())
     }
 }

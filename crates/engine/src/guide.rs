@@ -66,7 +66,7 @@ pub fn syntax_guide() -> String {
 
 /// A guide limited to the named filters and directives (in table order),
 /// for an LLM that should use only those. Unknown names are left out.
-pub fn compact_guide(filters: &[&str], directives: &[&str]) -> String {
+pub(crate) fn compact_guide(filters: &[&str], directives: &[&str]) -> String {
     let mut s = String::from("Query syntax:\n");
     for l in GRAMMAR_LINES {
         s.push_str(l);

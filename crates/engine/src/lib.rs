@@ -14,12 +14,15 @@
 //! - [`fenced`]: fenced code blocks in message text (importers and the
 //!   browser's writable indexes both cut code blocks with it).
 //! - [`facets`]: value/count pairs over a search's matches (meta-insights).
-//! - [`pattern`]: `option:regex`, regular expressions over a target's text.
-//! - [`meta`]: `meta:` filters over analyzer metadata (meta-search).
-//! - [`gitnav`]: browsing owners, repositories, branches and trees (git-nav).
 //! - [`error`]: structured errors with stable codes.
 //! - [`assist`]: the AI-assisted multi-stage search with the host's LLM as
 //!   a callback.
+//!
+//! Inside the crate only (what the query language reaches through
+//! [`Engine::search`]): `pattern` (`option:regex`, regular expressions over
+//! a target's text), `meta` (`meta:` filters over analyzer metadata),
+//! `gitnav` (browsing owners, repositories, branches and trees) and
+//! `morphology` (the inflections a prose word is also searched as).
 //!
 //! Search an index built by the importers (`gitsense-import`) or by
 //! [`index::IndexWriter`]:
@@ -60,13 +63,13 @@ pub mod error;
 pub mod facets;
 pub mod fenced;
 pub mod format;
-pub mod gitnav;
+pub(crate) mod gitnav;
 pub mod guide;
 pub mod index;
-pub mod meta;
+pub(crate) mod meta;
 pub mod model;
-pub mod morphology;
-pub mod pattern;
+pub(crate) mod morphology;
+pub(crate) mod pattern;
 pub mod plan;
 pub mod profiles;
 pub mod query;

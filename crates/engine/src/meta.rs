@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// The SQL function `gs_meta(metadata_json, filter_json)`: 1 when the
 /// metadata satisfies the filter.
-pub const META_FUNCTION: &str = "gs_meta";
+pub(crate) const META_FUNCTION: &str = "gs_meta";
 
 /// Most values one filter compares with.
 const MAX_VALUES: usize = 32;
@@ -25,7 +25,7 @@ const MAX_VALUES: usize = 32;
 /// The JSON type a filter compares as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum MetaType {
+pub(crate) enum MetaType {
     String,
     Number,
     Boolean,
@@ -35,34 +35,25 @@ pub enum MetaType {
 /// One `meta:` filter (`searchCriteria.metaFilters` shows it as read).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MetaFilter {
+pub(crate) struct MetaFilter {
     /// The metadata key.
-    pub field: String,
+    pub(crate) field: String,
     #[serde(rename = "type")]
-    pub kind: MetaType,
+    pub(crate) kind: MetaType,
     /// `!=`: the field is present with the type and matches none of the
     /// values (for `&&`: not all of them).
-    pub not_equal: bool,
+    pub(crate) not_equal: bool,
     /// The values compared with (`||`: any of them; `&&`: all of them).
-    pub values: Vec<Value>,
+    pub(crate) values: Vec<Value>,
     /// `&&` (arrays only): every value must be among the array's.
-    pub all: bool,
+    pub(crate) all: bool,
 }
 
 impl MetaFilter {
     /// Reads `FIELD:TYPE=VALUE` (or `!=`); `VALUE` may list alternatives
     /// with `||`, and for arrays required values with `&&`. Errors point
     /// into the query from `at`, where the text starts.
-    ///
-    /// ```
-    /// use gitsense_engine::meta::{MetaFilter, MetaType};
-    /// let f = MetaFilter::parse("keywords:array=auth&&session", 0)?;
-    /// assert_eq!((f.kind, f.all, f.values.len()), (MetaType::Array, true, 2));
-    /// let e = MetaFilter::parse("violation_count:number=many", 5).unwrap_err();
-    /// assert_eq!((e.code.as_str(), e.position), ("query.bad_meta", Some(28)));
-    /// # Ok::<(), gitsense_engine::Error>(())
-    /// ```
-    pub fn parse(text: &str, at: usize) -> Result<MetaFilter> {
+    pub(crate) fn parse(text: &str, at: usize) -> Result<MetaFilter> {
         let err = |offset: usize, msg: String| Error::at("query.bad_meta", msg, at + offset);
         let chars = |s: &str| s.chars().count();
         let Some(eq) = text.find('=') else {
@@ -160,7 +151,7 @@ impl MetaFilter {
 
     /// The SQL condition on a message's metadata JSON (`meta_sql`) and its
     /// one parameter.
-    pub fn condition(&self, meta_sql: &str) -> (String, Vec<SqlValue>) {
+    pub(crate) fn condition(&self, meta_sql: &str) -> (String, Vec<SqlValue>) {
         let spec = serde_json::to_string(self).unwrap_or_default();
         (
             format!("{META_FUNCTION}({meta_sql}, ?)"),
@@ -169,7 +160,7 @@ impl MetaFilter {
     }
 
     /// Whether a message's metadata satisfies the filter.
-    pub fn matches(&self, meta: &Value) -> bool {
+    pub(crate) fn matches(&self, meta: &Value) -> bool {
         let Some(v) = meta.get(&self.field) else {
             return false;
         };
@@ -245,7 +236,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Registers [`META_FUNCTION`] on a connection; each statement reads its
 /// filter once.
-pub fn register(conn: &Connection) -> Result<()> {
+pub(crate) fn register(conn: &Connection) -> Result<()> {
     conn.create_scalar_function(
         META_FUNCTION,
         2,
@@ -317,5 +308,15 @@ mod tests {
         assert!(!wildcard_match("a*c?e", "abbbce"));
         let text = "a".repeat(10_000);
         assert!(!wildcard_match(&format!("{}b", "*a".repeat(50)), &text));
+    }
+
+    #[test]
+    fn meta_filter_reads_arrays_and_points_errors_into_the_query() -> crate::Result<()> {
+        use crate::meta::{MetaFilter, MetaType};
+        let f = MetaFilter::parse("keywords:array=auth&&session", 0)?;
+        assert_eq!((f.kind, f.all, f.values.len()), (MetaType::Array, true, 2));
+        let e = MetaFilter::parse("violation_count:number=many", 5).unwrap_err();
+        assert_eq!((e.code.as_str(), e.position), ("query.bad_meta", Some(28)));
+        Ok(())
     }
 }

@@ -21,14 +21,14 @@ use std::sync::OnceLock;
 /// (it multiplies the variant's IDF in ranking): enough to find sections
 /// the typed form misses, little enough that a heading in another
 /// inflection does not outrank the exact name.
-pub const VARIANT_WEIGHT: f64 = 0.25;
+pub(crate) const VARIANT_WEIGHT: f64 = 0.25;
 
 /// Most variants searched for one word (the shortest first).
-pub const MAX_VARIANTS: usize = 16;
+pub(crate) const MAX_VARIANTS: usize = 16;
 
 /// Shortest word that is expanded: shorter words are mostly names and
 /// particles whose stems conflate unrelated words.
-pub const MIN_WORD_CHARS: usize = 4;
+pub(crate) const MIN_WORD_CHARS: usize = 4;
 
 /// What may follow a word's stem for the stem to stand for the word: an
 /// inflection (`connect|ed`) or the `-ion` noun of a verb
@@ -120,18 +120,7 @@ fn doubles(stem: &str) -> Option<char> {
 
 /// The other inflections of `word` to search for, lower case, shortest
 /// first, at most [`MAX_VARIANTS`]; empty for a word that is not prose.
-///
-/// ```
-/// use gitsense_engine::morphology::variants;
-/// let v = variants("connections");
-/// assert!(v.contains(&"connection".to_string()));
-/// assert!(v.contains(&"connecting".to_string()));
-/// assert!(!v.contains(&"connections".to_string()));
-/// // Identifiers are searched as written.
-/// assert!(variants("HashMap").is_empty());
-/// assert!(variants("utf8").is_empty());
-/// ```
-pub fn variants(word: &str) -> Vec<String> {
+pub(crate) fn variants(word: &str) -> Vec<String> {
     if !is_prose_word(word) {
         return Vec::new();
     }
@@ -241,5 +230,17 @@ mod tests {
             assert!(v.len() <= MAX_VARIANTS);
             assert!(v.windows(2).all(|p| p[0].len() <= p[1].len()), "{v:?}");
         }
+    }
+
+    #[test]
+    fn variants_are_other_inflections_of_prose_words_only() {
+        use crate::morphology::variants;
+        let v = variants("connections");
+        assert!(v.contains(&"connection".to_string()));
+        assert!(v.contains(&"connecting".to_string()));
+        assert!(!v.contains(&"connections".to_string()));
+        // Identifiers are searched as written.
+        assert!(variants("HashMap").is_empty());
+        assert!(variants("utf8").is_empty());
     }
 }

@@ -24,14 +24,14 @@ use rusqlite::Connection;
 
 /// The SQL function `gs_regexp(pattern, text)`: 1 when `pattern` matches
 /// somewhere in `text`, 0 otherwise (and for a NULL text).
-pub const REGEXP_FUNCTION: &str = "gs_regexp";
+pub(crate) const REGEXP_FUNCTION: &str = "gs_regexp";
 
 /// Longest pattern accepted, in characters.
-pub const MAX_PATTERN_CHARS: usize = 500;
+pub(crate) const MAX_PATTERN_CHARS: usize = 500;
 
 /// Most memory one compiled pattern may take (`regex-lite`'s size limit):
 /// `a{1000}{1000}` and the like are refused instead of compiled.
-pub const MAX_PROGRAM_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_PROGRAM_BYTES: usize = 256 * 1024;
 
 /// Deepest nesting of groups and repetitions accepted.
 const MAX_NESTING: u32 = 32;
@@ -50,14 +50,7 @@ fn compile(pattern: &str) -> std::result::Result<Regex, regex_lite::Error> {
 /// Checks that `pattern` (at character `at` of the query) compiles within
 /// the limits, as written and as the case-insensitive form
 /// [`condition`] binds.
-///
-/// ```
-/// use gitsense_engine::pattern::check;
-/// assert!(check(r"pay(ment|out)s?\b", 0).is_ok());
-/// let e = check("fn (", 10).unwrap_err();
-/// assert_eq!((e.code.as_str(), e.position), ("query.bad_regex", Some(10)));
-/// ```
-pub fn check(pattern: &str, at: usize) -> Result<()> {
+pub(crate) fn check(pattern: &str, at: usize) -> Result<()> {
     if pattern.chars().count() > MAX_PATTERN_CHARS {
         return Err(Error::at(
             "query.bad_regex",
@@ -81,7 +74,7 @@ pub fn check(pattern: &str, at: usize) -> Result<()> {
 
 /// Registers [`REGEXP_FUNCTION`] on a connection. Each statement compiles
 /// a pattern once (SQLite keeps it with the bound parameter).
-pub fn register(conn: &Connection) -> Result<()> {
+pub(crate) fn register(conn: &Connection) -> Result<()> {
     conn.create_scalar_function(
         REGEXP_FUNCTION,
         2,
@@ -125,7 +118,7 @@ fn pattern_of(e: &Expr, case_sensitive: bool) -> Option<String> {
 
 /// The SQL condition an expression of patterns puts on `text_sql` (a
 /// target's text), and its parameters in order.
-pub fn condition(e: &Expr, text_sql: &str, case_sensitive: bool) -> (String, Vec<SqlValue>) {
+pub(crate) fn condition(e: &Expr, text_sql: &str, case_sensitive: bool) -> (String, Vec<SqlValue>) {
     match e {
         Expr::Term { .. } | Expr::Phrase { .. } => {
             let p = pattern_of(e, case_sensitive).unwrap_or_default();
@@ -162,7 +155,7 @@ pub fn condition(e: &Expr, text_sql: &str, case_sensitive: bool) -> (String, Vec
 /// expression for FTS5 (`None`: none are known, every row is tested).
 /// Only patterns every match must satisfy count (those ANDed at the top,
 /// not negated), and of them only their literal runs outside groups.
-pub fn required_words(e: &Expr) -> Option<Expr> {
+pub(crate) fn required_words(e: &Expr) -> Option<Expr> {
     let mandatory: Vec<&Expr> = match e {
         Expr::And { items } => items.iter().collect(),
         Expr::Term { .. } | Expr::Phrase { .. } => vec![e],
@@ -367,5 +360,13 @@ mod tests {
                 SqlValue::Text("(?i:c*)".into())
             ]
         );
+    }
+
+    #[test]
+    fn check_accepts_a_pattern_and_points_a_bad_one_at_its_position() {
+        use crate::pattern::check;
+        assert!(check(r"pay(ment|out)s?\b", 0).is_ok());
+        let e = check("fn (", 10).unwrap_err();
+        assert_eq!((e.code.as_str(), e.position), ("query.bad_regex", Some(10)));
     }
 }

@@ -131,10 +131,10 @@ impl Default for SearchOptions {
 }
 
 /// Most results per target and page.
-pub const MAX_PER_PAGE: u64 = 1000;
+pub(crate) const MAX_PER_PAGE: u64 = 1000;
 
 /// Most tokens in a snippet (FTS5's `snippet()` takes at most 64).
-pub const MAX_SNIPPET_TOKENS: u32 = 64;
+pub(crate) const MAX_SNIPPET_TOKENS: u32 = 64;
 
 /// Whether every term must match or any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -146,7 +146,7 @@ pub enum MatchMode {
 
 /// What the index holds, which decides how words are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Corpus {
+pub(crate) enum Corpus {
     /// GitSense chats, as GitSense searches them: words as written, every
     /// term in one message.
     #[default]
@@ -160,7 +160,7 @@ pub enum Corpus {
 
 impl Corpus {
     /// What the index described by `info` holds.
-    pub fn of(info: &crate::index::IndexInfo) -> Corpus {
+    pub(crate) fn of(info: &crate::index::IndexInfo) -> Corpus {
         if info.is_doc_site() {
             Corpus::DocSite
         } else {
@@ -227,7 +227,7 @@ pub struct TargetSql {
 /// (FTS5 numbers them so, those under NOT included): each quoted string
 /// with its `*`, as written. The planner writes nothing else but `AND`,
 /// `OR`, `NOT` and parentheses.
-pub fn fts_phrases(expr: &str) -> Vec<String> {
+pub(crate) fn fts_phrases(expr: &str) -> Vec<String> {
     let mut out = Vec::new();
     let b = expr.as_bytes();
     let mut i = 0;
@@ -279,7 +279,7 @@ pub struct TargetPlan {
     /// every term was dropped for it).
     pub sql: Option<TargetSql>,
     /// Why the target cannot match, when it cannot.
-    pub skipped: Option<String>,
+    pub(crate) skipped: Option<String>,
 }
 
 impl TargetPlan {
@@ -301,46 +301,42 @@ impl TargetPlan {
 
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub query: Query,
-    pub profile: Profile,
-    pub targets: Vec<Target>,
-    pub scope: Scope,
-    pub filters: Vec<Filter>,
-    pub sort: Vec<SortKey>,
+    pub(crate) query: Query,
+    pub(crate) profile: Profile,
+    pub(crate) targets: Vec<Target>,
+    pub(crate) scope: Scope,
+    pub(crate) filters: Vec<Filter>,
+    pub(crate) sort: Vec<SortKey>,
     pub per_page: u64,
     pub page: u64,
-    pub match_mode: MatchMode,
+    pub(crate) match_mode: MatchMode,
     pub target_plans: Vec<TargetPlan>,
-    pub hint: Option<String>,
-    pub warnings: Vec<String>,
+    pub(crate) hint: Option<String>,
+    pub(crate) warnings: Vec<String>,
     /// The expression actually searched, in query syntax.
-    pub effective_expr: Option<String>,
+    pub(crate) effective_expr: Option<String>,
     /// The expression searched matches less than the query asked for (a
     /// prefix too short to search as one was searched as a whole word):
     /// results say `truncated`.
-    pub narrowed: bool,
+    pub(crate) narrowed: bool,
 }
 
-/// Query text → its query and all-terms plan, read as `opts.mode` says.
-/// In box mode a text the grammar refuses, or whose reading cannot be
-/// planned (a directive the caller's options do not support, a negation
-/// FTS5 cannot express), is read literally; only errors in `opts` remain.
-///
-/// ```
-/// use gitsense_engine::plan::{plan_text, QueryMode};
-/// use gitsense_engine::SearchOptions;
-/// let strict = SearchOptions::default();
-/// assert_eq!(plan_text("fn main()", &strict).unwrap_err().code, "query.empty_group");
-/// let boxed = SearchOptions { mode: QueryMode::Box, ..strict };
-/// let (_, p) = plan_text("fn main()", &boxed).unwrap();
-/// assert_eq!(p.effective_expr.as_deref(), Some("fn \"main()\""));
-/// ```
-pub fn plan_text(text: &str, opts: &SearchOptions) -> Result<(Query, Plan)> {
+/// [`plan_text_in`] for an index of chats.
+#[cfg(test)]
+pub(crate) fn plan_text(text: &str, opts: &SearchOptions) -> Result<(Query, Plan)> {
     plan_text_in(text, opts, Corpus::Chats)
 }
 
-/// [`plan_text`] for an index holding `corpus`.
-pub fn plan_text_in(text: &str, opts: &SearchOptions, corpus: Corpus) -> Result<(Query, Plan)> {
+/// Query text → its query and all-terms plan for an index holding
+/// `corpus`, read as `opts.mode` says. In box mode a text the grammar
+/// refuses, or whose reading cannot be planned (a directive the caller's
+/// options do not support, a negation FTS5 cannot express), is read
+/// literally; only errors in `opts` remain.
+pub(crate) fn plan_text_in(
+    text: &str,
+    opts: &SearchOptions,
+    corpus: Corpus,
+) -> Result<(Query, Plan)> {
     let exists = &profiles::exists;
     let all = MatchMode::AllTerms;
     match opts.mode {
@@ -369,7 +365,7 @@ pub fn plan(query: &Query, opts: &SearchOptions, match_mode: MatchMode) -> Resul
 }
 
 /// [`plan`] for an index holding `corpus`.
-pub fn plan_in(
+pub(crate) fn plan_in(
     query: &Query,
     opts: &SearchOptions,
     match_mode: MatchMode,
@@ -532,7 +528,7 @@ pub fn plan_in(
 }
 
 /// Whether the any-term fallback can change anything for this query.
-pub fn can_fall_back(query: &Query) -> bool {
+pub(crate) fn can_fall_back(query: &Query) -> bool {
     if query.regex {
         // Patterns are not words: matching any of them is another query.
         return false;
@@ -2389,5 +2385,22 @@ mod tests {
         let q = parse("x scope:current-chat", &profiles::exists).unwrap();
         let e = plan(&q, &SearchOptions::default(), MatchMode::AllTerms).unwrap_err();
         assert_eq!(e.code, "options.current_chat_required");
+    }
+
+    #[test]
+    fn plan_text_reads_refused_text_literally_in_box_mode() {
+        use crate::plan::{plan_text, QueryMode};
+        use crate::SearchOptions;
+        let strict = SearchOptions::default();
+        assert_eq!(
+            plan_text("fn main()", &strict).unwrap_err().code,
+            "query.empty_group"
+        );
+        let boxed = SearchOptions {
+            mode: QueryMode::Box,
+            ..strict
+        };
+        let (_, p) = plan_text("fn main()", &boxed).unwrap();
+        assert_eq!(p.effective_expr.as_deref(), Some("fn \"main()\""));
     }
 }

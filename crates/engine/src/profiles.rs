@@ -45,23 +45,23 @@ const SOURCES: &[(&str, &str)] = &[
 ];
 
 /// Limit used when a profile sets none.
-pub const DEFAULT_LIMIT: u64 = 25;
+pub(crate) const DEFAULT_LIMIT: u64 = 25;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Profile {
-    pub name: String,
-    pub description: String,
-    pub targets: Vec<Target>,
-    pub scope: Scope,
-    pub filters: Vec<Filter>,
-    pub limit: u64,
-    pub sort: Vec<SortKey>,
+pub(crate) struct Profile {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) targets: Vec<Target>,
+    pub(crate) scope: Scope,
+    pub(crate) filters: Vec<Filter>,
+    pub(crate) limit: u64,
+    pub(crate) sort: Vec<SortKey>,
     /// The order of a search without words (`emptySearchSortBy.chats`),
     /// when the profile gives one.
-    pub empty_sort: Vec<SortKey>,
+    pub(crate) empty_sort: Vec<SortKey>,
 }
 
-pub fn names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
     SOURCES.iter().map(|(n, _)| *n)
 }
 
@@ -71,7 +71,7 @@ pub fn exists(name: &str) -> bool {
 
 /// Loads a built-in profile by name (parsed once per process: every
 /// search plans with one).
-pub fn get(name: &str) -> Option<Profile> {
+pub(crate) fn get(name: &str) -> Option<Profile> {
     static PARSED: std::sync::OnceLock<Vec<Profile>> = std::sync::OnceLock::new();
     let parsed = PARSED.get_or_init(|| {
         SOURCES

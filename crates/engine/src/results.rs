@@ -186,13 +186,13 @@ pub struct CodeBlockResult {
     pub meta: Map<String, Value>,
 }
 
-pub const SOURCE_CHAT: &str = "chat";
-pub const SOURCE_MESSAGE: &str = "message";
-pub const SOURCE_CODE_BLOCK: &str = "code-block";
+pub(crate) const SOURCE_CHAT: &str = "chat";
+pub(crate) const SOURCE_MESSAGE: &str = "message";
+pub(crate) const SOURCE_CODE_BLOCK: &str = "code-block";
 
 /// Turns a meta object into `<prefix>_meta_<key>` fields: keys are
 /// lower-cased with `-` and spaces as `_`; values keep their JSON type.
-pub fn flatten_meta(prefix: &str, meta: &Value) -> Map<String, Value> {
+pub(crate) fn flatten_meta(prefix: &str, meta: &Value) -> Map<String, Value> {
     let mut out = Map::new();
     if let Value::Object(m) = meta {
         for (k, v) in m {

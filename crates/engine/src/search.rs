@@ -59,11 +59,6 @@ pub struct PlannedSearch {
 }
 
 impl PlannedSearch {
-    /// The query's text as given.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     /// The parsed query.
     pub fn query(&self) -> &Query {
         &self.query
@@ -91,7 +86,7 @@ pub fn results_json(r: &SearchResults) -> Result<String> {
 }
 
 /// A clock in milliseconds; the browser build installs `performance.now`.
-pub type Clock = fn() -> f64;
+pub(crate) type Clock = fn() -> f64;
 
 fn system_clock() -> f64 {
     std::time::SystemTime::now()
@@ -333,12 +328,12 @@ impl Engine {
     /// The engine's clock in milliseconds (what `trace` timings use); callers
     /// time their own stages with it, since `std::time` is unavailable in
     /// the browser.
-    pub fn now_ms(&self) -> f64 {
+    pub(crate) fn now_ms(&self) -> f64 {
         (self.clock)()
     }
 
     /// What the index holds ([`plan::Corpus`]).
-    pub fn corpus(&self) -> plan::Corpus {
+    pub(crate) fn corpus(&self) -> plan::Corpus {
         plan::Corpus::of(&self.info)
     }
 

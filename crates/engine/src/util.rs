@@ -51,7 +51,7 @@ pub fn escape_html(s: &str) -> String {
 }
 
 /// Longest piece of input a message quotes, in characters.
-pub const ECHO_MAX_CHARS: usize = 80;
+pub(crate) const ECHO_MAX_CHARS: usize = 80;
 
 /// Input as a message (a warning, an error) quotes it: control characters
 /// escaped, so it stays on one line, and cut to [`ECHO_MAX_CHARS`]
@@ -98,7 +98,7 @@ pub fn from_json_arg<T: serde::de::DeserializeOwned + Default>(
 
 /// Parses a required JSON argument (`options.invalid` when it is not what
 /// `what` names).
-pub fn json_arg<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> Result<T> {
+pub(crate) fn json_arg<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> Result<T> {
     serde_json::from_str(json)
         .map_err(|e| Error::new("options.invalid", format!("bad {what}: {e}")))
 }

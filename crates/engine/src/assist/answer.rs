@@ -17,7 +17,7 @@ use serde_json::Value;
 #[serde(rename_all = "camelCase")]
 pub struct Flagged {
     /// What the model wrote (a path, `chat 99`, ...).
-    pub mention: String,
+    pub(crate) mention: String,
     /// `unknown-path`, `unknown-chat-id`, `ambiguous-path` (a bare name
     /// that fits several candidates, with no chat id to choose), or
     /// `path-not-candidate` (the path was unknown but the chat id it came
@@ -28,7 +28,7 @@ pub struct Flagged {
 /// How the answer was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum AnswerShape {
+pub(crate) enum AnswerShape {
     /// A JSON value with files and/or an answer.
     Json,
     /// Text (markdown, a table, prose, or nothing recognisable).
@@ -44,14 +44,14 @@ pub struct FileRefs {
     /// The JSON `answer` field (`None` when absent, null or empty); for a
     /// text answer, the whole text.
     pub answer: Option<String>,
-    pub shape: AnswerShape,
+    pub(crate) shape: AnswerShape,
 }
 
 /// The query in a stage-1 answer: the first line of the first fenced
 /// block, else a line labelled `query:`, else the first non-empty line;
 /// bullets and surrounding backticks are stripped (quotes are kept: they
 /// make phrases).
-pub fn extract_query(answer: &str) -> String {
+pub(crate) fn extract_query(answer: &str) -> String {
     let text = answer.trim();
     let mut lines: Vec<&str> = text.lines().collect();
     if let Some(open) = lines.iter().position(|l| l.trim_start().starts_with("```")) {
@@ -100,7 +100,7 @@ fn clean_query_line(line: &str) -> String {
 
 /// Finds the files an answer names among `candidates` (the files the model
 /// was shown), in the order it names them, each once.
-pub fn parse_file_refs(answer: &str, candidates: &[IdentifiedFile]) -> FileRefs {
+pub(crate) fn parse_file_refs(answer: &str, candidates: &[IdentifiedFile]) -> FileRefs {
     let set = Candidates::new(candidates);
     for v in json_values(answer) {
         if let Some(refs) = from_json(&v, &set) {

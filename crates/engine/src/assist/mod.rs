@@ -25,12 +25,12 @@
 //! touches the network, threads or `std::time`: timings use the engine's
 //! clock ([`Engine::now_ms`]).
 
-pub mod answer;
+pub(crate) mod answer;
 pub mod prompts;
-pub mod session;
-pub mod stages;
+pub(crate) mod session;
+pub(crate) mod stages;
 
-pub use answer::{AnswerShape, FileRefs, Flagged};
+pub(crate) use answer::{AnswerShape, FileRefs, Flagged};
 pub use session::{AssistSession, AssistStep};
 pub use stages::*;
 
@@ -114,7 +114,7 @@ pub enum OverviewSource {
 
 impl OverviewSource {
     /// How the review prompt introduces the text.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             OverviewSource::ShortOverview => "Short overview:",
             OverviewSource::TinyOverview => "Tiny overview (the file has no short overview):",
@@ -124,7 +124,7 @@ impl OverviewSource {
     }
 
     /// Why an overview is not the short one, for people reading reports.
-    pub fn note(self, fallback_chars: usize) -> Option<String> {
+    pub(crate) fn note(self, fallback_chars: usize) -> Option<String> {
         match self {
             OverviewSource::ShortOverview => None,
             OverviewSource::TinyOverview => {
@@ -169,7 +169,7 @@ pub struct StageReport {
     pub counts: BTreeMap<String, u64>,
     /// Estimated tokens of the prompt sent in this stage.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub prompt_tokens: Option<u64>,
+    pub(crate) prompt_tokens: Option<u64>,
     /// Time the LLM took, by the engine's clock.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub llm_ms: Option<f64>,
@@ -201,7 +201,7 @@ impl StageReport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistOutcome {
-    pub question: String,
+    pub(crate) question: String,
     /// The accepted stage-1 query (without the stage-2 profile).
     pub query: String,
     /// The model's direct answer, or its whole reply when it was not JSON.

@@ -77,7 +77,7 @@ pub(crate) fn cut_to(s: &str, max: Option<usize>) -> String {
     t
 }
 
-pub fn stage1(question: &str, opts: &AssistOptions) -> Result<String> {
+pub(crate) fn stage1(question: &str, opts: &AssistOptions) -> Result<String> {
     let p = format!(
         "{STAGE1_TITLE}\n\n\
          A user is looking for files in git repositories. Every file has a tiny overview: a \
@@ -99,7 +99,7 @@ pub fn stage1(question: &str, opts: &AssistOptions) -> Result<String> {
 
 /// The stage-1 prompt again, with the rejected query and the engine's
 /// error (code, message and the position it points at).
-pub fn stage1_retry(
+pub(crate) fn stage1_retry(
     question: &str,
     rejected: &str,
     error: &Error,
@@ -140,7 +140,7 @@ fn within(p: String, opts: &AssistOptions) -> Result<String> {
 
 /// The condensed view: one line per candidate (chat id, path, language,
 /// keywords, purpose), best first, for the model to pick from.
-pub fn condensed(
+pub(crate) fn condensed(
     question: &str,
     query: &str,
     total_matches: u64,
@@ -185,7 +185,7 @@ pub fn condensed(
 }
 
 /// The review prompt: question, query, syntax guide and the overviews.
-pub fn review(
+pub(crate) fn review(
     question: &str,
     query: &str,
     overviews: &[Overview],

@@ -29,11 +29,11 @@ use std::collections::HashMap;
 /// Stage 2 searches with this profile: tiny overviews in git chats.
 pub const TINY_PROFILE: &str = "tiny-overview-query-optimization";
 /// Stage 3 reads short overviews with this profile.
-pub const SHORT_PROFILE: &str = "short-overview-query-optimization";
+pub(crate) const SHORT_PROFILE: &str = "short-overview-query-optimization";
 pub const TINY_TYPE: &str = "tiny-overview::file-content::default";
-pub const SHORT_TYPE: &str = "short-overview::file-content::default";
+pub(crate) const SHORT_TYPE: &str = "short-overview::file-content::default";
 /// The message holding a file's text in its `git-blob` chat.
-pub const FILE_TEXT_TYPE: &str = "git-blob";
+pub(crate) const FILE_TEXT_TYPE: &str = "git-blob";
 
 /// Ids per stage-3 lookup query: a `chat-id:` list may hold at most this
 /// many values.
@@ -63,7 +63,7 @@ pub struct Stage2 {
     /// The accepted stage-1 query.
     pub query: String,
     /// The query text actually run (profile added).
-    pub search_text: String,
+    pub(crate) search_text: String,
     /// Matches before the per-page limit (`totalCounts.messages`).
     pub total_matches: u64,
     /// One per chat, best first, at most `maxCandidates`.
@@ -119,7 +119,7 @@ pub fn stage1_prompt(question: &str, opts: &AssistOptions) -> Result<String> {
 }
 
 /// The stage-1 prompt with a rejected query and its error, for the retry.
-pub fn stage1_retry_prompt(
+pub(crate) fn stage1_retry_prompt(
     question: &str,
     rejected_query: &str,
     error: &Error,
@@ -342,7 +342,7 @@ fn is_banner(line: &str) -> bool {
 /// The part of an overview message that describes the file: the analyzer
 /// banner, the path / chat id lines and the restated instructions are left
 /// out.
-pub fn overview_text(content: &str) -> String {
+pub(crate) fn overview_text(content: &str) -> String {
     let mut out = Vec::new();
     for line in content.lines() {
         let t = line.trim();
@@ -544,7 +544,7 @@ pub fn stage4_parse(answer: &str, overviews: &[Overview]) -> FileRefs {
 }
 
 /// A review with nothing to review (stage 2 found no file).
-pub fn empty_review() -> FileRefs {
+pub(crate) fn empty_review() -> FileRefs {
     FileRefs {
         files: vec![],
         flagged: vec![],

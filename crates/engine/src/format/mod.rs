@@ -36,9 +36,9 @@ pub struct FormatOptions {
 /// text sections (all formats), e.g. an assisted search's answer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Preamble {
-    pub fields: Vec<(String, Value)>,
+    pub(crate) fields: Vec<(String, Value)>,
     /// `(title, text)`; sections with blank text are left out.
-    pub sections: Vec<(String, String)>,
+    pub(crate) sections: Vec<(String, String)>,
 }
 
 impl Preamble {
@@ -99,7 +99,7 @@ impl std::str::FromStr for Format {
 /// name, a terminal escape) written as escapes, so indexed text can
 /// neither split a result's line or heading (forging another result) nor
 /// drive the terminal. Tabs stay (they split nothing).
-pub fn one_line_field(s: &str) -> Cow<'_, str> {
+pub(crate) fn one_line_field(s: &str) -> Cow<'_, str> {
     let escaped = |c: char| c.is_control() && c != '\t';
     if !s.chars().any(escaped) {
         return Cow::Borrowed(s);
@@ -123,35 +123,35 @@ fn owned_line(s: String) -> String {
 }
 
 /// One result seen through the fields every format prints.
-pub struct Row<'a> {
-    pub kind: &'static str,
-    pub id: String,
-    pub chat_id: i64,
-    pub score: f64,
-    pub title: String,
-    pub chat_path: Option<Cow<'a, str>>,
-    pub path: Option<String>,
-    pub branch: Option<Cow<'a, str>>,
-    pub role: Option<Cow<'a, str>>,
-    pub language: String,
-    pub snippet: String,
-    pub content: Option<&'a str>,
+pub(crate) struct Row<'a> {
+    pub(crate) kind: &'static str,
+    pub(crate) id: String,
+    pub(crate) chat_id: i64,
+    pub(crate) score: f64,
+    pub(crate) title: String,
+    pub(crate) chat_path: Option<Cow<'a, str>>,
+    pub(crate) path: Option<String>,
+    pub(crate) branch: Option<Cow<'a, str>>,
+    pub(crate) role: Option<Cow<'a, str>>,
+    pub(crate) language: String,
+    pub(crate) snippet: String,
+    pub(crate) content: Option<&'a str>,
     /// The last commit that changed a git file.
-    pub commit: Option<CommitLine>,
+    pub(crate) commit: Option<CommitLine>,
     /// Where the match is in `content` (1-based, inclusive), for a git
     /// file's text.
-    pub lines: Option<(usize, usize)>,
+    pub(crate) lines: Option<(usize, usize)>,
 }
 
 /// A commit as one line shows it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CommitLine {
-    pub hash: String,
+pub(crate) struct CommitLine {
+    pub(crate) hash: String,
     /// `YYYY-MM-DD`.
-    pub date: String,
-    pub author: String,
+    pub(crate) date: String,
+    pub(crate) author: String,
     /// The message's first line.
-    pub subject: String,
+    pub(crate) subject: String,
 }
 
 impl CommitLine {
@@ -173,7 +173,7 @@ impl CommitLine {
 
     /// The first seven characters of the hash, as git abbreviates it
     /// (counted in characters: an index's meta is not trusted to be hex).
-    pub fn short(&self) -> &str {
+    pub(crate) fn short(&self) -> &str {
         match self.hash.char_indices().nth(7) {
             Some((end, _)) => &self.hash[..end],
             None => &self.hash,
@@ -187,16 +187,7 @@ impl CommitLine {
 /// to its last (the whole fragment if it has none). `None` when the
 /// fragment is not in the text (a snippet of a shortened text, or of
 /// another column). Highlights may be `<mark>` (HTML) or `<GSC>` (raw).
-///
-/// ```
-/// use gitsense_engine::format::match_lines;
-/// let text = "fn a() {}\nfn retry_payment() {\n    charge()\n}\n";
-/// let snippet = "...a() {}\nfn <GSC>retry_payment</GSC>() {\n    charge...";
-/// assert_eq!(match_lines(text, snippet), Some((2, 2)));
-/// assert_eq!(match_lines(text, "fn a() {}\nfn retry"), Some((1, 2)));
-/// assert_eq!(match_lines(text, "elsewhere"), None);
-/// ```
-pub fn match_lines(content: &str, snippet: &str) -> Option<(usize, usize)> {
+pub(crate) fn match_lines(content: &str, snippet: &str) -> Option<(usize, usize)> {
     let (plain, first, last) = snippet
         .split("...")
         .map(unmark)
@@ -248,7 +239,7 @@ fn meta_str(m: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
 }
 
 /// Removes highlight markup so plain-text renderers show plain text.
-pub fn strip_marks(s: &str) -> String {
+pub(crate) fn strip_marks(s: &str) -> String {
     let s = s
         .replace("<mark>", "")
         .replace("</mark>", "")
@@ -266,7 +257,7 @@ pub fn strip_marks(s: &str) -> String {
 }
 
 /// Every result in display order as [`Row`]s.
-pub fn rows(r: &SearchResults) -> Vec<Row<'_>> {
+pub(crate) fn rows(r: &SearchResults) -> Vec<Row<'_>> {
     let mut out = Vec::new();
     for c in &r.results.chats {
         out.push(Row {
@@ -475,7 +466,7 @@ fn commit_terse(c: &CommitLine) -> String {
 
 /// `location:score kind#id [role] "snippet"`, one line per result; a git
 /// file's `path:line:score sha (date, author) "commit subject"`.
-pub fn terse(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
+pub(crate) fn terse(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
     let mut s = text_preamble(pre);
     for row in rows(r) {
         let loc = row
@@ -547,13 +538,9 @@ fn numbered_excerpt(content: &str, lines: (usize, usize), lang: &str, paint: &dy
     s
 }
 
-/// Header, metadata line and the snippet in context, blank line between.
-pub fn verbose(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
-    verbose_painted(r, elapsed, pre, &Plain)
-}
-
-/// [`verbose`] with the code of git files drawn by `paint`.
-pub fn verbose_painted(
+/// Header, metadata line and the snippet in context, blank line between;
+/// the code of git files drawn by `paint`.
+pub(crate) fn verbose_painted(
     r: &SearchResults,
     elapsed: Option<f64>,
     pre: &Preamble,
@@ -619,14 +606,14 @@ fn fence_for(content: &str) -> String {
 
 /// YAML front matter listing the results, then one `##` section each with
 /// a fenced block in the result's language (fallback `markdown`).
-pub fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
+pub(crate) fn markdown(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
     markdown_as(r, elapsed, pre, false)
 }
 
 /// [`markdown`] as gitctx's `--mcp` writes a git file: its section is
 /// `## path:first-last` over the lines of its match (with
 /// [`CONTEXT_LINES`] either side) instead of the whole file.
-pub fn mcp(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
+pub(crate) fn mcp(r: &SearchResults, elapsed: Option<f64>, pre: &Preamble) -> String {
     markdown_as(r, elapsed, pre, true)
 }
 
@@ -764,7 +751,12 @@ pub fn render(r: &SearchResults, f: Format, elapsed: Option<f64>) -> String {
 }
 
 /// Renders with a preamble (ignored by `Json`, which is the object alone).
-pub fn render_with(r: &SearchResults, f: Format, elapsed: Option<f64>, pre: &Preamble) -> String {
+pub(crate) fn render_with(
+    r: &SearchResults,
+    f: Format,
+    elapsed: Option<f64>,
+    pre: &Preamble,
+) -> String {
     render_painted(r, f, elapsed, pre, &Plain)
 }
 
@@ -803,7 +795,7 @@ pub fn format_results_json(results_json: &str, format: &str, options_json: &str)
 }
 
 /// [`format_results`] with a preamble, which counts against the budget.
-pub fn format_with(
+pub(crate) fn format_with(
     r: &SearchResults,
     f: Format,
     opts: &FormatOptions,
@@ -860,5 +852,15 @@ mod tests {
         // ends with the text's final newline) shows the text's end.
         assert_eq!(excerpt_range("a\nb\n", (3, 3)), (1, 2));
         assert_eq!(excerpt_range("", (1, 1)), (1, 1));
+    }
+
+    #[test]
+    fn match_lines_spans_the_highlighted_terms_of_the_longest_fragment() {
+        use crate::format::match_lines;
+        let text = "fn a() {}\nfn retry_payment() {\n    charge()\n}\n";
+        let snippet = "...a() {}\nfn <GSC>retry_payment</GSC>() {\n    charge...";
+        assert_eq!(match_lines(text, snippet), Some((2, 2)));
+        assert_eq!(match_lines(text, "fn a() {}\nfn retry"), Some((1, 2)));
+        assert_eq!(match_lines(text, "elsewhere"), None);
     }
 }

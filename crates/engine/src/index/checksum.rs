@@ -164,7 +164,8 @@ pub fn recorded(conn: &Connection) -> Result<(String, Option<String>)> {
 /// Checks the bytes of an index against the checksum recorded in them:
 /// `index.checksum_mismatch` when any byte changed since the build,
 /// `index.no_checksum` when none is recorded.
-pub fn check_bytes(bytes: &[u8], revision: &str, recorded: Option<&str>) -> Result<()> {
+#[cfg(test)]
+pub(crate) fn check_bytes(bytes: &[u8], revision: &str, recorded: Option<&str>) -> Result<()> {
     let mut check = Check::new(revision, recorded)?;
     check.update(bytes);
     check.finish()

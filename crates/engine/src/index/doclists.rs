@@ -33,7 +33,7 @@ const MAX_LEAVES_PER_TERM: i64 = 64;
 
 /// How the table tokenizes (see `crate::index::schema`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tokenizer {
+pub(crate) enum Tokenizer {
     /// `unicode61`: runs of letters and digits.
     Words,
     /// `trigram`: every three characters.
@@ -41,7 +41,7 @@ pub enum Tokenizer {
 }
 
 /// The tokenizer of one of this index's FTS5 tables.
-pub fn tokenizer_of(fts_table: &str) -> Tokenizer {
+pub(crate) fn tokenizer_of(fts_table: &str) -> Tokenizer {
     if fts_table == "fts_code_blocks" {
         Tokenizer::Trigram
     } else {
@@ -51,7 +51,7 @@ pub fn tokenizer_of(fts_table: &str) -> Tokenizer {
 
 /// The quoted strings of an FTS5 expression, each with whether a `*`
 /// (prefix query) follows it.
-pub fn quoted_strings(expr: &str) -> Vec<(String, bool)> {
+pub(crate) fn quoted_strings(expr: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     let mut chars = expr.chars().peekable();
     while let Some(c) = chars.next() {
@@ -166,7 +166,7 @@ pub fn doclist_rowids(
 }
 
 /// The hash `fts_leaf_ends` keeps of an index key (`'0'` + token).
-pub fn term_hash(key: &[u8]) -> u16 {
+pub(crate) fn term_hash(key: &[u8]) -> u16 {
     // FNV-1a, folded to 16 bits.
     let h = key.iter().fold(0x811c_9dc5_u32, |h, &b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
@@ -361,5 +361,17 @@ mod tests {
             let _ = last_term(&block);
         }
         assert_ne!(term_hash(b"0abc"), term_hash(b"0abd"));
+    }
+
+    #[test]
+    fn quoted_strings_are_read_from_fts_expressions() {
+        assert_eq!(
+            quoted_strings(r#"("pay"* OR "card") NOT "say ""hi""""#),
+            vec![
+                ("pay".to_string(), true),
+                ("card".to_string(), false),
+                ("say \"hi\"".to_string(), false)
+            ]
+        );
     }
 }

@@ -86,57 +86,59 @@ mod sql {
         };
     }
 
-    pub const META_INSERT: &str =
+    pub(crate) const META_INSERT: &str =
         insert_pair!(index_meta::TABLE, index_meta::KEY, index_meta::VALUE);
-    pub const META_UPSERT: &str = formatcp!(
+    pub(crate) const META_UPSERT: &str = formatcp!(
         "INSERT OR REPLACE INTO {}({}, {}) VALUES (?1, ?2)",
         index_meta::TABLE,
         index_meta::KEY,
         index_meta::VALUE
     );
-    pub const META_UPDATE: &str = set_by!(index_meta::TABLE, index_meta::VALUE, index_meta::KEY);
-    pub const META_HAS: &str = select_by!("1", index_meta::TABLE, index_meta::KEY);
-    pub const META_VALUE: &str = select_by!(index_meta::VALUE, index_meta::TABLE, index_meta::KEY);
-    pub const META_DELETE: &str = delete_by!(index_meta::TABLE, index_meta::KEY);
-    pub const META_ALL: &str = formatcp!(
+    pub(crate) const META_UPDATE: &str =
+        set_by!(index_meta::TABLE, index_meta::VALUE, index_meta::KEY);
+    pub(crate) const META_HAS: &str = select_by!("1", index_meta::TABLE, index_meta::KEY);
+    pub(crate) const META_VALUE: &str =
+        select_by!(index_meta::VALUE, index_meta::TABLE, index_meta::KEY);
+    pub(crate) const META_DELETE: &str = delete_by!(index_meta::TABLE, index_meta::KEY);
+    pub(crate) const META_ALL: &str = formatcp!(
         "SELECT {}, {} FROM {}",
         index_meta::KEY,
         index_meta::VALUE,
         index_meta::TABLE
     );
 
-    pub const RANK_STATS_INSERT: &str = formatcp!(
+    pub(crate) const RANK_STATS_INSERT: &str = formatcp!(
         "INSERT INTO {}({}, {}) VALUES (NULL, NULL)",
         rank_stats::TABLE,
         rank_stats::AVG_TITLE_LEN,
         rank_stats::AVG_KEYWORDS_LEN
     );
-    pub const RANK_STATS_SET: &str = formatcp!(
+    pub(crate) const RANK_STATS_SET: &str = formatcp!(
         "UPDATE {} SET {} = ?1, {} = ?2",
         rank_stats::TABLE,
         rank_stats::AVG_TITLE_LEN,
         rank_stats::AVG_KEYWORDS_LEN
     );
 
-    pub const REQUEST_SUMMARY: &str = select_by!(
+    pub(crate) const REQUEST_SUMMARY: &str = select_by!(
         live_requests::SUMMARY,
         live_requests::TABLE,
         live_requests::KEY
     );
-    pub const REQUEST_INSERT: &str = insert_pair!(
+    pub(crate) const REQUEST_INSERT: &str = insert_pair!(
         live_requests::TABLE,
         live_requests::KEY,
         live_requests::SUMMARY
     );
     /// Keeps the last `?1` keys (rowids grow with each insert).
-    pub const REQUESTS_TRIM: &str = formatcp!(
+    pub(crate) const REQUESTS_TRIM: &str = formatcp!(
         "DELETE FROM {t} WHERE rowid <= (SELECT max(rowid) FROM {t}) - ?1",
         t = live_requests::TABLE
     );
 
-    pub const LOG_INSERT: &str =
+    pub(crate) const LOG_INSERT: &str =
         insert_pair!(overlay_log::TABLE, overlay_log::OP, overlay_log::INPUT);
-    pub const LOG_ALL: &str = formatcp!(
+    pub(crate) const LOG_ALL: &str = formatcp!(
         "SELECT {}, {} FROM {} ORDER BY {}",
         overlay_log::OP,
         overlay_log::INPUT,
@@ -144,7 +146,7 @@ mod sql {
         overlay_log::SEQ
     );
 
-    pub const MESSAGE_RANK_ALL: &str = formatcp!(
+    pub(crate) const MESSAGE_RANK_ALL: &str = formatcp!(
         "SELECT {}, {} FROM {}",
         message_rank::CHUNK,
         message_rank::RECORDS,
@@ -152,11 +154,11 @@ mod sql {
     );
 
     /// A ranking-records table's statements, by chunk.
-    pub struct RankTable {
-        pub name: &'static str,
-        pub records: &'static str,
-        pub delete: &'static str,
-        pub put: &'static str,
+    pub(crate) struct RankTable {
+        pub(crate) name: &'static str,
+        pub(crate) records: &'static str,
+        pub(crate) delete: &'static str,
+        pub(crate) put: &'static str,
     }
 
     macro_rules! rank_table {
@@ -175,80 +177,82 @@ mod sql {
         };
     }
 
-    pub const MESSAGE_RANK: RankTable = rank_table!(message_rank);
-    pub const CODE_RANK: RankTable = rank_table!(code_rank);
+    pub(crate) const MESSAGE_RANK: RankTable = rank_table!(message_rank);
+    pub(crate) const CODE_RANK: RankTable = rank_table!(code_rank);
 
-    pub const CHAT_EXISTS: &str = select_by!("1", chats::TABLE, chats::ID);
-    pub const MESSAGE_EXISTS: &str = select_by!("1", messages::TABLE, messages::ID);
-    pub const BLOCK_EXISTS: &str = select_by!("1", code_blocks::TABLE, code_blocks::ID);
+    pub(crate) const CHAT_EXISTS: &str = select_by!("1", chats::TABLE, chats::ID);
+    pub(crate) const MESSAGE_EXISTS: &str = select_by!("1", messages::TABLE, messages::ID);
+    pub(crate) const BLOCK_EXISTS: &str = select_by!("1", code_blocks::TABLE, code_blocks::ID);
 
     /// The largest chat, message and code block ids.
-    pub const MAX_IDS: [&str; 3] = [
+    pub(crate) const MAX_IDS: [&str; 3] = [
         max_of!(chats::ID, chats::TABLE),
         max_of!(messages::ID, messages::TABLE),
         max_of!(code_blocks::ID, code_blocks::TABLE),
     ];
-    pub const NEXT_BLOCK_ID: &str = formatcp!(
+    pub(crate) const NEXT_BLOCK_ID: &str = formatcp!(
         "SELECT coalesce(max({}), 0) + 1 FROM {}",
         code_blocks::ID,
         code_blocks::TABLE
     );
 
-    pub const FTS_CHAT_INSERT: &str = formatcp!(
+    pub(crate) const FTS_CHAT_INSERT: &str = formatcp!(
         "INSERT INTO {}(rowid, {}) VALUES (?1, ?2)",
         fts_chats::TABLE,
         fts_chats::NAME
     );
-    pub const FTS_CHAT_DELETE: &str = formatcp!(
+    pub(crate) const FTS_CHAT_DELETE: &str = formatcp!(
         "INSERT INTO {t}({t}, rowid, {}) VALUES ('delete', ?1, ?2)",
         fts_chats::NAME,
         t = fts_chats::TABLE
     );
-    pub const FTS_MESSAGE_INSERT: &str = formatcp!(
+    pub(crate) const FTS_MESSAGE_INSERT: &str = formatcp!(
         "INSERT INTO {}(rowid, {}, {}, {}) VALUES (?1, ?2, ?3, ?4)",
         fts_messages::TABLE,
         fts_messages::TITLE,
         fts_messages::BODY,
         fts_messages::KEYWORDS
     );
-    pub const FTS_MESSAGE_DELETE: &str = formatcp!(
+    pub(crate) const FTS_MESSAGE_DELETE: &str = formatcp!(
         "INSERT INTO {t}({t}, rowid, {}, {}, {}) VALUES ('delete', ?1, ?2, ?3, ?4)",
         fts_messages::TITLE,
         fts_messages::BODY,
         fts_messages::KEYWORDS,
         t = fts_messages::TABLE
     );
-    pub const FTS_BLOCK_INSERT: &str = formatcp!(
+    pub(crate) const FTS_BLOCK_INSERT: &str = formatcp!(
         "INSERT INTO {}(rowid, {}) VALUES (?1, ?2)",
         fts_code_blocks::TABLE,
         fts_code_blocks::CONTENT
     );
-    pub const FTS_BLOCK_DELETE: &str = formatcp!(
+    pub(crate) const FTS_BLOCK_DELETE: &str = formatcp!(
         "INSERT INTO {t}({t}, rowid, {}) VALUES ('delete', ?1, ?2)",
         fts_code_blocks::CONTENT,
         t = fts_code_blocks::TABLE
     );
 
-    pub const CHAT_OF_MESSAGE: &str = select_by!(messages::CHAT_ID, messages::TABLE, messages::ID);
+    pub(crate) const CHAT_OF_MESSAGE: &str =
+        select_by!(messages::CHAT_ID, messages::TABLE, messages::ID);
     /// A chat and its descendants (`?2`: `%/id/%`).
-    pub const CHAT_SUBTREE: &str = formatcp!(
+    pub(crate) const CHAT_SUBTREE: &str = formatcp!(
         "SELECT {id} FROM {} WHERE {id} = ?1 OR {} LIKE ?2",
         chats::TABLE,
         chats::LINEAGE,
         id = chats::ID
     );
     /// A chat's descendants (`?1`: `%/id/%`).
-    pub const CHATS_BELOW: &str = formatcp!(
+    pub(crate) const CHATS_BELOW: &str = formatcp!(
         "SELECT {} FROM {} WHERE {} LIKE ?1",
         chats::ID,
         chats::TABLE,
         chats::LINEAGE
     );
-    pub const MESSAGES_OF_CHAT: &str = select_by!(messages::ID, messages::TABLE, messages::CHAT_ID);
-    pub const CHAT_NAME: &str = select_by!(chats::NAME, chats::TABLE, chats::ID);
-    pub const CHAT_NODE: &str = formatcp!("{} WHERE {} = ?1", CHAT_NODES, c::ID);
+    pub(crate) const MESSAGES_OF_CHAT: &str =
+        select_by!(messages::ID, messages::TABLE, messages::CHAT_ID);
+    pub(crate) const CHAT_NAME: &str = select_by!(chats::NAME, chats::TABLE, chats::ID);
+    pub(crate) const CHAT_NODE: &str = formatcp!("{} WHERE {} = ?1", CHAT_NODES, c::ID);
     /// A message's chat and text.
-    pub const MESSAGE: &str = formatcp!(
+    pub(crate) const MESSAGE: &str = formatcp!(
         "SELECT {}, {}, {}, {} FROM {} {} JOIN {} {} ON {t_id} = {m_id} WHERE {m_id} = ?1",
         m::CHAT_ID,
         t::TITLE,
@@ -261,27 +265,28 @@ mod sql {
         t_id = t::ID,
         m_id = m::ID
     );
-    pub const BLOCKS_OF_MESSAGE: &str =
+    pub(crate) const BLOCKS_OF_MESSAGE: &str =
         select_by!(code_blocks::ID, code_blocks::TABLE, code_blocks::MESSAGE_ID);
-    pub const BLOCK_CONTENT: &str = select_by!(code_text::CONTENT, code_text::TABLE, code_text::ID);
+    pub(crate) const BLOCK_CONTENT: &str =
+        select_by!(code_text::CONTENT, code_text::TABLE, code_text::ID);
 
     /// The rows of a chat, of a message, of a code block, by id.
-    pub const CHAT_DELETES: [&str; 2] = [
+    pub(crate) const CHAT_DELETES: [&str; 2] = [
         delete_by!(chats::TABLE, chats::ID),
         delete_by!(chat_details::TABLE, chat_details::ID),
     ];
-    pub const MESSAGE_DELETES: [&str; 3] = [
+    pub(crate) const MESSAGE_DELETES: [&str; 3] = [
         delete_by!(messages::TABLE, messages::ID),
         delete_by!(message_text::TABLE, message_text::ID),
         delete_by!(message_names::TABLE, message_names::MESSAGE_ID),
     ];
-    pub const BLOCK_DELETES: [&str; 2] = [
+    pub(crate) const BLOCK_DELETES: [&str; 2] = [
         delete_by!(code_blocks::TABLE, code_blocks::ID),
         delete_by!(code_text::TABLE, code_text::ID),
     ];
 
     /// A chat's message count and latest message time.
-    pub const CHAT_STATS: &str = formatcp!(
+    pub(crate) const CHAT_STATS: &str = formatcp!(
         "UPDATE {chats} SET
            {num_messages} = (SELECT count(*) FROM {messages} {m} WHERE {m_chat_id} = {chats}.{id}),
            {last_updated_at} = (SELECT max(coalesce({m_updated_at}, {m_created_at}))
@@ -298,7 +303,7 @@ mod sql {
         m_created_at = m::CREATED_AT
     );
     /// A chat's messages with their meta.
-    pub const MESSAGE_METAS: &str = formatcp!(
+    pub(crate) const MESSAGE_METAS: &str = formatcp!(
         "SELECT {}, {} FROM {} {} JOIN {} {} ON {} = {}
          WHERE {} = ?1",
         m::ID,
@@ -313,7 +318,7 @@ mod sql {
     );
     /// A message's path and language: its own (`?2`, `?4`), else those of
     /// its chat (`?3`).
-    pub const MESSAGE_INHERITS: &str = formatcp!(
+    pub(crate) const MESSAGE_INHERITS: &str = formatcp!(
         "UPDATE {messages} SET
            {file_path} = coalesce(?2, (SELECT {c_path} FROM {chats} {c} WHERE {c_id} = ?3)),
            {language} = coalesce(?4, (SELECT {c_language} FROM {chats} {c} WHERE {c_id} = ?3))
@@ -329,7 +334,7 @@ mod sql {
         c_id = c::ID
     );
     /// The code blocks of a chat's messages that name another chat.
-    pub const STRAY_BLOCKS: &str = formatcp!(
+    pub(crate) const STRAY_BLOCKS: &str = formatcp!(
         "SELECT {b_id} FROM {code_blocks} {b} JOIN {messages} {m} ON {m_id} = {b_message_id}
          WHERE {m_chat_id} = ?1 AND {b_chat_id} != ?1",
         b_id = b::ID,
@@ -342,9 +347,9 @@ mod sql {
         m_chat_id = m::CHAT_ID,
         b_chat_id = b::CHAT_ID
     );
-    pub const SET_BLOCK_CHAT: &str =
+    pub(crate) const SET_BLOCK_CHAT: &str =
         set_by!(code_blocks::TABLE, code_blocks::CHAT_ID, code_blocks::ID);
-    pub const SET_CHAT_META: &str =
+    pub(crate) const SET_CHAT_META: &str =
         set_by!(chat_details::TABLE, chat_details::META, chat_details::ID);
 }
 
@@ -454,7 +459,7 @@ pub fn create(conn: &Connection, description: &str, created_at: &str) -> Result<
 }
 
 /// Whether `conn` holds a writable index (made by [`create`]).
-pub fn is_writable(conn: &Connection) -> bool {
+pub(crate) fn is_writable(conn: &Connection) -> bool {
     conn.query_row(sql::META_HAS, [SUM_KEYS[0]], |_| Ok(()))
         .optional()
         .ok()
@@ -464,7 +469,7 @@ pub fn is_writable(conn: &Connection) -> bool {
 
 /// Applies one write (see the module docs) in one transaction; the engine
 /// over `conn` must forget what it cached ([`crate::Engine::write`] does).
-pub fn write(conn: &Connection, op: WriteOp, json: &str) -> Result<WriteSummary> {
+pub(crate) fn write(conn: &Connection, op: WriteOp, json: &str) -> Result<WriteSummary> {
     apply(conn, op, json, false, None)
 }
 
@@ -473,7 +478,12 @@ pub fn write(conn: &Connection, op: WriteOp, json: &str) -> Result<WriteSummary>
 /// tab's write relayed by another tab that closed meanwhile). A key
 /// applied already answers with the summary it had and writes nothing.
 /// The last [`KEYS_KEPT`] keys are remembered.
-pub fn write_once(conn: &Connection, op: WriteOp, json: &str, key: &str) -> Result<WriteSummary> {
+pub(crate) fn write_once(
+    conn: &Connection,
+    op: WriteOp,
+    json: &str,
+    key: &str,
+) -> Result<WriteSummary> {
     if !is_writable(conn) {
         // write.read_only, before anything is created.
         return apply(conn, op, json, false, None);
@@ -512,7 +522,7 @@ fn remember_request(conn: &Connection, key: &str, summary: &str) -> Result<()> {
 }
 
 /// How many request keys [`write_once`] remembers.
-pub const KEYS_KEPT: i64 = 1000;
+pub(crate) const KEYS_KEPT: i64 = 1000;
 
 /// [`write`]; `upsert`: an add replaces a record of the same id, an
 /// update adds one that is missing (replaying an overlay's writes over a

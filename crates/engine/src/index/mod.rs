@@ -40,7 +40,7 @@ pub mod rank;
 pub mod records;
 pub mod schema;
 pub mod tempfiles;
-pub mod writer;
+pub(crate) mod writer;
 
 use crate::error::{DbContext, Error, Result};
 use const_format::formatcp;
@@ -53,7 +53,7 @@ pub use writer::{BuildStats, FinishProgress, FinishStep, IndexWriter, SourceInfo
 pub const FORMAT_VERSION: u32 = 6;
 
 /// Page size of built indexes (small pages keep lazy range reads cheap).
-pub const PAGE_SIZE: u32 = 4096;
+pub(crate) const PAGE_SIZE: u32 = 4096;
 
 /// The FTS5 tables of the schema ([`schema::FTS`]).
 pub const FTS_TABLES: [&str; 3] = [
@@ -62,23 +62,21 @@ pub const FTS_TABLES: [&str; 3] = [
     schema::fts_code_blocks::TABLE,
 ];
 
-pub use schema::TEXT_TOKENIZER;
-
 /// Shortest code-block term the trigram index can match.
-pub const TRIGRAM_MIN_CHARS: usize = 3;
+pub(crate) const TRIGRAM_MIN_CHARS: usize = 3;
 
 /// Weights of the per-column scores of `fts_messages` (see [`BM25_K1`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MessageColumnWeights {
-    pub title: f64,
-    pub body: f64,
-    pub keywords: f64,
+pub(crate) struct MessageColumnWeights {
+    pub(crate) title: f64,
+    pub(crate) body: f64,
+    pub(crate) keywords: f64,
 }
 
 /// A title (headings, defined names) or keyword (index term) hit counts
 /// three times a body hit; title and keywords are two statements of what
 /// a message is about, so the better of the two counts, not their sum.
-pub const MESSAGE_COLUMN_WEIGHTS: MessageColumnWeights = MessageColumnWeights {
+pub(crate) const MESSAGE_COLUMN_WEIGHTS: MessageColumnWeights = MessageColumnWeights {
     title: 3.0,
     body: 1.0,
     keywords: 3.0,
@@ -102,18 +100,18 @@ pub const MESSAGE_COLUMN_WEIGHTS: MessageColumnWeights = MessageColumnWeights {
 /// of `message_rank`. A GitSense database has no titles or
 /// keywords, so its ranking is plain FTS5 bm25 over the message text, as
 /// in GitSense itself.
-pub const BM25_K1: f64 = 1.2;
-pub const BM25_B: f64 = 0.75;
+pub(crate) const BM25_K1: f64 = 1.2;
+pub(crate) const BM25_B: f64 = 0.75;
 
 /// How much an exact name match multiplies a message's score. A message's
 /// names are the lines of its title and keywords, and the last part of a
 /// dotted name in its title (`json.dumps` also answers to `dumps`); a query
 /// made of exactly a name's words, in order, is a reader looking for that
 /// name (`float` → the definition of `float`, not `PyNumber_Float`).
-pub const EXACT_NAME_BOOST: f64 = 2.0;
+pub(crate) const EXACT_NAME_BOOST: f64 = 2.0;
 
 /// The names of a message, as [`name_key`]s (see [`EXACT_NAME_BOOST`]).
-pub fn message_names(title: &str, keywords: &str) -> Vec<i64> {
+pub(crate) fn message_names(title: &str, keywords: &str) -> Vec<i64> {
     let mut keys: Vec<i64> = keywords.lines().filter_map(name_key).collect();
     for line in title.lines() {
         let line = line.trim();
@@ -136,7 +134,7 @@ pub fn message_names(title: &str, keywords: &str) -> Vec<i64> {
 /// A hash of text as a sequence of lower-cased tokens, for exact name
 /// matches without reading titles while ranking (`message_names.key`).
 /// `None` for text without tokens.
-pub fn name_key(text: &str) -> Option<i64> {
+pub(crate) fn name_key(text: &str) -> Option<i64> {
     use sha2::{Digest, Sha256};
     let norm = text
         .split(|c: char| !c.is_alphanumeric())
@@ -196,7 +194,7 @@ impl IndexInfo {
 
     /// Whether the index holds a documentation site: its chats are pages
     /// and its messages their sections ([`crate::plan::Corpus`]).
-    pub fn is_doc_site(&self) -> bool {
+    pub(crate) fn is_doc_site(&self) -> bool {
         self.source.starts_with(DOCS_SOURCE_PREFIX)
     }
 }
@@ -298,7 +296,7 @@ pub fn verify(conn: &Connection) -> Result<IndexInfo> {
 }
 
 /// Reads `index_meta` and the page geometry.
-pub fn read_info(conn: &Connection) -> Result<IndexInfo> {
+pub(crate) fn read_info(conn: &Connection) -> Result<IndexInfo> {
     // One statement for the whole table (a few short rows): each statement
     // prepared is a parse and a code generation, which a cold browser
     // module runs slowly on the first answer's path.

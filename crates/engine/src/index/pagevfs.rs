@@ -328,12 +328,12 @@ impl PageCache {
 }
 
 /// Gaps (in pages) always fetched to join two runs.
-pub const ALWAYS_JOIN_PAGES: u32 = 1;
+pub(crate) const ALWAYS_JOIN_PAGES: u32 = 1;
 /// Requests a browser runs at once per host over HTTP/1.1.
-pub const WAVE: usize = 6;
+pub(crate) const WAVE: usize = 6;
 /// What another wave of requests costs, in pages: a round trip of 50 ms
 /// moves ~30 pages at 20 Mbit/s.
-pub const PAGES_PER_WAVE: u64 = 30;
+pub(crate) const PAGES_PER_WAVE: u64 = 30;
 
 /// Runs of adjacent pages (ascending input), nothing joined across a
 /// gap: what one request of several ranges asks for.

@@ -19,7 +19,7 @@
 //! record's. Varints are LEB128 (7 bits a byte, low first).
 
 /// Ids per chunk: `chunk = id >> CHUNK_SHIFT`.
-pub const CHUNK_SHIFT: u32 = 8;
+pub(crate) const CHUNK_SHIFT: u32 = 8;
 
 /// The chunk holding `id`'s record.
 pub fn chunk_of(id: i64) -> i64 {
@@ -42,7 +42,7 @@ pub const CODE_FIELDS: [Col; 3] = [Col::Delta, Col::Delta, Col::Plain];
 /// One decoded chunk.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chunk {
-    pub chunk: i64,
+    pub(crate) chunk: i64,
     ids: Vec<i64>,
     width: usize,
     fields: Vec<i64>,
@@ -50,7 +50,7 @@ pub struct Chunk {
 
 impl Chunk {
     /// The fields of `id`'s record.
-    pub fn get(&self, id: i64) -> Option<&[i64]> {
+    pub(crate) fn get(&self, id: i64) -> Option<&[i64]> {
         let i = self.ids.binary_search(&id).ok()?;
         self.fields.get(i * self.width..(i + 1) * self.width)
     }
@@ -101,7 +101,7 @@ pub fn unzigzag(v: u64) -> i64 {
 
 /// The blob of chunk `chunk` holding `records` (ids ascending, all in the
 /// chunk, each with one value per column of `cols`).
-pub fn encode(chunk: i64, records: &[(i64, Vec<i64>)], cols: &[Col]) -> Vec<u8> {
+pub(crate) fn encode(chunk: i64, records: &[(i64, Vec<i64>)], cols: &[Col]) -> Vec<u8> {
     let base = chunk << CHUNK_SHIFT;
     let mut out = Vec::with_capacity(records.len() * (cols.len() + 1) + 2);
     put(&mut out, records.len() as u64);
@@ -168,7 +168,7 @@ pub fn decode(chunk: i64, blob: &[u8], cols: &[Col]) -> Option<Chunk> {
 }
 
 /// Groups `records` (ids ascending) into chunks: `(chunk, blob)`.
-pub fn chunks(records: &[(i64, Vec<i64>)], cols: &[Col]) -> Vec<(i64, Vec<u8>)> {
+pub(crate) fn chunks(records: &[(i64, Vec<i64>)], cols: &[Col]) -> Vec<(i64, Vec<u8>)> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < records.len() {

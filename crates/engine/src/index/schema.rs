@@ -16,21 +16,20 @@
 //! use gitsense_engine::index::schema::{chats, messages};
 //! assert_eq!(messages::qualified::CHAT_ID, "m.chat_id");
 //! assert_eq!(chats::TABLE, "chats");
-//! assert!(gitsense_engine::index::schema::ddl().contains("CREATE TABLE chats("));
 //! ```
 
 /// One column: its name and its declaration (type and constraints).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Column {
-    pub name: &'static str,
-    pub decl: &'static str,
+pub(crate) struct Column {
+    pub(crate) name: &'static str,
+    pub(crate) decl: &'static str,
 }
 
 /// How a table's DDL is laid out. The text SQLite stores in
 /// `sqlite_schema` is the statement as written, so the layout is part of
 /// the file format: changing it changes every index file's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
+pub(crate) enum Layout {
     /// `CREATE TABLE t(a INTEGER, b TEXT)` on one line.
     OneLine,
     /// One column (or constraint) a line, indented by two spaces.
@@ -40,17 +39,17 @@ pub enum Layout {
 /// An ordinary table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Table {
-    pub name: &'static str,
-    pub columns: &'static [Column],
+    pub(crate) name: &'static str,
+    pub(crate) columns: &'static [Column],
     /// Table constraints after the columns (`PRIMARY KEY(key, message_id)`).
-    pub constraints: &'static [&'static str],
-    pub without_rowid: bool,
-    pub layout: Layout,
+    pub(crate) constraints: &'static [&'static str],
+    pub(crate) without_rowid: bool,
+    pub(crate) layout: Layout,
 }
 
 impl Table {
     /// The `CREATE TABLE` statement, without the final `;`.
-    pub fn create(&self) -> String {
+    pub(crate) fn create(&self) -> String {
         self.create_as("CREATE TABLE")
     }
 
@@ -58,7 +57,7 @@ impl Table {
     /// makes when first needed ([`LIVE_TABLES`]). SQLite drops the
     /// `IF NOT EXISTS` from the text it stores, so the file holds the same
     /// text as [`Table::create`] would write.
-    pub fn create_if_missing(&self) -> String {
+    pub(crate) fn create_if_missing(&self) -> String {
         self.create_as("CREATE TABLE IF NOT EXISTS")
     }
 
@@ -84,14 +83,14 @@ impl Table {
 
 /// A b-tree index over some columns of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Index {
-    pub name: &'static str,
-    pub table: &'static str,
-    pub columns: &'static [&'static str],
+pub(crate) struct Index {
+    pub(crate) name: &'static str,
+    pub(crate) table: &'static str,
+    pub(crate) columns: &'static [&'static str],
 }
 
 impl Index {
-    pub fn create(&self) -> String {
+    pub(crate) fn create(&self) -> String {
         format!(
             "CREATE INDEX {} ON {}({})",
             self.name,
@@ -103,19 +102,19 @@ impl Index {
 
 /// An external-content FTS5 table over the columns of a payload table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FtsTable {
-    pub name: &'static str,
-    pub columns: &'static [&'static str],
+pub(crate) struct FtsTable {
+    pub(crate) name: &'static str,
+    pub(crate) columns: &'static [&'static str],
     /// The table FTS5 reads a row's text from, and its rowid column.
-    pub content: &'static str,
-    pub content_rowid: &'static str,
-    pub tokenize: &'static str,
+    pub(crate) content: &'static str,
+    pub(crate) content_rowid: &'static str,
+    pub(crate) tokenize: &'static str,
     /// Whether FTS5 keeps its `_docsize` table (token counts per row).
-    pub columnsize: bool,
+    pub(crate) columnsize: bool,
 }
 
 impl FtsTable {
-    pub fn create(&self) -> String {
+    pub(crate) fn create(&self) -> String {
         format!(
             "CREATE VIRTUAL TABLE {} USING fts5(\n  {}, content='{}', content_rowid='{}',\n  tokenize='{}'{})",
             self.name,
@@ -338,13 +337,13 @@ table! {
 }
 
 /// Tokenizer for chat names and message text.
-pub const TEXT_TOKENIZER: &str = "unicode61 remove_diacritics 2";
+pub(crate) const TEXT_TOKENIZER: &str = "unicode61 remove_diacritics 2";
 
 /// FTS5 over chat names.
 pub mod fts_chats {
     pub const TABLE: &str = "fts_chats";
-    pub const NAME: &str = super::chats::NAME;
-    pub const DEF: super::FtsTable = super::FtsTable {
+    pub(crate) const NAME: &str = super::chats::NAME;
+    pub(crate) const DEF: super::FtsTable = super::FtsTable {
         name: TABLE,
         columns: &[NAME],
         content: super::chats::TABLE,
@@ -358,10 +357,10 @@ pub mod fts_chats {
 /// `message_rank`).
 pub mod fts_messages {
     pub const TABLE: &str = "fts_messages";
-    pub const TITLE: &str = super::message_text::TITLE;
-    pub const BODY: &str = super::message_text::BODY;
-    pub const KEYWORDS: &str = super::message_text::KEYWORDS;
-    pub const DEF: super::FtsTable = super::FtsTable {
+    pub(crate) const TITLE: &str = super::message_text::TITLE;
+    pub(crate) const BODY: &str = super::message_text::BODY;
+    pub(crate) const KEYWORDS: &str = super::message_text::KEYWORDS;
+    pub(crate) const DEF: super::FtsTable = super::FtsTable {
         name: TABLE,
         columns: &[TITLE, BODY, KEYWORDS],
         content: super::message_text::TABLE,
@@ -374,8 +373,8 @@ pub mod fts_messages {
 /// FTS5 (trigram) over code block contents; no `_docsize`.
 pub mod fts_code_blocks {
     pub const TABLE: &str = "fts_code_blocks";
-    pub const CONTENT: &str = super::code_text::CONTENT;
-    pub const DEF: super::FtsTable = super::FtsTable {
+    pub(crate) const CONTENT: &str = super::code_text::CONTENT;
+    pub(crate) const DEF: super::FtsTable = super::FtsTable {
         name: TABLE,
         columns: &[CONTENT],
         content: super::code_text::TABLE,
@@ -386,7 +385,7 @@ pub mod fts_code_blocks {
 }
 
 /// The ordinary tables, in the order the file creates them.
-pub const TABLES: [Table; 13] = [
+pub(crate) const TABLES: [Table; 13] = [
     index_meta::DEF,
     groups::DEF,
     chats::DEF,
@@ -404,10 +403,11 @@ pub const TABLES: [Table; 13] = [
 
 /// The tables a writable index adds when it first needs them, not in a
 /// new index ([`ddl`]): a published index never has them.
-pub const LIVE_TABLES: [Table; 2] = [live_requests::DEF, overlay_log::DEF];
+#[cfg(test)]
+pub(crate) const LIVE_TABLES: [Table; 2] = [live_requests::DEF, overlay_log::DEF];
 
 /// The b-tree indexes, after the tables.
-pub const INDEXES: [Index; 4] = [
+pub(crate) const INDEXES: [Index; 4] = [
     Index {
         name: "chats_parent",
         table: chats::TABLE,
@@ -431,11 +431,11 @@ pub const INDEXES: [Index; 4] = [
 ];
 
 /// The FTS5 tables, last.
-pub const FTS: [FtsTable; 3] = [fts_chats::DEF, fts_messages::DEF, fts_code_blocks::DEF];
+pub(crate) const FTS: [FtsTable; 3] = [fts_chats::DEF, fts_messages::DEF, fts_code_blocks::DEF];
 
 /// The statements that create an empty index: tables, indexes, FTS5
 /// tables, each on its own line(s) and ending in `;`.
-pub fn ddl() -> String {
+pub(crate) fn ddl() -> String {
     let mut out = String::from("\n");
     let statements = TABLES
         .iter()
@@ -526,5 +526,10 @@ mod tests {
                 .unwrap();
             assert_eq!(stored, t.create());
         }
+    }
+
+    #[test]
+    fn ddl_creates_the_chats_table() {
+        assert!(ddl().contains("CREATE TABLE chats("));
     }
 }

@@ -67,7 +67,7 @@ pub fn remove_on_signal() {
 /// whose process `pid` is no longer running: what a crashed or killed run
 /// left behind. Returns how many were removed. Files of running processes
 /// (a concurrent build) are left alone; off Unix nothing is removed.
-pub fn remove_stale(dir: &Path, prefix: &str, suffix: &str) -> usize {
+pub(crate) fn remove_stale(dir: &Path, prefix: &str, suffix: &str) -> usize {
     let Ok(entries) = std::fs::read_dir(if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -114,7 +114,7 @@ mod registry {
     static PATHS: [AtomicPtr<libc::c_char>; SLOTS] =
         [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
 
-    pub fn register(path: &Path) -> Option<usize> {
+    pub(crate) fn register(path: &Path) -> Option<usize> {
         let c = CString::new(path.as_os_str().as_bytes()).ok()?;
         let p = c.into_raw();
         for (i, slot) in PATHS.iter().enumerate() {
@@ -130,7 +130,7 @@ mod registry {
         None
     }
 
-    pub fn unregister(i: usize) {
+    pub(crate) fn unregister(i: usize) {
         // The path's bytes are not freed: a signal handler on another
         // thread may have loaded the pointer and be reading them (a few
         // dozen bytes per temporary file).
@@ -154,7 +154,7 @@ mod registry {
         }
     }
 
-    pub fn install() {
+    pub(crate) fn install() {
         let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
             // SAFETY: the handler only makes async-signal-safe calls.
@@ -164,7 +164,7 @@ mod registry {
         }
     }
 
-    pub fn process_gone(pid: u32) -> bool {
+    pub(crate) fn process_gone(pid: u32) -> bool {
         let Ok(pid) = libc::pid_t::try_from(pid) else {
             return false;
         };
@@ -178,15 +178,15 @@ mod registry {
 mod registry {
     use std::path::Path;
 
-    pub fn register(_: &Path) -> Option<usize> {
+    pub(crate) fn register(_: &Path) -> Option<usize> {
         None
     }
 
-    pub fn unregister(_: usize) {}
+    pub(crate) fn unregister(_: usize) {}
 
-    pub fn install() {}
+    pub(crate) fn install() {}
 
-    pub fn process_gone(_: u32) -> bool {
+    pub(crate) fn process_gone(_: u32) -> bool {
         false
     }
 }

@@ -206,7 +206,7 @@ impl IndexWriter {
     /// the new one: `base + source.description`.
     ///
     /// ```
-    /// use gitsense_engine::index::writer::{IndexWriter, SourceInfo};
+    /// use gitsense_engine::index::{IndexWriter, SourceInfo};
     /// use gitsense_engine::model::Chat;
     /// # let dir = tempfile::tempdir()?;
     /// let chat = |name: &str| Chat {
@@ -276,7 +276,7 @@ impl IndexWriter {
     /// message), shifted past every record already added.
     ///
     /// ```
-    /// use gitsense_engine::index::writer::{IndexWriter, SourceInfo};
+    /// use gitsense_engine::index::{IndexWriter, SourceInfo};
     /// use gitsense_engine::model::Chat;
     /// # let dir = tempfile::tempdir()?;
     /// let source = SourceInfo { description: "two sources".into(), built_at: None };

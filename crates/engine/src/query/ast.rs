@@ -7,12 +7,12 @@ use serde::Serialize;
 /// searched as the whole word. FTS5 merges the doclist of every word a
 /// prefix matches in one step that a time budget cannot interrupt, and a
 /// one- or two-letter prefix matches a large share of the vocabulary.
-pub const PREFIX_MIN_CHARS: usize = 3;
+pub(crate) const PREFIX_MIN_CHARS: usize = 3;
 
 /// A boolean full-text expression over keywords and phrases.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "op", rename_all = "lowercase")]
-pub enum Expr {
+pub(crate) enum Expr {
     /// A single word; `prefix` for `word*`.
     Term {
         text: String,
@@ -35,7 +35,7 @@ pub enum Expr {
 
 impl Expr {
     /// Every positive (not negated) term and phrase, in query order.
-    pub fn positive_literals(&self) -> Vec<&Expr> {
+    pub(crate) fn positive_literals(&self) -> Vec<&Expr> {
         let mut out = Vec::new();
         fn walk<'a>(e: &'a Expr, neg: bool, out: &mut Vec<&'a Expr>) {
             match e {
@@ -55,7 +55,7 @@ impl Expr {
     }
 
     /// The literal text of a term or phrase.
-    pub fn literal_text(&self) -> Option<&str> {
+    pub(crate) fn literal_text(&self) -> Option<&str> {
         match self {
             Expr::Term { text, .. } | Expr::Phrase { text } => Some(text),
             _ => None,
@@ -63,7 +63,7 @@ impl Expr {
     }
 
     /// Renders the expression back in query syntax (for `searchCriteria`).
-    pub fn to_query_string(&self) -> String {
+    pub(crate) fn to_query_string(&self) -> String {
         match self {
             Expr::Term { text, prefix } => {
                 let quoted = needs_quotes(text);
@@ -116,7 +116,7 @@ fn needs_quotes(t: &str) -> bool {
 /// The filterable fields of the query language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Field {
+pub(crate) enum Field {
     ChatId,
     Name,
     MsgId,
@@ -132,7 +132,7 @@ pub enum Field {
 /// What a filter accepts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "kind", content = "values")]
-pub enum FilterValue {
+pub(crate) enum FilterValue {
     /// Any of these values (a comma list).
     AnyOf(Vec<String>),
     /// `field:null`
@@ -142,11 +142,11 @@ pub enum FilterValue {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Filter {
-    pub field: Field,
-    pub value: FilterValue,
+pub(crate) struct Filter {
+    pub(crate) field: Field,
+    pub(crate) value: FilterValue,
     /// `-field:value` excludes instead of restricting.
-    pub negated: bool,
+    pub(crate) negated: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -160,9 +160,9 @@ pub enum Target {
 }
 
 impl Target {
-    pub const ALL: [Target; 3] = [Target::Chats, Target::Messages, Target::CodeBlocks];
+    pub(crate) const ALL: [Target; 3] = [Target::Chats, Target::Messages, Target::CodeBlocks];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Target::Chats => "chats",
             Target::Messages => "messages",
@@ -173,7 +173,7 @@ impl Target {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Scope {
+pub(crate) enum Scope {
     CurrentChat,
     CurrentChatAndBranches,
     ConnectedChats,
@@ -181,7 +181,7 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Scope::CurrentChat => "current-chat",
             Scope::CurrentChatAndBranches => "current-chat-and-branches",
@@ -194,7 +194,7 @@ impl Scope {
 /// Fields results can be sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SortField {
+pub(crate) enum SortField {
     FtsRank,
     CreatedAt,
     UpdatedAt,
@@ -205,30 +205,30 @@ pub enum SortField {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct SortKey {
-    pub field: SortField,
-    pub descending: bool,
+pub(crate) struct SortKey {
+    pub(crate) field: SortField,
+    pub(crate) descending: bool,
 }
 
 /// A parsed query: a full-text expression plus everything around it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Query {
-    pub expr: Option<Expr>,
-    pub filters: Vec<Filter>,
-    pub targets: Option<Vec<Target>>,
-    pub scope: Option<Scope>,
-    pub profile: Option<String>,
-    pub sort: Vec<SortKey>,
-    pub case_sensitive: bool,
+    pub(crate) expr: Option<Expr>,
+    pub(crate) filters: Vec<Filter>,
+    pub(crate) targets: Option<Vec<Target>>,
+    pub(crate) scope: Option<Scope>,
+    pub(crate) profile: Option<String>,
+    pub(crate) sort: Vec<SortKey>,
+    pub(crate) case_sensitive: bool,
     /// `option:regex`: terms and phrases are regular expressions.
-    pub regex: bool,
+    pub(crate) regex: bool,
     /// `meta:FIELD:TYPE=VALUE` filters over analyzer metadata.
-    pub meta_filters: Vec<crate::meta::MetaFilter>,
+    pub(crate) meta_filters: Vec<crate::meta::MetaFilter>,
     /// git-nav keys (`git-owner:`, `git-repository:`, ...).
-    pub git_nav: crate::gitnav::GitNav,
+    pub(crate) git_nav: crate::gitnav::GitNav,
     /// `insight-field:` requests: facets to count over the matches.
-    pub insight_fields: Vec<super::facet::FacetRequest>,
+    pub(crate) insight_fields: Vec<super::facet::FacetRequest>,
     /// Notes about the query the user should see (ignored stop words, ...).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }

@@ -11,7 +11,7 @@ const MAX_FIELD_CHARS: usize = 64;
 /// What a facet counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind", content = "name")]
-pub enum FacetField {
+pub(crate) enum FacetField {
     ChatType,
     Lang,
     Repo,
@@ -39,11 +39,11 @@ pub enum FacetType {
 
 /// One requested facet, as parsed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FacetRequest {
-    pub field: FacetField,
-    pub kind: FacetType,
+pub(crate) struct FacetRequest {
+    pub(crate) field: FacetField,
+    pub(crate) kind: FacetType,
     /// The name as written, echoed in the output.
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// Built-in field names (the query language's filter names where one
@@ -72,16 +72,7 @@ const TYPES: &[(&str, FacetType)] = &[
 impl FacetRequest {
     /// Reads `FIELD` or `FIELD:TYPE`. Errors point at `at`, where the text
     /// starts in the query (`None` for the `facets` option).
-    ///
-    /// ```
-    /// use gitsense_engine::facets::{FacetField, FacetRequest, FacetType};
-    /// let f = FacetRequest::parse("keywords:array", None)?;
-    /// assert_eq!((f.field, f.kind), (FacetField::Meta("keywords".into()), FacetType::Array));
-    /// assert_eq!(FacetRequest::parse("lang", None)?.field, FacetField::Lang);
-    /// assert_eq!(FacetRequest::parse("lang:number", Some(7)).unwrap_err().position, Some(12));
-    /// # Ok::<(), gitsense_engine::Error>(())
-    /// ```
-    pub fn parse(text: &str, at: Option<usize>) -> Result<FacetRequest> {
+    pub(crate) fn parse(text: &str, at: Option<usize>) -> Result<FacetRequest> {
         let err = |offset: usize, msg: String| {
             let code = if at.is_some() {
                 "query.bad_facet"
@@ -157,6 +148,27 @@ impl FacetRequest {
 }
 
 /// The built-in field names, without aliases.
-pub fn built_in_names() -> Vec<&'static str> {
+pub(crate) fn built_in_names() -> Vec<&'static str> {
     super::syntax::canonical_words(BUILT_IN)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn facet_request_reads_field_and_type() -> crate::Result<()> {
+        use crate::facets::{FacetField, FacetRequest, FacetType};
+        let f = FacetRequest::parse("keywords:array", None)?;
+        assert_eq!(
+            (f.field, f.kind),
+            (FacetField::Meta("keywords".into()), FacetType::Array)
+        );
+        assert_eq!(FacetRequest::parse("lang", None)?.field, FacetField::Lang);
+        assert_eq!(
+            FacetRequest::parse("lang:number", Some(7))
+                .unwrap_err()
+                .position,
+            Some(12)
+        );
+        Ok(())
+    }
 }

@@ -10,10 +10,10 @@
 //! ```
 
 pub mod ast;
-pub mod facet;
+pub(crate) mod facet;
 pub mod parser;
-pub mod searchbox;
+pub(crate) mod searchbox;
 pub mod syntax;
 
-pub use ast::*;
+pub(crate) use ast::*;
 pub use parser::parse;

@@ -11,15 +11,15 @@ use super::syntax::{
 use crate::error::{Error, Result};
 
 /// Longest query accepted, in characters.
-pub const MAX_QUERY_CHARS: usize = 8192;
+pub(crate) const MAX_QUERY_CHARS: usize = 8192;
 /// Most terms and phrases in one query.
-pub const MAX_LITERALS: usize = 128;
+pub(crate) const MAX_LITERALS: usize = 128;
 /// Deepest nesting of parentheses and negations.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 /// Most values in one filter's comma list.
 pub const MAX_FILTER_VALUES: usize = 64;
 /// Most filters and directives in one query.
-pub const MAX_FILTERS: usize = 64;
+pub(crate) const MAX_FILTERS: usize = 64;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -39,9 +39,7 @@ enum Tok {
 /// use gitsense_engine::query::parser::parse;
 /// use gitsense_engine::profiles;
 ///
-/// let q = parse("payment -refund lang:javascript in:messages", &profiles::exists)?;
-/// assert_eq!(q.filters.len(), 1);
-/// assert!(q.targets.is_some());
+/// parse("payment -refund lang:javascript in:messages", &profiles::exists)?;
 /// // Errors carry a stable code and the character position they point at.
 /// let e = parse("(payment OR", &profiles::exists).unwrap_err();
 /// assert!(e.code.starts_with("query.") && e.position.is_some());
@@ -849,5 +847,16 @@ mod tests {
         );
         assert_eq!(p(&"x ".repeat(5000)).unwrap_err().code, "query.too_long");
         assert_eq!(p(&"(".repeat(100)).unwrap_err().code, "query.too_complex");
+    }
+
+    #[test]
+    fn parse_reads_filters_and_targets_beside_the_words() {
+        let q = parse(
+            "payment -refund lang:javascript in:messages",
+            &crate::profiles::exists,
+        )
+        .unwrap();
+        assert_eq!(q.filters.len(), 1);
+        assert!(q.targets.is_some());
     }
 }

@@ -21,14 +21,7 @@ use crate::error::Result;
 /// The text read with the full grammar, the word being typed marked as a
 /// prefix. An error where the grammar refuses the text (then use
 /// [`literally`]).
-///
-/// ```
-/// use gitsense_engine::query::{searchbox, Expr};
-/// let q = searchbox::with_grammar("owne", &|_| false).unwrap();
-/// assert_eq!(q.expr, Some(Expr::Term { text: "owne".into(), prefix: true }));
-/// assert!(searchbox::with_grammar("fn main()", &|_| false).is_err());
-/// ```
-pub fn with_grammar(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query> {
+pub(crate) fn with_grammar(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query> {
     let mut q = parse(text, profile_exists)?;
     mark_typing(&mut q, text);
     Ok(q)
@@ -38,14 +31,7 @@ pub fn with_grammar(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result
 /// [`MAX_QUERY_CHARS`] and words past [`MAX_LITERALS`] are left out with a
 /// warning; `scope:` is taken as a word (it needs the caller's current
 /// chat, which a reader cannot type).
-///
-/// ```
-/// use gitsense_engine::query::{searchbox, Expr};
-/// let q = searchbox::literally("lang:rust 'static", &|_| false);
-/// assert_eq!(q.filters.len(), 1);
-/// assert_eq!(q.expr, Some(Expr::Term { text: "'static".into(), prefix: true }));
-/// ```
-pub fn literally(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Query {
+pub(crate) fn literally(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Query {
     let mut q = Query::default();
     let mut chars: Vec<char> = text.chars().collect();
     if chars.len() > MAX_QUERY_CHARS {
@@ -139,7 +125,7 @@ fn whole_directive(
 /// the text does not end in a space, the word ends in a letter or digit,
 /// has at least [`PREFIX_MIN_CHARS`] of them, is not an operator, and is
 /// the expression's last literal outside a negation.
-pub fn mark_typing(q: &mut Query, text: &str) {
+pub(crate) fn mark_typing(q: &mut Query, text: &str) {
     if text.ends_with(|c: char| c.is_whitespace() || c.is_control()) {
         return;
     }
@@ -272,5 +258,33 @@ mod tests {
         let q = lit(&"word ".repeat(3000));
         assert_eq!(q.expr.unwrap().positive_literals().len(), MAX_LITERALS);
         assert_eq!(q.warnings.len(), 2);
+    }
+
+    #[test]
+    fn literally_keeps_filters_and_takes_the_rest_as_words() {
+        use crate::query::{searchbox, Expr};
+        let q = searchbox::literally("lang:rust 'static", &|_| false);
+        assert_eq!(q.filters.len(), 1);
+        assert_eq!(
+            q.expr,
+            Some(Expr::Term {
+                text: "'static".into(),
+                prefix: true
+            })
+        );
+    }
+
+    #[test]
+    fn with_grammar_marks_the_typed_word_as_a_prefix() {
+        use crate::query::{searchbox, Expr};
+        let q = searchbox::with_grammar("owne", &|_| false).unwrap();
+        assert_eq!(
+            q.expr,
+            Some(Expr::Term {
+                text: "owne".into(),
+                prefix: true
+            })
+        );
+        assert!(searchbox::with_grammar("fn main()", &|_| false).is_err());
     }
 }

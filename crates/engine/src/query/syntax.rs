@@ -10,7 +10,7 @@ use super::ast::{Field, Scope, SortField, Target};
 /// One filter of the query language.
 pub struct FilterSpec {
     pub name: &'static str,
-    pub field: Field,
+    pub(crate) field: Field,
     /// Targets the filter applies to; on other targets it matches nothing
     /// (the planner's `filter_cond` agrees, see its tests).
     pub targets: &'static [Target],
@@ -110,7 +110,7 @@ pub const FILTERS: &[FilterSpec] = &[
 
 /// Words `in:` accepts. The first word of each distinct value is the one
 /// guides print; the rest are aliases.
-pub const TARGET_WORDS: &[(&str, &[Target])] = &[
+pub(crate) const TARGET_WORDS: &[(&str, &[Target])] = &[
     ("all", ALL_TARGETS),
     ("chats", CHATS),
     ("messages", MESSAGES),
@@ -125,7 +125,7 @@ pub const TARGET_WORDS: &[(&str, &[Target])] = &[
 ];
 
 /// Words `scope:` accepts (first of each value canonical).
-pub const SCOPE_WORDS: &[(&str, Scope)] = &[
+pub(crate) const SCOPE_WORDS: &[(&str, Scope)] = &[
     ("current-chat", Scope::CurrentChat),
     ("current-chat-and-branches", Scope::CurrentChatAndBranches),
     ("connected-chats", Scope::ConnectedChats),
@@ -134,7 +134,7 @@ pub const SCOPE_WORDS: &[(&str, Scope)] = &[
 ];
 
 /// Fields `sort:` accepts (first of each value canonical).
-pub const SORT_WORDS: &[(&str, SortField)] = &[
+pub(crate) const SORT_WORDS: &[(&str, SortField)] = &[
     ("fts_rank", SortField::FtsRank),
     ("created_at", SortField::CreatedAt),
     ("updated_at", SortField::UpdatedAt),
@@ -153,15 +153,16 @@ pub const SORT_WORDS: &[(&str, SortField)] = &[
 ];
 
 /// Words `option:` accepts: the case-sensitivity they set.
-pub const OPTION_WORDS: &[(&str, bool)] = &[("case-sensitive", true), ("case-insensitive", false)];
+pub(crate) const OPTION_WORDS: &[(&str, bool)] =
+    &[("case-sensitive", true), ("case-insensitive", false)];
 
 /// Looks a word up in one of the word tables.
-pub fn lookup<T: Copy>(table: &[(&'static str, T)], word: &str) -> Option<T> {
+pub(crate) fn lookup<T: Copy>(table: &[(&'static str, T)], word: &str) -> Option<T> {
     table.iter().find(|(w, _)| *w == word).map(|(_, v)| *v)
 }
 
 /// The canonical words of a table: the first word of each distinct value.
-pub fn canonical_words<T: PartialEq>(table: &[(&'static str, T)]) -> Vec<&'static str> {
+pub(crate) fn canonical_words<T: PartialEq>(table: &[(&'static str, T)]) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
     for (i, (w, v)) in table.iter().enumerate() {
         if !table[..i].iter().any(|(_, seen)| seen == v) {
@@ -213,17 +214,17 @@ pub const DIRECTIVES: &[DirectiveSpec] = &[
 
 /// Words the engine ignores among other keywords (they carry no meaning in
 /// a bag of words); a query made only of them keeps them.
-pub const STOP_WORDS: &[&str] = &[
+pub(crate) const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "i", "in", "is", "it",
     "of", "on", "or", "that", "the", "this", "to", "was", "what", "when", "where", "which", "with",
     "find", "show", "list", "me", "do", "does", "can",
 ];
 
-pub fn filter_spec(name: &str) -> Option<&'static FilterSpec> {
+pub(crate) fn filter_spec(name: &str) -> Option<&'static FilterSpec> {
     FILTERS.iter().find(|f| f.name.eq_ignore_ascii_case(name))
 }
 
-pub fn spec_for(field: Field) -> &'static FilterSpec {
+pub(crate) fn spec_for(field: Field) -> &'static FilterSpec {
     FILTERS
         .iter()
         .find(|f| f.field == field)

@@ -25,22 +25,22 @@ const DETAILS_OF_CHAT: &str = formatcp!(
 /// A returned chat's row and details.
 #[derive(Debug)]
 pub(super) struct ChatRow {
-    pub uuid: Option<String>,
-    pub name: Option<String>,
-    pub chat_type: Option<String>,
-    pub owner: Option<String>,
-    pub modified_at: Option<String>,
-    pub num_messages: Option<i64>,
-    pub last_updated_at: Option<String>,
-    pub chat_path: Option<String>,
-    pub meta: Option<String>,
-    pub path: Option<String>,
-    pub repo: Option<String>,
-    pub language: Option<String>,
+    pub(crate) uuid: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) chat_type: Option<String>,
+    pub(crate) owner: Option<String>,
+    pub(crate) modified_at: Option<String>,
+    pub(crate) num_messages: Option<i64>,
+    pub(crate) last_updated_at: Option<String>,
+    pub(crate) chat_path: Option<String>,
+    pub(crate) meta: Option<String>,
+    pub(crate) path: Option<String>,
+    pub(crate) repo: Option<String>,
+    pub(crate) language: Option<String>,
 }
 
 impl ChatRow {
-    pub const SQL: &'static str = formatcp!(
+    pub(crate) const SQL: &'static str = formatcp!(
         "SELECT {d_uuid}, {c_name}, {c_type}, {d_owner}, {c_modified_at}, {c_num_messages}, \
         {c_last_updated_at}, {d_chat_path}, {d_meta}, {c_path}, {c_repo}, {c_language} FROM \
         {chats} {chats_alias}{DETAILS_OF_CHAT} WHERE {c_id} = ?1",
@@ -78,7 +78,7 @@ impl ChatRow {
         })
     }
 
-    pub fn read(conn: &Connection, id: i64) -> rusqlite::Result<ChatRow> {
+    pub(crate) fn read(conn: &Connection, id: i64) -> rusqlite::Result<ChatRow> {
         conn.prepare_cached(Self::SQL)?
             .query_row([id], Self::from_row)
     }
@@ -87,25 +87,25 @@ impl ChatRow {
 /// A returned message's row, text and chat.
 #[derive(Debug)]
 pub(super) struct MessageRow {
-    pub chat_id: i64,
-    pub message_type: Option<String>,
-    pub role: Option<String>,
-    pub body: String,
-    pub meta: Option<String>,
-    pub chat_path: Option<String>,
-    pub branch_name: Option<String>,
-    pub created_at: Option<String>,
-    pub updated_at: Option<String>,
-    pub repo: Option<String>,
-    pub file_path: Option<String>,
-    pub title: String,
-    pub language: Option<String>,
+    pub(crate) chat_id: i64,
+    pub(crate) message_type: Option<String>,
+    pub(crate) role: Option<String>,
+    pub(crate) body: String,
+    pub(crate) meta: Option<String>,
+    pub(crate) chat_path: Option<String>,
+    pub(crate) branch_name: Option<String>,
+    pub(crate) created_at: Option<String>,
+    pub(crate) updated_at: Option<String>,
+    pub(crate) repo: Option<String>,
+    pub(crate) file_path: Option<String>,
+    pub(crate) title: String,
+    pub(crate) language: Option<String>,
     /// The chat's metadata when the chat is a git file (its commit).
-    pub blob_meta: Option<String>,
+    pub(crate) blob_meta: Option<String>,
 }
 
 impl MessageRow {
-    pub const SQL: &'static str = formatcp!(
+    pub(crate) const SQL: &'static str = formatcp!(
         "SELECT {m_chat_id}, {m_type}, {m_role}, {t_body}, {t_meta}, {d_chat_path}, \
         {c_branch_name}, {m_created_at}, {m_updated_at}, {c_repo}, {m_file_path}, {t_title}, \
         {m_language}, CASE WHEN {c_type} = 'git-blob' THEN {d_meta} END FROM {messages} \
@@ -156,7 +156,7 @@ impl MessageRow {
         })
     }
 
-    pub fn read(conn: &Connection, id: i64) -> rusqlite::Result<MessageRow> {
+    pub(crate) fn read(conn: &Connection, id: i64) -> rusqlite::Result<MessageRow> {
         conn.prepare_cached(Self::SQL)?
             .query_row([id], Self::from_row)
     }
@@ -165,27 +165,27 @@ impl MessageRow {
 /// A returned code block's row, content, message and chat.
 #[derive(Debug)]
 pub(super) struct CodeRow {
-    pub uuid: String,
-    pub message_id: i64,
-    pub chat_id: i64,
-    pub content: String,
-    pub component: Option<String>,
-    pub parent_uuid: Option<String>,
-    pub major: Option<i64>,
-    pub minor: Option<i64>,
-    pub patch: Option<i64>,
-    pub header: Option<String>,
-    pub created_at: Option<String>,
-    pub size: Option<i64>,
-    pub branch_name: Option<String>,
-    pub chat_path: Option<String>,
-    pub language: Option<String>,
-    pub file_path: Option<String>,
-    pub repo: Option<String>,
+    pub(crate) uuid: String,
+    pub(crate) message_id: i64,
+    pub(crate) chat_id: i64,
+    pub(crate) content: String,
+    pub(crate) component: Option<String>,
+    pub(crate) parent_uuid: Option<String>,
+    pub(crate) major: Option<i64>,
+    pub(crate) minor: Option<i64>,
+    pub(crate) patch: Option<i64>,
+    pub(crate) header: Option<String>,
+    pub(crate) created_at: Option<String>,
+    pub(crate) size: Option<i64>,
+    pub(crate) branch_name: Option<String>,
+    pub(crate) chat_path: Option<String>,
+    pub(crate) language: Option<String>,
+    pub(crate) file_path: Option<String>,
+    pub(crate) repo: Option<String>,
 }
 
 impl CodeRow {
-    pub const SQL: &'static str = formatcp!(
+    pub(crate) const SQL: &'static str = formatcp!(
         "SELECT {b_uuid}, {b_message_id}, {b_chat_id}, {x_content}, {b_component}, \
         {x_parent_uuid}, {x_major}, {x_minor}, {x_patch}, {x_header}, {b_created_at}, {b_size}, \
         {c_branch_name}, {d_chat_path}, {b_language}, {m_file_path}, {c_repo} FROM {code_blocks} \
@@ -245,7 +245,7 @@ impl CodeRow {
         })
     }
 
-    pub fn read(conn: &Connection, id: i64) -> rusqlite::Result<CodeRow> {
+    pub(crate) fn read(conn: &Connection, id: i64) -> rusqlite::Result<CodeRow> {
         conn.prepare_cached(Self::SQL)?
             .query_row([id], Self::from_row)
     }
