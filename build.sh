@@ -335,6 +335,9 @@ cmd_test() {
   need_browser
   log "native tests"
   cargo test --workspace --quiet 2>&1
+  log "library API docs: every link resolves to a public item"
+  RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet \
+    -p gitsense-engine -p gitsense-import -p gitsense-publish -p gitsense-chat-export 2>&1
   build_fixtures
   log "browser tests: the engine in a dedicated worker (wasm-bindgen-test, headless Chromium)"
   # tests/support/wasm_test_runner.mjs (the cargo runner) waits this long for

@@ -8,7 +8,7 @@
 //! its element is complete, then the export's summary: the same records,
 //! warnings and errors an [`ExportReader`] over the whole file gives.
 //!
-//! How: a scan of the raw bytes ([`Boundaries`]) tells where each
+//! How: a scan of the raw bytes (`Boundaries`) tells where each
 //! top-level element ends (brackets outside strings, escapes inside);
 //! the [`ExportReader`] reads from a queue of the fed bytes, and is only
 //! asked for an element once that element and a few bytes after it are

@@ -1,6 +1,6 @@
 //! Token budgets for output handed to an LLM.
 //!
-//! The estimate is characters / 4, rounded up (no tokenizer). [`fit`]
+//! The estimate is characters / 4, rounded up (no tokenizer). `fit`
 //! brings a results object under a budget as measured by any renderer:
 //! full contents and snippets are shortened first, then the lowest-ranked
 //! results are dropped, and `truncated: true` is set. When even an empty
@@ -123,7 +123,7 @@ pub(crate) fn fit(
 }
 
 /// Keeps at most `n` results in all: the lowest-ranked leave first, from
-/// the longest list's tail, as [`fit`] drops them. Returns whether any
+/// the longest list's tail, as `fit` drops them. Returns whether any
 /// left (the caller's limit, not a budget: `truncated` stays as it was).
 pub fn limit(r: &mut SearchResults, n: usize) -> bool {
     let over = r.len().saturating_sub(n);

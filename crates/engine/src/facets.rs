@@ -2,7 +2,7 @@
 //! search matches.
 //!
 //! In: the requests (`insight-field:FIELD[:TYPE]` in the query, or the
-//! `facets` search option, both read by [`FacetRequest::parse`], which the
+//! `facets` search option, both read by `FacetRequest::parse`, which the
 //! query language owns) and the
 //! plan's per-target statements of matching ids (`TargetSql::ids_sql`).
 //! Out: one [`Facet`] per request and target the field exists on, under

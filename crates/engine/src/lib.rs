@@ -6,7 +6,7 @@
 //! model records (from the importers) → index file ([`index`]) → query
 //! text → [`query`] (parser, AST) → [`plan`] (SQL + bound parameters) →
 //! [`search`] (executor) → [`results`] (the GitSense results object) →
-//! [`format`] (terse / verbose / markdown for humans and LLMs).
+//! [`format`](mod@format) (terse / verbose / markdown for humans and LLMs).
 //!
 //! - [`model`]: the GitSense data model importers produce.
 //! - [`profiles`]: GitSense search profiles built into the crate.

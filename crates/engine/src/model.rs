@@ -48,7 +48,7 @@ pub struct Message {
     /// Structural text (section heading, API names defined in it), indexed
     /// in its own column with a higher weight; empty for chat messages. Each
     /// line is a name of the message: a query made of exactly its words
-    /// ranks the message higher ([`crate::index::EXACT_NAME_BOOST`]).
+    /// ranks the message higher (`crate::index::EXACT_NAME_BOOST`).
     pub title: String,
     /// Terms that say what the message is about without being its text or
     /// its title (the entries of a site's own index that point to a

@@ -5,7 +5,7 @@
 //! parameters, and every keyword or phrase becomes an FTS5 string literal
 //! (`"..."` with inner quotes doubled), so FTS5 operators, column filters,
 //! `NEAR(` or `*` typed by the user are searched for, not executed. The
-//! boolean structure comes only from the parsed [`Expr`].
+//! boolean structure comes only from the parsed `Expr`.
 
 use crate::error::{Error, Result};
 use crate::index::rank::{CODE_RANK, MESSAGE_PAGE, MESSAGE_RANK, MESSAGE_SECTION};
@@ -87,7 +87,7 @@ pub struct SearchOptions {
     /// refuses) or a search box's (never an error).
     pub mode: QueryMode,
     /// Words (FTS5 tokens) of text around the matches in a message's
-    /// snippet, 1 to [`MAX_SNIPPET_TOKENS`]; default 12 (a search box's
+    /// snippet, 1 to `MAX_SNIPPET_TOKENS`; default 12 (a search box's
     /// list shows about 30).
     pub snippet_tokens: Option<u32>,
     /// Facets to count over the matches, each `FIELD` or `FIELD:TYPE` as
@@ -106,7 +106,7 @@ pub enum QueryMode {
     #[default]
     Strict,
     /// What a reader types into a search box: never an error (see
-    /// [`crate::query::searchbox`]); a text with no word and no filter
+    /// `crate::query::searchbox`); a text with no word and no filter
     /// finds nothing.
     Box,
 }
@@ -198,13 +198,13 @@ pub struct TargetSql {
     /// by rank first): its [`crate::index::rank::Tally`] is then the
     /// count, and `count_sql` need not run.
     pub counted_by_rank: bool,
-    /// The phrases of `fts` in FTS5's order ([`fts_phrases`]).
+    /// The phrases of `fts` in FTS5's order (`fts_phrases`).
     pub phrases: Vec<String>,
     /// The ranking weight of each of `phrases`: below 1 for the
-    /// inflections the planner added ([`crate::morphology`]).
+    /// inflections the planner added (`crate::morphology`).
     pub phrase_weights: Vec<f64>,
     /// Set when sections are judged per page
-    /// ([`MatchMode::AllTermsByPage`]): the phrase bits of each term.
+    /// (`MatchMode::AllTermsByPage`): the phrase bits of each term.
     /// `page_sql` then gives every section holding any term, unordered
     /// and without limit or offset parameters, with two more columns, its
     /// page and the phrases it holds (bit `i`: phrase `i`); a result is a
@@ -1429,7 +1429,7 @@ struct PageTerm {
 pub use crate::index::rank::Section as PageSection;
 
 /// An FTS5 expression of the phrases of `phrases` (an expression's,
-/// [`fts_phrases`]) whose bits `held` sets: for a row holding just those,
+/// `fts_phrases`) whose bits `held` sets: for a row holding just those,
 /// it finds the same hits as the whole expression, from fewer doclists
 /// (a snippet of a query with its words' inflections otherwise steps
 /// dozens). `None` when no bit names a phrase.

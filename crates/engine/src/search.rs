@@ -355,7 +355,7 @@ impl Engine {
     }
 
     /// [`Engine::write`] at most once per `key` (see
-    /// [`index::live::write_once`]).
+    /// `index::live::write_once`).
     pub fn write_once(
         &mut self,
         op: index::live::WriteOp,

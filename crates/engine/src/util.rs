@@ -54,7 +54,7 @@ pub fn escape_html(s: &str) -> String {
 pub(crate) const ECHO_MAX_CHARS: usize = 80;
 
 /// Input as a message (a warning, an error) quotes it: control characters
-/// escaped, so it stays on one line, and cut to [`ECHO_MAX_CHARS`]
+/// escaped, so it stays on one line, and cut to `ECHO_MAX_CHARS`
 /// characters with its full length noted, so a huge name cannot flood the
 /// output.
 ///

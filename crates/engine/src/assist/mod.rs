@@ -16,14 +16,14 @@
 //! 3. **Overviews**: short overviews of the chosen files, falling back to
 //!    the tiny overview or the start of the file text, saying so.
 //! 4. **Review**: the model answers or identifies files; its answer is
-//!    parsed whatever its shape ([`answer`]).
+//!    parsed whatever its shape (`answer`).
 //!
 //! Every prompt fits `maxTokens` (chars/4 estimate). An asynchronous host
 //! drives an [`AssistSession`] (prompt out, answer in, between awaits);
 //! [`assisted_search`] is that loop with a synchronous LLM. The stages are
-//! also plain functions ([`stages`]) for hosts that want finer control. Nothing here
+//! also plain functions (`stages`) for hosts that want finer control. Nothing here
 //! touches the network, threads or `std::time`: timings use the engine's
-//! clock ([`Engine::now_ms`]).
+//! clock (`Engine::now_ms`).
 
 pub(crate) mod answer;
 pub mod prompts;

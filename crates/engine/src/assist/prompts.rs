@@ -2,7 +2,7 @@
 //!
 //! Every prompt starts with a title line naming its stage (scripted models
 //! and logs can tell them apart by it). Prompts that list files are fitted
-//! to `maxTokens` by [`fit`]: long texts are cut in steps, then the
+//! to `maxTokens` by `fit`: long texts are cut in steps, then the
 //! lowest-ranked files left out, and the prompt says how many were.
 
 use super::{AssistOptions, Candidate, Overview};

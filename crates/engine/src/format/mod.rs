@@ -5,14 +5,14 @@
 //! `N results in X.XXs` when given the elapsed time.
 //!
 //! A file of a git repository is shown as gitctx shows it: its path and
-//! the lines where the match is ([`match_lines`]), and the last commit
+//! the lines where the match is (`match_lines`), and the last commit
 //! that changed it (short SHA, date, author, message). Verbose output draws
 //! those lines numbered, through a [`Paint`] (plain here; the CLI's paints
 //! a terminal's colours).
 //!
 //! [`format_results`] is the entry point for LLM consumers: it renders
 //! within a token budget (chars/4 estimate of the rendered text), shortening
-//! and then dropping results through [`crate::budget::fit`].
+//! and then dropping results through `crate::budget::fit`.
 
 use crate::budget;
 use crate::error::Result;
@@ -72,7 +72,7 @@ pub enum Format {
     Terse,
     Verbose,
     Markdown,
-    /// Markdown as gitctx's `--mcp` writes it ([`mcp`]).
+    /// Markdown as gitctx's `--mcp` writes it (`mcp`).
     Mcp,
 }
 
@@ -424,7 +424,7 @@ fn text_preamble(p: &Preamble) -> String {
 const CONTEXT_LINES: usize = 2;
 
 /// How verbose output draws its parts; [`Plain`] leaves text as it is.
-/// Text handed to a painter is already one line each ([`one_line_field`]).
+/// Text handed to a painter is already one line each (`one_line_field`).
 pub trait Paint {
     /// Secondary text (a commit message).
     fn dim(&self, text: &str) -> String;
@@ -804,7 +804,7 @@ pub(crate) fn format_with(
     format_painted(r, f, opts, pre, &Plain)
 }
 
-/// [`format_with`] with verbose code drawn by `paint`. The budget is
+/// `format_with` with verbose code drawn by `paint`. The budget is
 /// measured on what is drawn, colours included, so it holds for the
 /// bytes printed.
 pub fn format_painted(

@@ -171,7 +171,7 @@ pub(crate) fn check_bytes(bytes: &[u8], revision: &str, recorded: Option<&str>) 
     check.finish()
 }
 
-/// [`check_bytes`] for a file read piece by piece (a publish of an index
+/// `check_bytes` for a file read piece by piece (a publish of an index
 /// larger than the memory it should take): feed every byte in order to
 /// [`Check::update`], in pieces of any size, then [`Check::finish`].
 pub struct Check {
@@ -264,7 +264,7 @@ impl Check {
 }
 
 /// Checks the index file at `path` against its recorded checksum (see
-/// [`check_bytes`]), reading it piece by piece.
+/// `check_bytes`), reading it piece by piece.
 pub fn check(path: &Path) -> Result<()> {
     use std::io::Read;
     let conn = super::open_file(path)?;

@@ -219,7 +219,7 @@ pub fn last_term(leaf: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Fills `fts_leaf_ends` for FTS5 table `fts` (after its last merge): for
-/// each segment, the [`term_hash`] of each leaf's [`last_term`] (0 for a
+/// each segment, the `term_hash` of each leaf's [`last_term`] (0 for a
 /// leaf where no term starts), two bytes a leaf, big-endian, leaf 1 first.
 pub fn leaf_ends(conn: &Connection, fts: &str) -> Result<()> {
     let ctx = "recording the FTS leaves' last terms";

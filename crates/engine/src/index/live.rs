@@ -496,7 +496,7 @@ pub(crate) fn write_once(
 }
 
 /// The summary (JSON) a request applied under `key` answered with, if
-/// one was: a write's ([`write_once`]) or an import's
+/// one was: a write's (`write_once`) or an import's
 /// ([`Import::commit`]).
 pub fn request_done(conn: &Connection, key: &str) -> Result<Option<String>> {
     if !is_writable(conn) {

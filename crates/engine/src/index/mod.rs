@@ -55,7 +55,7 @@ pub const FORMAT_VERSION: u32 = 6;
 /// Page size of built indexes (small pages keep lazy range reads cheap).
 pub(crate) const PAGE_SIZE: u32 = 4096;
 
-/// The FTS5 tables of the schema ([`schema::FTS`]).
+/// The FTS5 tables of the schema (`schema::FTS`).
 pub const FTS_TABLES: [&str; 3] = [
     schema::fts_chats::TABLE,
     schema::fts_messages::TABLE,

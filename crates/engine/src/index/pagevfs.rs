@@ -349,12 +349,12 @@ pub fn adjacent_runs(pages: impl Iterator<Item = u32>) -> Vec<(u32, u32)> {
 }
 
 /// Sorted pages → runs `[first, last]` to request, at most `max_runs`.
-/// Runs are joined across gaps of [`ALWAYS_JOIN_PAGES`]; then across the
-/// smallest gaps as long as that pays: a browser opens [`WAVE`]
-/// connections per host over HTTP/1.1, so every [`WAVE`] more requests
-/// queue for another round trip, which costs about what [`PAGES_PER_WAVE`]
+/// Runs are joined across gaps of `ALWAYS_JOIN_PAGES`; then across the
+/// smallest gaps as long as that pays: a browser opens `WAVE`
+/// connections per host over HTTP/1.1, so every `WAVE` more requests
+/// queue for another round trip, which costs about what `PAGES_PER_WAVE`
 /// pages of gap do. Of the joins in order of gap size, the prefix with the
-/// least cost (waves × [`PAGES_PER_WAVE`] + gap pages fetched) is taken;
+/// least cost (waves × `PAGES_PER_WAVE` + gap pages fetched) is taken;
 /// then, above `max_runs`, across any gap. The browser's lazy mode
 /// fetches its batches of pages this way.
 pub fn coalesce_runs(pages: impl Iterator<Item = u32>, max_runs: usize) -> Vec<(u32, u32)> {

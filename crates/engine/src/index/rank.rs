@@ -2,7 +2,7 @@
 //! ([`register`]):
 //! - `gs_message_rank(fts_messages, records, avg_title_len,
 //!   avg_keywords_len)` computes what three `bm25()` calls and two length
-//!   norms did (see [`super::BM25_K1`]),
+//!   norms did (see `super::BM25_K1`),
 //! - `gs_code_rank(fts_code_blocks, records)` is `bm25(fts_code_blocks)`,
 //! - `gs_message_section(fts_messages, records, avg_title_len,
 //!   avg_keywords_len, factor)` is `gs_message_rank` times `factor` for a
@@ -765,9 +765,9 @@ unsafe fn create_function(
     }
 }
 
-/// Registers [`MESSAGE_RANK`], [`CODE_RANK`], [`MESSAGE_PAGE`] and
-/// [`PHRASE_MASK`] on a connection; returns
-/// the [`Tally`] of the rows they score.
+/// Registers [`MESSAGE_RANK`], [`CODE_RANK`], [`MESSAGE_SECTION`] and
+/// [`MESSAGE_PAGE`] on a connection; returns the [`Tally`] of the rows
+/// they score.
 pub fn register(conn: &Connection) -> Result<Tally> {
     let functions: [(&CStr, ffi::fts5_extension_function); 4] = [
         (c"gs_message_rank", Some(message_rank)),

@@ -123,7 +123,7 @@ pub(crate) fn encode(chunk: i64, records: &[(i64, Vec<i64>)], cols: &[Col]) -> V
     out
 }
 
-/// Decodes a blob of [`encode`]; `None` when it is not one (truncated,
+/// Decodes a blob of `encode`; `None` when it is not one (truncated,
 /// ids out of order or outside the chunk).
 pub fn decode(chunk: i64, blob: &[u8], cols: &[Col]) -> Option<Chunk> {
     let mut at = 0;

@@ -1,5 +1,5 @@
 //! The tables and columns of the index file: their names, the aliases
-//! queries give them, and the DDL that creates them ([`ddl`]), all from
+//! queries give them, and the DDL that creates them (`ddl`), all from
 //! one description per table. Every statement the engine, the publisher
 //! and the browser module run names tables and columns through the
 //! constants here, so a rename is one edit and the compiler finds every

@@ -5,7 +5,7 @@
 //! (a failed build or write), when the process is interrupted by SIGINT,
 //! SIGTERM or SIGHUP once [`remove_on_signal`] is installed (the CLI does),
 //! and, after a crash or SIGKILL, by the next build beside it
-//! ([`remove_stale`]: temporary files whose process is gone).
+//! (`remove_stale`: temporary files whose process is gone).
 //!
 //! The signal handler may only make async-signal-safe calls, so the paths
 //! it removes are kept as C strings in a fixed table of atomic slots that

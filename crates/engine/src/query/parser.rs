@@ -1,6 +1,6 @@
 //! Query text → [`Query`]. A lexer splits the text into tokens with their
 //! character positions; filters and directives are taken out at the top
-//! level; a recursive-descent parser builds the boolean [`Expr`] from the
+//! level; a recursive-descent parser builds the boolean `Expr` from the
 //! rest. Every failure is an [`Error`] with a code and a position.
 
 use super::ast::*;

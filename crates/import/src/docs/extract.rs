@@ -41,7 +41,7 @@ pub enum Skip {
     /// A site index (Sphinx `genindex`, module index): its entries are
     /// attached to the pages they point to instead.
     SiteIndex,
-    /// A page that mostly lists links into the site ([`Listing`]): as a
+    /// A page that mostly lists links into the site (`Listing`): as a
     /// site index, its links' texts go to the sections they point to.
     Listing,
     /// A source file shown line by line with an anchor per line.
@@ -184,10 +184,10 @@ pub struct Page {
     pub units: Vec<Unit>,
     /// Element id → index of the unit holding it.
     pub anchors: HashMap<String, usize>,
-    /// First paragraph of at least [`MIN_PARAGRAPH_WORDS`] words.
+    /// First paragraph of at least `MIN_PARAGRAPH_WORDS` words.
     pub first_paragraph: Option<String>,
     pub index_entries: Vec<IndexEntry>,
-    /// How much of the content is links ([`Listing`]).
+    /// How much of the content is links (`Listing`).
     pub listing: Listing,
 }
 
@@ -299,7 +299,7 @@ const BLOCK_TAGS: &[&str] = &[
 pub const MAX_NESTING: usize = 256;
 
 /// Parses a page; `import.page_too_deep` for one nested deeper than
-/// [`MAX_NESTING`].
+/// `MAX_NESTING`.
 pub fn parse_page(html: &str) -> Result<Page> {
     // Before parsing, to bound the parser's own work; after, on the tree
     // itself, to bound the walks.

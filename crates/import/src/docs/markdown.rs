@@ -1,4 +1,4 @@
-//! A Markdown source → the HTML page [`super::extract`] reads.
+//! A Markdown source → the HTML page `super::extract` reads.
 //!
 //! CommonMark plus tables, strikethrough, footnotes and heading attributes
 //! (`## Title {#id}`). Headings without an id get GitHub-style slugs

@@ -27,7 +27,7 @@
 //! index, and the links of any listing page: symbol indexes, member lists,
 //! contents pages): an author's index is the best statement of what a
 //! section is about. Listing and source-listing pages are never pages of
-//! the index themselves (see [`extract::Listing`]).
+//! the index themselves (see `extract::Listing`).
 //!
 //! Directory walks are sorted and ids are assigned in that order, so the
 //! same site always gives the same corpus revision. Timestamps are left
