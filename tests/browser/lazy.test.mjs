@@ -951,13 +951,22 @@ test('a reload during the fill resumes it without fetching stored pages again', 
   await page.reload();
   site.server.options.bandwidth = 0;
   site.server.reset();
-  // Which pages the fill had stored (its map file: one byte a page).
+  // Which pages the fill had stored (its map file: one byte a page). The
+  // worker of the page before the reload may still hold the file open for
+  // a moment (an OPFS access handle is exclusive): read it once it is let go.
   const resumedPresent = await page.evaluate(async () => {
     const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('.gitsense-search-lazy');
-    for await (const [name, handle] of dir.entries()) {
-      if (name.endsWith('.map')) return Array.from(new Uint8Array(await (await handle.getFile()).arrayBuffer()));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        for await (const [name, handle] of dir.entries()) {
+          if (name.endsWith('.map')) return Array.from(new Uint8Array(await (await handle.getFile()).arrayBuffer()));
+        }
+        return null;
+      } catch (e) {
+        if (e.name !== 'NotReadableError' || attempt >= 50) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
-    return null;
   });
   assert.equal(resumedPresent.length, manifest.pageCount);
   const info = await openEngine(page);
