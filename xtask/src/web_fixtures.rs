@@ -541,6 +541,9 @@ fn build_large_docs(dir: &Path, facts: &Path) -> gitsense_engine::Result<()> {
         format!("{} {}", vocab[20], vocab[30]),
         "the".to_string(),
         "the value".to_string(),
+        // A rare word beside a common one: only the pages of the rare
+        // word's sections are scored.
+        format!("{} value", vocab[3_000]),
         format!("{} {}", vocab[0], vocab[1]),
         format!("\"{} {}\"", COMMON[0], vocab[2]),
         api(5, 1),
