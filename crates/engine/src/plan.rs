@@ -205,9 +205,10 @@ pub struct TargetSql {
     pub phrase_weights: Vec<f64>,
     /// Set when sections are judged per page
     /// (`MatchMode::AllTermsByPage`): the phrase bits of each term.
-    /// `page_sql` then gives every section holding any term, unordered
-    /// and without limit or offset parameters, with two more columns, its
-    /// page and the phrases it holds (bit `i`: phrase `i`); a result is a
+    /// `page_sql` then scores every section holding any term, unordered
+    /// and without limit or offset parameters, its ranking function
+    /// handing each one's rank, page and the phrases it holds (bit `i`:
+    /// phrase `i`) to the executor through the tally; a result is a
     /// section whose page's sections together hold, for every term, one of
     /// its bits ([`keep_by_page`], which orders them); the executor pages
     /// what it keeps.
@@ -218,9 +219,6 @@ pub struct TargetSql {
     /// executor finds the pages of the rarest term's sections first and
     /// scores only theirs.
     pub page_term_fts: Vec<String>,
-    /// With `page_terms`: `SELECT <page> ... MATCH ?1 LIMIT ?2`, the pages
-    /// of the sections one of `page_term_fts` matches.
-    pub term_pages_sql: String,
 }
 
 /// The phrases of an FTS5 expression the planner wrote, left to right
@@ -1528,19 +1526,13 @@ fn page_sql(
     expr: String,
     phrase_weights: Vec<f64>,
     terms: Vec<PageTerm>,
-    rank: Rank,
     conds: Conds,
     exact: Option<i64>,
 ) -> TargetSql {
     const ROWID: &str = formatcp!("{fts_messages}.rowid", fts_messages = fts_messages::TABLE);
     let (section, section_params) = message_section(exact);
     let where_sql = conds.where_sql();
-    let (from, tables) = from_clause(
-        Target::Messages,
-        true,
-        conds.reads | rank.reads | Reads::MESSAGE_RANK,
-    );
-    let (records_from, _) = from_clause(Target::Messages, true, Reads::MESSAGE_RANK);
+    let (from, tables) = from_clause(Target::Messages, true, conds.reads | Reads::MESSAGE_RANK);
     TargetSql {
         // Sections holding any term; never run, as the search is counted
         // by the executor (`counted_by_rank`), which counts what it keeps.
@@ -1562,14 +1554,17 @@ fn page_sql(
         counted_by_rank: true,
         page_terms: Some(terms.iter().map(|t| t.mask).collect()),
         page_term_fts: terms.into_iter().map(|t| t.fts).collect(),
-        term_pages_sql: format!(
-            "SELECT {MESSAGE_PAGE}({fts}, {records}) FROM {records_from} \
-             WHERE {fts} MATCH ?1 LIMIT ?2",
-            fts = fts_messages::TABLE,
-            records = n::RECORDS,
-        ),
     }
 }
+
+/// The pages of the sections one of [`TargetSql::page_term_fts`] matches
+/// (binds: that expression, a limit).
+pub const TERM_PAGES_SQL: &str = formatcp!(
+    "SELECT {MESSAGE_PAGE}({fts}, {records}) FROM {fts}{join} WHERE {fts} MATCH ?1 LIMIT ?2",
+    fts = fts_messages::TABLE,
+    records = n::RECORDS,
+    join = RANK_JOINS[0],
+);
 
 /// What a row must pass besides SQL's own comparisons, tested by the
 /// engine's SQL functions: `option:regex` patterns, `meta:` filters.
@@ -1764,14 +1759,7 @@ fn target_sql(
 
     if let (Some(terms), Some(fts), Some(expr_of_terms)) = (page_terms, &fts, inputs.expr) {
         let weights = phrase_weights(expr_of_terms, &fts_phrases(fts));
-        return Ok(page_sql(
-            fts.clone(),
-            weights,
-            terms,
-            rank,
-            conds,
-            inputs.exact,
-        ));
+        return Ok(page_sql(fts.clone(), weights, terms, conds, inputs.exact));
     }
     // With FTS the row id is the FTS rowid: no table needs joining for it.
     let own_id = match fts {
@@ -1823,7 +1811,6 @@ fn target_sql(
         tables,
         page_terms: None,
         page_term_fts: Vec::new(),
-        term_pages_sql: String::new(),
     })
 }
 
@@ -2186,8 +2173,7 @@ mod tests {
         );
         assert!(sql.page_term_fts[1].contains("\"classes\""));
         assert!(
-            sql.term_pages_sql.contains("gs_message_page(")
-                && sql.term_pages_sql.ends_with("LIMIT ?2")
+            TERM_PAGES_SQL.contains("gs_message_page(") && TERM_PAGES_SQL.ends_with("LIMIT ?2")
         );
         // One term, an OR, a sort other than rank, another target or a
         // GitSense index: matched per section as before.

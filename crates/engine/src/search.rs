@@ -1141,7 +1141,7 @@ fn rarest_term_pages(
     let mut rarest: Option<Vec<i64>> = None;
     for fts in &sql.page_term_fts {
         let mut s = conn
-            .prepare_cached(&sql.term_pages_sql)
+            .prepare_cached(plan::TERM_PAGES_SQL)
             .map_err(fts_error)?;
         let pages = s
             .query_map(params![fts, TERM_PROBE_ROWS + 1], |r| r.get::<_, i64>(0))
@@ -1191,7 +1191,7 @@ pub fn prepare_statements(conn: &Connection, p: &Plan) {
         }
         let _ = conn.prepare_cached(&sql.page_sql);
         if !sql.page_term_fts.is_empty() {
-            let _ = conn.prepare_cached(&sql.term_pages_sql);
+            let _ = conn.prepare_cached(plan::TERM_PAGES_SQL);
         }
         let _ = conn.prepare_cached(row);
         if sql.fts.is_some() {
