@@ -457,6 +457,40 @@ fn search_output_into_a_closed_pipe_ends_quietly() {
 }
 
 #[test]
+fn messages_into_a_closed_stderr_change_neither_the_work_nor_the_status() {
+    let d = scratch("closed-stderr");
+    // A site whose build warns (a page that is not UTF-8) and a query
+    // error: both write to stderr, which nobody reads any more.
+    let site = d.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("a.html"), page_html("Alpha", "alpha words")).unwrap();
+    std::fs::write(
+        site.join("b.html"),
+        b"<html><body><p>bad \xff byte</p></body></html>",
+    )
+    .unwrap();
+    let out = d.join("site.gsx");
+    let run = |args: &[&str]| {
+        let mut child = bin()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        child.wait_with_output().unwrap()
+    };
+    let o = run(&["build", "--docs", s(&site), "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(out.exists(), "the index is written");
+    let o = run(&["search", s(&out), "alpha", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("Alpha"), "{}", stdout(&o));
+    let o = run(&["search", s(&out), "nosuch:x alpha", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2), "a query error keeps its status");
+}
+
+#[test]
 fn control_characters_in_names_cannot_forge_result_lines() {
     let d = scratch("forged-lines");
     let site = d.join("site");
