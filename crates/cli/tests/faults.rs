@@ -302,6 +302,36 @@ fn deeply_nested_pages_are_skipped_by_name_and_the_site_still_builds() {
 // 3. What the docs walk reads.
 
 #[test]
+fn a_site_nested_past_the_directory_bound_still_builds_without_the_deepest_pages() {
+    let d = scratch("deep-dirs");
+    let site = d.join("site");
+    let bound = gitsense_import::MAX_DIR_DEPTH;
+    let deep = site.join(vec!["d"; bound + 3].join("/"));
+    let edge = site.join(vec!["d"; bound].join("/"));
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(site.join("top.html"), page_html("Top", "shallow")).unwrap();
+    std::fs::write(edge.join("edge.html"), page_html("Edge", "marginal")).unwrap();
+    std::fs::write(deep.join("bottom.html"), page_html("Bottom", "abyssal")).unwrap();
+    let out = d.join("docs.gsx");
+    let o = build_docs(&site, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a directory nested deeper than"),
+        "{}",
+        stderr(&o)
+    );
+    for (word, found) in [("shallow", true), ("marginal", true), ("abyssal", false)] {
+        let o = cli(&["search", s(&out), word, "--format", "terse"]);
+        assert_eq!(
+            stdout(&o).contains(".html"),
+            found,
+            "{word}: {}",
+            stdout(&o)
+        );
+    }
+}
+
+#[test]
 fn the_docs_walk_reads_only_regular_files_inside_the_site() {
     let d = scratch("docs-links");
     let site = d.join("site");

@@ -28,8 +28,8 @@
 
 use super::records::{self, Col};
 use super::writer::{
-    chat_node, code_records, derive_chat, group_names, insert_chat, insert_code_block,
-    insert_message, message_records, ChatNode, IdShift,
+    chat_node, check_chains, code_records, derive_chat, group_names, insert_chat,
+    insert_code_block, insert_message, message_records, ChatNode, IdShift,
 };
 use super::{schema, FORMAT_VERSION, PAGE_SIZE};
 use crate::error::{DbContext, Error, Result};
@@ -1365,6 +1365,7 @@ impl<'c> Write<'c> {
                 derived.push(id);
             }
         }
+        check_chains(&nodes, derived.iter().copied(), "write")?;
         for id in derived {
             derive_chat(self.conn, id, &nodes, &groups)?;
         }

@@ -265,9 +265,17 @@ impl Walk {
                 format!("{rel}/{name}")
             };
             if meta.is_dir() {
-                if !SKIP_DIRS.contains(&name.as_str()) {
-                    self.dir(&path, &child_rel)?;
+                if SKIP_DIRS.contains(&name.as_str()) {
+                    continue;
                 }
+                if child_rel.split('/').count() > crate::MAX_DIR_DEPTH {
+                    self.refused.push((
+                        child_rel,
+                        format!("a directory nested deeper than {}", crate::MAX_DIR_DEPTH),
+                    ));
+                    continue;
+                }
+                self.dir(&path, &child_rel)?;
                 continue;
             }
             let Some(kind) = page_kind(&name) else {
