@@ -411,6 +411,39 @@ fn a_build_refuses_a_chat_tree_with_a_cycle() {
 }
 
 #[test]
+fn a_lone_surrogate_is_replaced_with_a_warning_instead_of_refusing_the_write() {
+    let mut e = writable();
+    // What `JSON.stringify` makes of a JS string holding a lone surrogate
+    // (half an emoji cut off) and of a whole pair.
+    let json = r#"{"chats": [{"id": 1, "parent_id": 0, "name": "Cut \ud83d emoji"}],
+        "messages": [{"id": 1, "chat_id": 1, "role": "user", "content": "tangerine \ud83d\ude00 and \ude00 alone"}]}"#;
+    let summary = e.write(WriteOp::Add, json).unwrap();
+    assert_eq!((summary.chats, summary.messages), (1, 1));
+    assert_eq!(summary.warnings.len(), 1, "{:?}", summary.warnings);
+    assert!(
+        summary.warnings[0].contains("replaced 2 lone surrogate"),
+        "{:?}",
+        summary.warnings
+    );
+    let r = e.search("tangerine", &SearchOptions::default()).unwrap();
+    assert_eq!(r.results.messages.len(), 1);
+    let content = r.results.messages[0]
+        .messages_content
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        content.contains("\u{1F600} and \u{FFFD} alone"),
+        "{content}"
+    );
+    let clean = write(
+        &mut e,
+        WriteOp::Add,
+        json!({ "messages": [message(2, 1, "user", "plain")] }),
+    );
+    assert!(clean.warnings.is_empty());
+}
+
+#[test]
 fn a_published_index_refuses_writes() {
     let dir = tempfile::tempdir().unwrap();
     let path = published(&dir.path().join("p.gsx"), &[(1, "retry the payment")]);
