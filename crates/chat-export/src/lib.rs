@@ -65,8 +65,8 @@ use gitsense_engine::util::stable_uuid;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
-use stream::{Cut, Elements, Layout, Next, Repairs};
 pub use stream::MAX_TEXT_BYTES;
+use stream::{Cut, Elements, Layout, Next, Repairs};
 
 pub mod feed;
 /// Fenced code blocks in message text: the engine's parser, which the
@@ -320,7 +320,11 @@ impl<R: Read> ExportReader<R> {
             ..root_chat(file_name)
         };
         let mut warnings = self.warnings;
-        warnings.extend(self::warnings(st, self.elements.repairs(), self.elements.cut()));
+        warnings.extend(self::warnings(
+            st,
+            self.elements.repairs(),
+            self.elements.cut(),
+        ));
         Ok(ExportSummary {
             root,
             format,
@@ -748,12 +752,23 @@ mod tests {
         let c = r.next_conversation().unwrap().unwrap();
         assert_eq!(c.messages.len(), 2);
         let kept = &c.messages[0].content;
-        assert!(kept.len() <= MAX_TEXT_BYTES && kept.len() > MAX_TEXT_BYTES - 4, "{}", kept.len());
+        assert!(
+            kept.len() <= MAX_TEXT_BYTES && kept.len() > MAX_TEXT_BYTES - 4,
+            "{}",
+            kept.len()
+        );
         assert!(long.starts_with(kept.as_str()));
         assert_eq!(c.messages[1].content, "short answer");
         let s = r.finish("big.json").unwrap();
-        let warning = s.warnings.iter().find(|w| w.starts_with("cut 1 texts")).expect("a warning");
-        assert!(warning.contains(&format!("{} bytes", long.len())), "{warning}");
+        let warning = s
+            .warnings
+            .iter()
+            .find(|w| w.starts_with("cut 1 texts"))
+            .expect("a warning");
+        assert!(
+            warning.contains(&format!("{} bytes", long.len())),
+            "{warning}"
+        );
     }
 
     #[test]

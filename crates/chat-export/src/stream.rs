@@ -578,7 +578,10 @@ struct Capped<'a>(&'a mut Cut);
 
 impl<'de> serde::de::DeserializeSeed<'de> for Capped<'_> {
     type Value = Value;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Value, D::Error> {
         d.deserialize_any(self)
     }
 }
@@ -628,14 +631,20 @@ impl<'de> serde::de::Visitor<'de> for Capped<'_> {
     fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
         serde::de::DeserializeSeed::deserialize(self, d)
     }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Value, A::Error> {
         let mut out = Vec::new();
         while let Some(v) = seq.next_element_seed(Capped(&mut *self.0))? {
             out.push(v);
         }
         Ok(Value::Array(out))
     }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Value, A::Error> {
         let mut out = serde_json::Map::new();
         while let Some(k) = map.next_key::<String>()? {
             let v = map.next_value_seed(Capped(&mut *self.0))?;
