@@ -448,6 +448,33 @@ fn a_build_removes_what_a_dead_build_left_and_spares_a_live_one() {
 }
 
 #[test]
+fn a_publish_removes_what_a_killed_publish_left_and_spares_a_live_one() {
+    let d = scratch("stale-publish");
+    let index = cli_index(&d);
+    let site = d.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    let dead = {
+        let mut c = Command::new("true").spawn().unwrap();
+        c.wait().unwrap();
+        c.id()
+    };
+    let stale = [
+        format!("index-0123456789abcdef.pages.{dead}.tmp"),
+        format!("manifest.{dead}.tmp"),
+    ];
+    let live = format!("index-0123456789abcdef.gsx.{}.tmp", std::process::id());
+    let other = format!("notes.{dead}.tmp");
+    for name in stale.iter().chain([&live, &other]) {
+        std::fs::write(site.join(name), "left").unwrap();
+    }
+    let o = cli(&["publish", s(&index), "--out-dir", s(&site)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut left = temp_files(&site);
+    left.sort();
+    assert_eq!(left, vec![live, other], "only a dead publish's files go");
+}
+
+#[test]
 fn a_publish_that_runs_out_of_space_leaves_no_temporary_file() {
     let d = scratch("full-disk");
     let index = cli_index(&d);
