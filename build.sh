@@ -5,6 +5,9 @@
 #   ./build.sh serve [P]  build if needed, serve the demo on http://127.0.0.1:P/ (default 8080)
 #   ./build.sh test       run every test (native and browser)
 #   ./build.sh wasm       build only the browser module (pkg/)
+#   ./build.sh dist       build, then the release in dist/: the npm package
+#                         (npx gitsense-search, no Rust needed) and the
+#                         indexer with the module beside it
 #   ./build.sh bench [..] build, then run the comparative benchmark
 #                         (bench/run.mjs: writes BENCHMARKS.md and
 #                         bench/results.json; options after `bench` go to it)
@@ -331,7 +334,9 @@ cmd_test() {
   need_test_inputs
   # Tests that read a real corpus fail instead of skipping when it is missing.
   export GITSENSE_REQUIRE_CORPORA=1
-  cmd_build
+  # The build and the release made from it (tests/browser/dist.test.mjs
+  # installs it as a user would).
+  cmd_dist
   need_browser
   log "native tests"
   cargo test --workspace --quiet 2>&1
@@ -373,6 +378,45 @@ cmd_bench() {
   exec node bench/run.mjs "$@"
 }
 
+# A release to install without Rust, in dist/:
+#   gitsense-search-VERSION.tgz: the npm package, the browser module (pkg/)
+#     with a `bin`: `npx gitsense-search site|build|publish|add|search`
+#     runs the indexer shipped in it for this platform (src/js/cli.js), with
+#     the package itself as the module `site` copies;
+#   gitsense-search-VERSION-PLATFORM.tar.gz: the indexer with the module
+#     beside it (pkg/), where `site` finds it, for use without npm.
+# The indexer is this machine's release build (glibc-linked, stripped).
+cmd_dist() {
+  cmd_build
+  local version platform dir stage
+  version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+  platform=$(node -p 'process.platform + "-" + process.arch')
+  dir=target/dist
+  stage=$dir/package
+  rm -rf "$dir" dist && mkdir -p "$stage/bin/$platform" dist
+  cp -r pkg/. "$stage/"
+  cp src/js/cli.js "$stage/bin/gitsense-search.js"
+  cp target/release/gitsense-search "$stage/bin/$platform/gitsense-search"
+  strip "$stage/bin/$platform/gitsense-search" 2>/dev/null || true
+  node -e '
+    const fs = require("fs");
+    const file = process.argv[1];
+    const p = JSON.parse(fs.readFileSync(file, "utf8"));
+    p.bin = { "gitsense-search": "bin/gitsense-search.js" };
+    p.files.push("bin/");
+    p.engines = { node: ">=20" };
+    fs.writeFileSync(file, JSON.stringify(p, null, 2) + "\n");
+  ' "$stage/package.json"
+  log "packing dist/gitsense-search-$version.tgz (npm pack)"
+  (cd "$dir" && npm pack ./package --pack-destination "$ROOT/dist" --silent >/dev/null) || die "npm pack failed"
+  local standalone=$dir/gitsense-search-$version-$platform
+  mkdir -p "$standalone"
+  cp "$stage/bin/$platform/gitsense-search" "$standalone/"
+  cp -r pkg "$standalone/pkg"
+  tar -C "$dir" -czf "dist/gitsense-search-$version-$platform.tar.gz" "gitsense-search-$version-$platform"
+  ls -l dist >&2
+}
+
 cmd_serve() {
   local port=${1:-8080}
   [[ "$port" =~ ^[0-9]+$ ]] || die "PORT must be a number, not '$port'"
@@ -388,5 +432,6 @@ case "${1:-build}" in
   wasm) build_native; build_sample_index; build_wasm; build_ui ;;
   bench) shift; cmd_bench "$@" ;;
   serve) shift; cmd_serve "$@" ;;
-  *) die "usage: ./build.sh [build|serve [PORT]|test|wasm|bench [OPTIONS]]" ;;
+  dist) cmd_dist ;;
+  *) die "usage: ./build.sh [build|serve [PORT]|test|wasm|dist|bench [OPTIONS]]" ;;
 esac
