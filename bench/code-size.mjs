@@ -142,7 +142,7 @@ for (const part of ['primary', 'secondary']) {
   out.push('| function | bytes |');
   out.push('|---|---|');
   for (const [name, bytes] of top[part].sort((a, b) => b[1] - a[1]).slice(0, TOP)) {
-    out.push(`| \`${name.replace(/::h[0-9a-f]{16}$/, '').replace(/\|/g, '\\|')}\` | ${bytes} |`);
+    out.push(`| \`${name.replace(/::h[0-9a-f]{16}$/, '').replace(/\[[0-9a-f]{16}\]/g, '').replace(/\|/g, '\\|')}\` | ${bytes} |`);
   }
 }
 console.log(out.join('\n'));

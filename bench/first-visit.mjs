@@ -114,7 +114,9 @@ async function visit(browser, server, engine, q) {
   await p.keyboard.press('Control+k');
   await p.keyboard.type(q);
   const shownAt = await (await p.waitForFunction(engine.shown, q, { timeout: 120_000 })).jsonValue();
-  const bytes = Object.entries(server.stats().bytesByPath).filter(([u]) => u !== `/${PAGE}`).reduce((n, [, b]) => n + b, 0);
+  const byPath = Object.entries(server.stats().bytesByPath).filter(([u]) => u !== `/${PAGE}`);
+  const bytes = byPath.reduce((n, [, b]) => n + b, 0);
+  if (process.env.FIRST_VISIT_PATHS) console.error(byPath.map(([u, b]) => `${u} ${b}`).join('\n'));
   await context.close();
   if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
   return { ms: shownAt - t0, bytes };
