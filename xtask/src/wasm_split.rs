@@ -681,7 +681,58 @@ fn stub_body(
 
 #[cfg(test)]
 mod tests {
-    use super::name_key;
+    use super::{name_key, profiled};
+    use std::collections::BTreeSet;
+    use walrus::{FunctionBuilder, FunctionId, Module, ModuleConfig};
+
+    /// A module of empty functions with these names, and their ids.
+    fn module(names: &[&str]) -> (Module, Vec<FunctionId>) {
+        let mut m = Module::with_config(ModuleConfig::new());
+        let ids = names
+            .iter()
+            .map(|name| {
+                let mut b = FunctionBuilder::new(&mut m.types, &[], &[]);
+                b.name(name.to_string());
+                b.finish(vec![], &mut m.funcs)
+            })
+            .collect();
+        (m, ids)
+    }
+
+    fn profile(lines: &[&str]) -> BTreeSet<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn a_profile_keeps_what_it_names_whatever_the_hashes() {
+        let (m, ids) = module(&[
+            "engine::search::h0000000000000001",
+            "engine::plan::h0000000000000002",
+            "sqlite3VdbeExec",
+        ]);
+        let (keep, missing) = profiled(
+            &m,
+            &profile(&["engine::search", "sqlite3VdbeExec", "engine::gone"]),
+        );
+        assert!(keep.contains(&ids[0]) && keep.contains(&ids[2]) && !keep.contains(&ids[1]));
+        assert_eq!(missing, vec!["engine::gone".to_string()]);
+    }
+
+    #[test]
+    fn instances_of_a_generic_function_are_kept_by_place_or_all_when_their_number_changed() {
+        let names = [
+            "Vec<T>::reserve::h0000000000000001",
+            "Vec<T>::reserve::h0000000000000002",
+            "Vec<T>::reserve::h0000000000000003",
+        ];
+        let (m, ids) = module(&names);
+        let (keep, missing) = profiled(&m, &profile(&["Vec<T>::reserve\t#2/3"]));
+        assert_eq!(keep.len(), 1);
+        assert!(keep.contains(&ids[1]) && missing.is_empty());
+        // Made when there were two: which is which is not known, so all stay.
+        let (keep, _) = profiled(&m, &profile(&["Vec<T>::reserve\t#2/2"]));
+        assert_eq!(keep.len(), 3);
+    }
 
     #[test]
     fn a_name_key_drops_what_changes_between_builds() {
