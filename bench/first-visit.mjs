@@ -5,6 +5,7 @@
 // `pagefind` npm package's binary writes), side by side in one Chromium.
 //
 //   node bench/first-visit.mjs [--runs 3] [--queries 'asyncio queue,json dumps'] [--no-throttle] [--pkg DIR]
+//   node bench/first-visit.mjs --chat [--runs 3] [--pkg DIR]
 //
 // (--pkg: another build's pkg/, default this checkout's.)
 //
@@ -20,6 +21,13 @@
 // link shared by all of them. (The server keeps each gzipped body after
 // its first request, so the compression's own time is left out, for
 // both engines alike.)
+//
+// --chat: a chat app's first visit instead: a page that creates a
+// writable index (GitSenseSearch.create), adds a 20-message conversation
+// and searches it; the module's bytes (JS and wasm) the server sent before
+// create() resolved, before the search's answer, and 3 s later (what
+// comes in the background), with brotli 11 (precompressed, as a host
+// serves its assets) and with gzip 6 on the fly; no throttling.
 //
 // Each visit: a fresh browser context (nothing cached, nothing stored),
 // the page loaded, then Ctrl+K, the query typed, and the time from the
@@ -122,7 +130,59 @@ async function visit(browser, server, engine, q) {
   return { ms: shownAt - t0, bytes };
 }
 
+/** The chat app's visits (--chat): module bytes at create, at the first answer, settled. */
+async function chat() {
+  const dir = path.join(WORK, 'chat');
+  freshDir(dir);
+  fs.cpSync(PKG, path.join(dir, 'pkg'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'blank.html'), '<!doctype html><meta charset="utf-8"><title>chat</title>');
+  const messages = Array.from({ length: 20 }, (_, i) => ({
+    id: i + 1,
+    chat_id: 1,
+    role: i % 2 ? 'assistant' : 'user',
+    content: i % 2 ? `Call reconcile again:\n\n\`\`\`python\ndef reconcile_${i}():\n    return ${i}\n\`\`\`` : `How do I reconcile step ${i}?`,
+    created_at: `2026-01-02T00:00:${String(i).padStart(2, '0')}Z`,
+  }));
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const rows = ['| served as | before create() resolves | before the first answer | 3 s later |', '|---|---|---|---|'];
+  try {
+    for (const [label, opts] of [['brotli 11, precompressed', { brotli: true, precompress: true }], ['gzip 6, on the fly', { brotli: false, gzipLevel: 6 }]]) {
+      const server = await startServer({ root: dir, port: 0, compress: true, ...opts });
+      const bytes = () => Object.values(server.stats().bytesByPath).reduce((n, b) => n + b, 0);
+      const seen = [];
+      for (let r = 0; r < RUNS; r++) {
+        const context = await browser.newContext();
+        const p = await context.newPage();
+        await p.goto(server.url + 'blank.html');
+        server.reset();
+        await p.evaluate(async () => {
+          const { GitSenseSearch } = await import('/pkg/index.js');
+          window.engine = await GitSenseSearch.create({ name: 'chat-app' });
+        });
+        const atCreate = bytes();
+        const found = await p.evaluate(async (msgs) => {
+          await window.engine.add({ chats: [{ id: 1, name: 'Ledger' }], messages: msgs });
+          return (await window.engine.search('reconcile')).totalCounts.messages;
+        }, messages);
+        if (found !== 20) throw new Error(`the chat app's search found ${found} messages, not 20`);
+        const atAnswer = bytes();
+        await p.waitForTimeout(3000);
+        seen.push([atCreate, atAnswer, bytes()]);
+        await context.close();
+      }
+      await server.close();
+      const m = (i) => `${(median(seen.map((v) => v[i])) / 1024).toFixed(0)} KiB`;
+      rows.push(`| ${label} | ${m(0)} | ${m(1)} | ${m(2)} |`);
+    }
+  } finally {
+    await browser.close();
+  }
+  console.log(`\na chat app's first visit (create, add 20 messages, search), module bytes, medians of ${RUNS} runs\n`);
+  console.log(rows.join('\n'));
+}
+
 async function main() {
+  if (args.includes('--chat')) return chat();
   for (const f of [CLI, path.join(PKG, 'ui.js'), PAGEFIND, SITE]) if (!fs.existsSync(f)) throw new Error(`${f} is missing (./build.sh; npm ci; apt-get install python3.11-doc)`);
   const servers = {};
   for (const [name, engine] of Object.entries(ENGINES)) {
