@@ -2,7 +2,9 @@
 // engine's drop-in modal: ours (`<gitsense-search>`, the two lines
 // `gitsense-search site` prints) and Pagefind's Component UI
 // (`<pagefind-modal-trigger>` and `<pagefind-modal>`, from the bundle the
-// `pagefind` npm package's binary writes), side by side in one Chromium.
+// `pagefind` npm package's binary writes), side by side in one Chromium;
+// and Pagefind's Default UI (a search box in the page, not a modal: the
+// reader clicks into it instead of Ctrl+K) on the same copy.
 //
 //   node bench/first-visit.mjs [--runs 3] [--queries 'asyncio queue,json dumps'] [--no-throttle] [--pkg DIR]
 //   node bench/first-visit.mjs --chat [--runs 3] [--pkg DIR]
@@ -62,6 +64,7 @@ const PKG = path.resolve(opt('--pkg', path.join(ROOT, 'pkg')));
 const PAGEFIND = path.join(ROOT, `node_modules/@pagefind/${process.platform}-${process.arch}/bin/pagefind_extended`);
 const WORK = path.join(ROOT, 'target/first-visit');
 const PAGE = 'search-page.html';
+const pageOf = (name) => (ENGINES[name].site ? `search-page-${name}.html` : PAGE);
 
 const page = (lines) =>
   `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Search</title></head>\n<body><main>\n<h1>Search</h1>\n${lines.trim()}\n</main></body></html>\n`;
@@ -106,23 +109,45 @@ const ENGINES = {
       return !!title && title.textContent.trim().length > 0 && performance.now();
     },
   },
+  'pagefind-default': {
+    label: `Pagefind ${packageVersion(`@pagefind/${process.platform}-${process.arch}`)}, Default UI (a box in the page, no modal)`,
+    site: 'pagefind',
+    // https://pagefind.app/docs/ui-usage/ (the Default UI's four lines)
+    lines: () => [
+      '<link href="/pagefind/pagefind-ui.css" rel="stylesheet">',
+      '<script src="/pagefind/pagefind-ui.js"></script>',
+      '<div id="search"></div>',
+      '<script>window.addEventListener(\'DOMContentLoaded\', () => { new PagefindUI({ element: "#search", showSubResults: true }); });</script>',
+    ].join('\n'),
+    // No Ctrl+K: the reader clicks into the box.
+    async reach(p) {
+      await p.click('.pagefind-ui__search-input');
+    },
+    shown: (q) => {
+      const input = document.querySelector('.pagefind-ui__search-input');
+      if (!input || input.value !== q) return false;
+      const title = document.querySelector('.pagefind-ui__result-title');
+      return !!title && title.textContent.trim().length > 0 && performance.now();
+    },
+  },
 };
 
-async function visit(browser, server, engine, q) {
+async function visit(browser, server, engine, q, page = PAGE) {
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   const p = await context.newPage();
   const errors = [];
   p.on('pageerror', (e) => errors.push(String(e)));
   server.reset();
-  await p.goto(server.url + PAGE);
+  await p.goto(server.url + page);
   await p.waitForLoadState('load');
   // The reader finds the page, then reaches for search.
   await p.waitForTimeout(300);
   const t0 = await p.evaluate(() => performance.now());
-  await p.keyboard.press('Control+k');
+  if (engine.reach) await engine.reach(p);
+  else await p.keyboard.press('Control+k');
   await p.keyboard.type(q);
   const shownAt = await (await p.waitForFunction(engine.shown, q, { timeout: 120_000 })).jsonValue();
-  const byPath = Object.entries(server.stats().bytesByPath).filter(([u]) => u !== `/${PAGE}`);
+  const byPath = Object.entries(server.stats().bytesByPath).filter(([u]) => u !== `/${page}`);
   const bytes = byPath.reduce((n, [, b]) => n + b, 0);
   if (process.env.FIRST_VISIT_PATHS) console.error(byPath.map(([u, b]) => `${u} ${b}`).join('\n'));
   await context.close();
@@ -186,6 +211,12 @@ async function main() {
   for (const f of [CLI, path.join(PKG, 'ui.js'), PAGEFIND, SITE]) if (!fs.existsSync(f)) throw new Error(`${f} is missing (./build.sh; npm ci; apt-get install python3.11-doc)`);
   const servers = {};
   for (const [name, engine] of Object.entries(ENGINES)) {
+    if (engine.site) {
+      // Another UI of an engine set up already: its own page on that copy.
+      fs.writeFileSync(path.join(WORK, engine.site, pageOf(name)), page(engine.lines()));
+      servers[name] = servers[engine.site];
+      continue;
+    }
     const dir = path.join(WORK, name);
     log(`${name}: copying the site and adding search`);
     freshDir(dir);
@@ -211,12 +242,13 @@ async function main() {
   try {
     // Each server compresses a file on its first request and keeps it: one
     // untimed visit each first.
-    for (const [name, engine] of Object.entries(ENGINES)) await visit(browser, servers[name], engine, QUERIES[0]);
+    for (const [name, engine] of Object.entries(ENGINES)) await visit(browser, servers[name], engine, QUERIES[0], pageOf(name));
     for (let r = 0; r < RUNS; r++) {
       for (const q of QUERIES) {
-        const order = (r + QUERIES.indexOf(q)) % 2 ? ['pagefind', 'ours'] : ['ours', 'pagefind'];
+        const names = Object.keys(ENGINES);
+        const order = (r + QUERIES.indexOf(q)) % 2 ? names.reverse() : names;
         for (const name of order) {
-          const v = await visit(browser, servers[name], ENGINES[name], q);
+          const v = await visit(browser, servers[name], ENGINES[name], q, pageOf(name));
           log(`run ${r + 1}, ${name}, ${q}: ${v.ms.toFixed(0)} ms, ${(v.bytes / 1024).toFixed(1)} KiB`);
           results[name].push({ q, ...v });
         }
@@ -224,7 +256,7 @@ async function main() {
     }
   } finally {
     await browser.close();
-    for (const s of Object.values(servers)) await s.close();
+    for (const s of new Set(Object.values(servers))) await s.close();
   }
   const kib = (n) => `${(n / 1024).toFixed(0)} KiB`;
   const rows = ['| engine | Ctrl+K → first result, median (range) | bytes before it, median (range) |', '|---|---|---|'];
