@@ -216,7 +216,7 @@ fn every_filter_restricts_what_comes_back() {
         (0, 0, 0)
     );
 
-    // Comma lists are any-of; repeated filters all apply.
+    // Comma lists are any-of, and so is a key repeated.
     let both = search(&e, "payment in:messages chat-id:56,25");
     let one = search(&e, "payment in:messages chat-id:56");
     let other = search(&e, "payment in:messages chat-id:25");
@@ -225,8 +225,10 @@ fn every_filter_restricts_what_comes_back() {
         one.total_counts.messages + other.total_counts.messages
     );
     assert_eq!(
-        counts(&search(&e, "payment chat-id:56 chat-id:25")),
-        (0, 0, 0)
+        search(&e, "payment in:messages chat-id:56 chat-id:25")
+            .total_counts
+            .messages,
+        both.total_counts.messages
     );
 }
 
@@ -242,6 +244,27 @@ fn null_filters_split_the_matches() {
         .messages;
     assert!(null > 0 && not_null > 0);
     assert_eq!(null + not_null, total);
+}
+
+#[test]
+fn repeated_filters_of_one_key_accumulate_as_gitsense_does() {
+    let e = sample_engine();
+    let each = |q: &str| counts(&search(&e, q));
+    let js = each("in:messages lang:javascript");
+    let md = each("in:messages lang:markdown");
+    assert!(js.1 > 0 && md.1 > 0);
+    let repeated = each("in:messages lang:javascript lang:markdown");
+    assert_eq!(repeated, each("in:messages lang:javascript,markdown"));
+    assert_eq!(repeated.1, js.1 + md.1, "a message has one language");
+    // Negated, both are left out either way.
+    let all = each("in:messages").1;
+    assert_eq!(
+        each("in:messages -lang:javascript -lang:markdown").1,
+        all - js.1 - md.1
+    );
+    // Filters of different keys still all apply.
+    let both = each("in:messages lang:javascript role:assistant").1;
+    assert!(both > 0 && both < js.1);
 }
 
 #[test]

@@ -570,3 +570,32 @@ fn a_detached_head_is_indexed_as_a_ref_named_head() {
     assert_eq!(meta["refContext"]["refName"], "HEAD");
     assert_eq!(meta["refContext"]["refType"], "detached");
 }
+
+#[test]
+fn directories_nested_past_the_bound_are_skipped_with_a_warning_and_the_rest_is_indexed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("deep");
+    std::fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q"]);
+    write(&root, "top.md", "# Top\n\nshallow sentinel words\n");
+    let deep = vec!["d"; import::MAX_DIR_DEPTH + 5].join("/");
+    write(&root, &format!("{deep}/bottom.md"), "abyssal sentinel\n");
+    let fine = vec!["d"; import::MAX_DIR_DEPTH - 1].join("/");
+    write(&root, &format!("{fine}/edge.md"), "marginal sentinel\n");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "deep"]);
+    let out = tmp.path().join("deep.gsx");
+    let (_, report) = build(&root, &git::GitOptions::default(), &out).unwrap();
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("directories nested deeper than")),
+        "{:?}",
+        report.warnings
+    );
+    for (word, found) in [("shallow", true), ("marginal", true), ("abyssal", false)] {
+        let r = search(&out, &format!("{word} in:messages"));
+        assert_eq!(!r.results.messages.is_empty(), found, "{word}");
+    }
+}

@@ -315,6 +315,135 @@ fn a_bad_record_names_its_record_and_field_and_writes_nothing() {
 }
 
 #[test]
+fn chat_trees_with_a_cycle_or_deeper_than_the_bound_are_refused_and_nothing_is_written() {
+    use gitsense_engine::index::MAX_CHAT_DEPTH;
+    let mut e = writable();
+    write(
+        &mut e,
+        WriteOp::Add,
+        json!({ "chats": [chat(1, 0, "Root"), chat(2, 1, "Child")] }),
+    );
+    let before = e.info().clone();
+    let refused = |e: &mut Engine, op, v: Value| e.write(op, &v.to_string()).unwrap_err().code;
+    // Two new chats that are each other's parent.
+    assert_eq!(
+        refused(
+            &mut e,
+            WriteOp::Add,
+            json!({ "chats": [chat(3, 4, "A"), chat(4, 3, "B")] })
+        ),
+        "write.chat_cycle"
+    );
+    // The root made a child of its own child.
+    assert_eq!(
+        refused(
+            &mut e,
+            WriteOp::Update,
+            json!({ "chats": [chat(1, 2, "Root")] })
+        ),
+        "write.chat_cycle"
+    );
+    // One chat more than a path may name.
+    let chain = |first: i64, n: usize| -> Vec<Value> {
+        (0..n as i64)
+            .map(|i| {
+                chat(
+                    first + i,
+                    if i == 0 { 0 } else { first + i - 1 },
+                    &format!("c{i}"),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        refused(
+            &mut e,
+            WriteOp::Add,
+            json!({ "chats": chain(100, MAX_CHAT_DEPTH + 1) })
+        ),
+        "write.chat_too_deep"
+    );
+    assert_eq!(e.info(), &before, "nothing was written");
+    let r = e
+        .search("in:chats Child", &SearchOptions::default())
+        .unwrap();
+    assert_eq!(r.results.chats.len(), 1);
+    assert_eq!(
+        r.results.chats[0].chat_path.as_deref(),
+        Some("Root -> Child")
+    );
+    // A chain of the bound itself is fine.
+    write(
+        &mut e,
+        WriteOp::Add,
+        json!({ "chats": chain(1000, MAX_CHAT_DEPTH) }),
+    );
+}
+
+#[test]
+fn a_build_refuses_a_chat_tree_with_a_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = IndexWriter::create(
+        &dir.path().join("cycle.gsx"),
+        SourceInfo {
+            description: "cycle".into(),
+            built_at: Some("2026-01-01T00:00:00Z".into()),
+        },
+    )
+    .unwrap();
+    for (id, parent) in [(1, 3), (2, 1), (3, 2), (4, 0)] {
+        w.add_chat(&Chat {
+            id,
+            parent_id: parent,
+            chat_type: "regular".into(),
+            uuid: None,
+            name: format!("chat {id}"),
+            owner: None,
+            group_id: None,
+            created_at: None,
+            modified_at: None,
+            meta: json!({}),
+        })
+        .unwrap();
+    }
+    let err = w.finish().unwrap_err();
+    assert_eq!(err.code, "import.chat_cycle");
+}
+
+#[test]
+fn a_lone_surrogate_is_replaced_with_a_warning_instead_of_refusing_the_write() {
+    let mut e = writable();
+    // What `JSON.stringify` makes of a JS string holding a lone surrogate
+    // (half an emoji cut off) and of a whole pair.
+    let json = r#"{"chats": [{"id": 1, "parent_id": 0, "name": "Cut \ud83d emoji"}],
+        "messages": [{"id": 1, "chat_id": 1, "role": "user", "content": "tangerine \ud83d\ude00 and \ude00 alone"}]}"#;
+    let summary = e.write(WriteOp::Add, json).unwrap();
+    assert_eq!((summary.chats, summary.messages), (1, 1));
+    assert_eq!(summary.warnings.len(), 1, "{:?}", summary.warnings);
+    assert!(
+        summary.warnings[0].contains("replaced 2 lone surrogate"),
+        "{:?}",
+        summary.warnings
+    );
+    let r = e.search("tangerine", &SearchOptions::default()).unwrap();
+    assert_eq!(r.results.messages.len(), 1);
+    let content = r.results.messages[0]
+        .messages_content
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        content.contains("\u{1F600} and \u{FFFD} alone"),
+        "{content}"
+    );
+    let clean = write(
+        &mut e,
+        WriteOp::Add,
+        json!({ "messages": [message(2, 1, "user", "plain")] }),
+    );
+    assert!(clean.warnings.is_empty());
+}
+
+#[test]
 fn a_published_index_refuses_writes() {
     let dir = tempfile::tempdir().unwrap();
     let path = published(&dir.path().join("p.gsx"), &[(1, "retry the payment")]);

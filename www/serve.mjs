@@ -27,7 +27,16 @@
 //
 // Paths are confined to the root: a malformed percent-encoding or a NUL
 // byte gets 400; a path that resolves outside the root (by `..` segments,
-// encoded or not) or a symlink whose target lies outside it, 403.
+// encoded or not) or a symlink whose target lies outside it, 403. Only
+// regular files are served (a FIFO or device in the root is 404, checked
+// on the opened file, which is opened without blocking).
+//
+// What it keeps is bounded, whatever clients send: ranges that overlap
+// are merged (RFC 9110 allows it) and a request of more than MAX_RANGES
+// gets the whole file, as Apache does; files kept in memory are bounded
+// by bytes (BODY_CACHE_BYTES, least recently used out); the counters by
+// path track at most MAX_TRACKED_PATHS paths (the rest are counted under
+// OTHER_PATHS) and the request log keeps the last MAX_LOGGED_REQUESTS.
 //
 // Besides, it can add latency to every response, cap the
 // bandwidth (per response, or for all responses together as one link
@@ -72,6 +81,33 @@ const TYPES = {
 const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.wasm', '.ts', '.svg', '.md']);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Ranges of one request served as such; more gets the whole file. */
+export const MAX_RANGES = 200;
+/** Bytes of whole files the server keeps in memory (shared by a server's requests). */
+export const BODY_CACHE_BYTES = 256 * 1024 * 1024;
+/** Distinct paths the stats count one by one. */
+export const MAX_TRACKED_PATHS = 10_000;
+/** The key under which stats count the paths past MAX_TRACKED_PATHS. */
+export const OTHER_PATHS = '(other paths)';
+/** Requests the log (stats(before), log()) keeps, the newest. */
+export const MAX_LOGGED_REQUESTS = 100_000;
+
+/**
+ * Ranges [[start, end], ...] (inclusive) sorted, those that overlap
+ * merged into one: the bytes sent never exceed the file's size,
+ * whatever the request repeats (`bytes=0-,0-,0-,...`).
+ */
+export function mergeRanges(parts) {
+  const sorted = [...parts].sort((a, b) => a[0] - b[0]);
+  const out = [];
+  for (const [start, end] of sorted) {
+    const last = out[out.length - 1];
+    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+    else out.push([start, end]);
+  }
+  return out;
+}
 
 /** The most bytes of compressed bodies the process keeps, unless told otherwise. */
 export const COMPRESSED_CACHE_BYTES = 256 * 1024 * 1024;
@@ -229,8 +265,10 @@ export async function precompress(root, { encodings = ['br', 'gzip'] } = {}) {
  * are cached for a year; default: content-addressed index files),
  * headers (added to every response), types (extension → Content-Type,
  * over the built-in ones: a host that serves the wasm as
- * application/octet-stream), quiet.
- * Returns { url, port, options, stats(), reset(), close() };
+ * application/octet-stream), quiet, bodyCacheBytes (whole files kept in
+ * memory, default BODY_CACHE_BYTES), maxTrackedPaths (paths the stats
+ * count one by one, default MAX_TRACKED_PATHS).
+ * Returns { url, port, options, bodies(), stats(), log(), reset(), close() };
  * `options` can be changed while running.
  */
 export async function startServer(opts = {}) {
@@ -259,9 +297,30 @@ export async function startServer(opts = {}) {
   };
   const zero = () => ({ total: 0, byPath: {}, bytes: 0, bytesByPath: {}, ranges: 0, multipart: 0 });
   let counters = zero();
+  // The key a path is counted under: itself while few paths are tracked.
+  const maxPaths = opts.maxTrackedPaths ?? MAX_TRACKED_PATHS;
+  const tracked = (where, map) => (Object.hasOwn(map, where) || Object.keys(map).length < maxPaths ? where : OTHER_PATHS);
   // Each request's arrival (epoch ms) and bytes sent, for stats(before).
   let requests = [];
-  const bodyCache = new Map(); // file → { version, body }
+  // file → { version, body }, least recently used first, bounded by bytes.
+  const bodyCache = new Map();
+  const bodyLimit = opts.bodyCacheBytes ?? BODY_CACHE_BYTES;
+  let bodyCacheBytes = 0;
+  const keepBody = (file, entry) => {
+    const old = bodyCache.get(file);
+    if (old) {
+      bodyCache.delete(file);
+      bodyCacheBytes -= old.body.length;
+    }
+    if (entry.body.length > bodyLimit / 4) return;
+    bodyCache.set(file, entry);
+    bodyCacheBytes += entry.body.length;
+    for (const [k, e] of bodyCache) {
+      if (bodyCacheBytes <= bodyLimit) break;
+      bodyCache.delete(k);
+      bodyCacheBytes -= e.body.length;
+    }
+  };
   let linkFreeAt = 0; // with sharedBandwidth: when the link has sent what it was given
 
   const send = async (res, status, headers, body, start = 0, end = body ? body.length : 0) => {
@@ -272,7 +331,8 @@ export async function startServer(opts = {}) {
     const entry = res.req && res.req.__entry;
     const count = (n) => {
       counters.bytes += n;
-      counters.bytesByPath[where] = (counters.bytesByPath[where] || 0) + n;
+      const key = tracked(where, counters.bytesByPath);
+      counters.bytesByPath[key] = (counters.bytesByPath[key] || 0) + n;
       if (entry) entry.bytes += n;
     };
     if (!options.bandwidth) {
@@ -338,12 +398,14 @@ export async function startServer(opts = {}) {
       return send(res, 204, {});
     }
     counters.total++;
-    counters.byPath[pathname] = (counters.byPath[pathname] || 0) + 1;
+    const key = tracked(pathname, counters.byPath);
+    counters.byPath[key] = (counters.byPath[key] || 0) + 1;
     req.__entry = { at: Date.now(), bytes: 0, path: pathname, range: req.headers.range || null, done: null };
     res.on('close', () => {
       req.__entry.done = Date.now();
     });
     requests.push(req.__entry);
+    if (requests.length > MAX_LOGGED_REQUESTS) requests = requests.slice(-MAX_LOGGED_REQUESTS / 2);
     if (!options.quiet) console.log(`${req.method} ${req.url}${req.headers.range ? ` (${req.headers.range})` : ''}`);
     const matches = (b) => (b instanceof RegExp ? b.test(pathname) : pathname.startsWith(b));
     const drop = options.dropFirst && options.dropFirst.count > 0 && matches(options.dropFirst.match);
@@ -367,13 +429,29 @@ export async function startServer(opts = {}) {
     } catch {
       // handled below
     }
+    // Opened without blocking (opening a FIFO for reading otherwise waits
+    // for a writer, holding one of libuv's few threads for good) and
+    // checked on the handle: only a regular file is served.
+    let fh;
     let stat;
     try {
       if (!within(await realRootOf(), await fs.promises.realpath(file))) return send(res, 403, plain, text('forbidden'));
-      stat = await fs.promises.stat(file, { bigint: true });
+      fh = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+      stat = await fh.stat({ bigint: true });
+      if (!stat.isFile()) throw new Error('not a regular file');
     } catch {
+      await fh?.close();
       return send(res, 404, plain, text(`not found: ${pathname}`));
     }
+    try {
+      return await answer(req, res, file, fh, stat, pathname);
+    } finally {
+      await fh.close();
+    }
+  };
+
+  /** Answers `req` with the regular file `file`, open as `fh`. */
+  const answer = async (req, res, file, fh, stat, pathname) => {
     const size = Number(stat.size);
     // Files are kept in memory until they change (range requests would
     // otherwise read a whole index per page); a range of a big file not in
@@ -383,9 +461,12 @@ export async function startServer(opts = {}) {
     const cached = bodyCache.get(file);
     const inMemory = cached && cached.version === version;
     const load = async () => {
-      if (inMemory) return cached.body;
-      const whole = await fs.promises.readFile(file);
-      bodyCache.set(file, { version, body: whole });
+      if (inMemory) {
+        keepBody(file, cached);
+        return cached.body;
+      }
+      const whole = await fh.readFile();
+      keepBody(file, { version, body: whole });
       return whole;
     };
     // The bytes of ranges [[start, end], ...] (inclusive), read at once
@@ -397,18 +478,13 @@ export async function startServer(opts = {}) {
         const whole = await load();
         return ranges.map(([start, end]) => whole.subarray(start, end + 1));
       }
-      const fh = await fs.promises.open(file, 'r');
-      try {
-        return await Promise.all(
-          ranges.map(async ([start, end]) => {
-            const bytes = Buffer.alloc(end - start + 1);
-            await fh.read(bytes, 0, bytes.length, start);
-            return bytes;
-          }),
-        );
-      } finally {
-        await fh.close();
-      }
+      return Promise.all(
+        ranges.map(async ([start, end]) => {
+          const bytes = Buffer.alloc(end - start + 1);
+          await fh.read(bytes, 0, bytes.length, start);
+          return bytes;
+        }),
+      );
     };
     const ext = path.extname(file);
     const etag = etagOf(stat);
@@ -437,15 +513,17 @@ export async function startServer(opts = {}) {
     // first range only, or (false) the header ignored and the whole file
     // sent, as hosts without multipart support may.
     const spec = options.range && /^bytes=\d*-\d*(,\s*\d*-\d*)*$/.test(req.headers.range || '') ? req.headers.range : null;
-    if (spec && (!spec.includes(',') || options.multiRange)) {
+    const asked = spec ? spec.slice(6).split(',') : [];
+    if (spec && (asked.length === 1 || options.multiRange) && asked.length <= MAX_RANGES) {
       let parts = [];
-      for (const r of spec.slice(6).split(',')) {
+      for (const r of asked) {
         const [, a, b] = /^\s*(\d*)-(\d*)$/.exec(r);
         const start = Math.max(0, a === '' ? size - Number(b) : Number(a));
         const end = Math.min(a === '' || b === '' ? size - 1 : Number(b), size - 1);
         if (start <= end) parts.push([start, end]);
       }
       if (!parts.length) return send(res, 416, { 'content-range': `bytes */${size}` });
+      parts = mergeRanges(parts);
       counters.ranges++;
       if (options.multiRange === 'merge') parts = [[Math.min(...parts.map((p) => p[0])), Math.max(...parts.map((p) => p[1]))]];
       if (options.multiRange === 'first') parts = parts.slice(0, 1);
@@ -511,6 +589,8 @@ export async function startServer(opts = {}) {
     url: `http://${options.host}:${port}/`,
     port,
     options,
+    // Whole files kept in memory: { entries, bytes, limit }.
+    bodies: () => ({ entries: bodyCache.size, bytes: bodyCacheBytes, limit: bodyLimit }),
     // stats(before): `total` and `bytes` count only the requests that
     // arrived before `before` (epoch ms; bytes sent for them so far), e.g.
     // those a page made before its first result, not the ones it started

@@ -311,6 +311,8 @@ export interface WriteSummary {
   messages: number;
   codeBlocks: number;
   revision: string;
+  /** What was repaired in the input (lone surrogates replaced by U+FFFD); absent when nothing was. */
+  warnings?: string[];
 }
 
 /** How far an importFile() is: bytes of the file read, rows stored so far. */

@@ -281,3 +281,60 @@ test('a symlink out of the root is refused, one inside it is followed', async ()
     await stop(server);
   }
 });
+
+test('a FIFO in the root is not served and does not wedge the server', async () => {
+  const fifo = path.join(site, 'pipe.html');
+  const made = spawn('mkfifo', [fifo]);
+  await new Promise((r) => made.on('exit', r));
+  const server = await serve();
+  try {
+    // More requests than libuv has threads: a blocking open of each would
+    // leave none for the files after them.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => get(server, '/pipe.html')));
+    assert.deepEqual(answers.map((a) => a.status), Array(8).fill(404));
+    const ok = await get(server, '/here.txt');
+    assert.deepEqual([ok.status, ok.body.toString()], [200, 'inside']);
+  } finally {
+    await stop(server);
+    fs.rmSync(fifo);
+  }
+});
+
+test('overlapping ranges are merged and too many ranges get the whole file, so an answer never outgrows the file', async () => {
+  const server = await serve();
+  try {
+    const size = fs.statSync(path.join(site, 'big.js')).size;
+    const repeated = await get(server, '/big.js', { range: `bytes=${Array(150).fill('0-').join(',')}` });
+    assert.equal(repeated.status, 206);
+    assert.equal(repeated.headers['content-range'], `bytes 0-${size - 1}/${size}`);
+    assert.equal(repeated.body.length, size);
+    const overlapping = await get(server, '/big.js', { range: 'bytes=100-199,150-299,1000-1099' });
+    assert.match(overlapping.headers['content-type'], /^multipart\/byteranges/);
+    const ranges = overlapping.body.toString('latin1').match(/content-range: bytes \d+-\d+/g);
+    assert.deepEqual(ranges, ['content-range: bytes 100-299', 'content-range: bytes 1000-1099']);
+    const many = Array.from({ length: 201 }, (_, i) => `${i * 10}-${i * 10 + 4}`).join(',');
+    const whole = await get(server, '/big.js', { range: `bytes=${many}` });
+    assert.equal(whole.status, 200);
+    assert.equal(whole.body.length, size);
+  } finally {
+    await stop(server);
+  }
+});
+
+test('what the server keeps stays bounded: paths counted one by one, the request log and files in memory', async () => {
+  const { startServer, OTHER_PATHS } = await import(SERVE.href);
+  const server = await startServer({ root: site, port: 0, compress: false, maxTrackedPaths: 20, bodyCacheBytes: 200_000 });
+  const s = { port: server.port };
+  try {
+    for (let i = 0; i < 60; i++) assert.equal((await get(s, `/random-${i}.html`)).status, 404);
+    for (let i = 0; i < 40; i++) assert.equal((await get(s, `/docs/page${i}.html`)).status, 200);
+    const stats = server.stats();
+    assert.equal(Object.keys(stats.byPath).length, 21);
+    assert.equal(stats.byPath[OTHER_PATHS], 80);
+    assert.equal(stats.total, 100);
+    const bodies = server.bodies();
+    assert.ok(bodies.bytes <= 200_000 && bodies.entries > 0, JSON.stringify(bodies));
+  } finally {
+    await server.close();
+  }
+});

@@ -169,6 +169,30 @@ test('bad input names the record and field and writes nothing', async () => {
   await closePage(page);
 });
 
+test('a lone surrogate in a write is replaced with a warning, a cycle of chats is refused', async () => {
+  const page = await fresh();
+  const out = await run(page, async (G) => {
+    const e = await G.create({ name: 'unicode', storage: 'memory' });
+    const cut = 'tangerine \u{1F600}'.slice(0, -1); // half an emoji
+    const summary = await e.add({ chats: [{ id: 1, name: 'Chat' }], messages: [{ id: 1, chat_id: 1, role: 'user', content: `${cut} end` }] });
+    const hit = await e.search('tangerine');
+    let cycle = null;
+    try {
+      await e.add({ chats: [{ id: 2, parent_id: 3, name: 'A' }, { id: 3, parent_id: 2, name: 'B' }] });
+    } catch (err) {
+      cycle = err.toJSON();
+    }
+    return { summary, content: hit.results.messages[0]?.messages_content, cycle, info: await e.info() };
+  });
+  assert.ifError(out.error);
+  assert.equal(out.value.summary.messages, 1);
+  assert.match(out.value.summary.warnings.join(' '), /replaced 1 lone surrogate/);
+  assert.equal(out.value.content, 'tangerine \uFFFD end');
+  assert.equal(out.value.cycle.code, 'write.chat_cycle');
+  assert.equal(out.value.info.index.chats, 1, 'the refused write left nothing');
+  await closePage(page);
+});
+
 test('where OPFS is not used, IndexedDB keeps every committed write', async () => {
   const page = await fresh();
   const made = await run(

@@ -65,7 +65,8 @@ use gitsense_engine::util::stable_uuid;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
-use stream::{Elements, Layout, Next, Repairs};
+pub use stream::MAX_TEXT_BYTES;
+use stream::{Cut, Elements, Layout, Next, Repairs};
 
 pub mod feed;
 /// Fenced code blocks in message text: the engine's parser, which the
@@ -319,7 +320,11 @@ impl<R: Read> ExportReader<R> {
             ..root_chat(file_name)
         };
         let mut warnings = self.warnings;
-        warnings.extend(self::warnings(st, self.elements.repairs()));
+        warnings.extend(self::warnings(
+            st,
+            self.elements.repairs(),
+            self.elements.cut(),
+        ));
         Ok(ExportSummary {
             root,
             format,
@@ -525,7 +530,7 @@ fn odd_records(l: &LeftOut) -> Option<String> {
 }
 
 /// The import's counted warnings.
-fn warnings(st: &State, repairs: Repairs) -> Vec<String> {
+fn warnings(st: &State, repairs: Repairs, cut: Cut) -> Vec<String> {
     let mut out = Vec::new();
     if let (Some(first), Some(desc)) = (st.skipped_elements.first(), &st.first_skipped) {
         let listed: Vec<String> = st.skipped_elements.iter().map(|i| i.to_string()).collect();
@@ -567,6 +572,14 @@ fn warnings(st: &State, repairs: Repairs) -> Vec<String> {
             "{} ChatGPT conversations have no valid 'current_node'; \
              the branch of their latest message was taken",
             l.no_current_node
+        ));
+    }
+    if cut.texts > 0 {
+        out.push(format!(
+            "cut {} texts longer than {} MiB to that length (the longest had {} bytes)",
+            cut.texts,
+            MAX_TEXT_BYTES >> 20,
+            cut.longest
         ));
     }
     if let Some(first) = repairs.first {
@@ -725,6 +738,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_text_over_the_bound_is_cut_at_a_character_boundary_with_a_warning() {
+        // Two-byte characters, so that the bound falls inside one unless
+        // the cut steps back to a boundary.
+        let long = format!("x{}", "é".repeat(MAX_TEXT_BYTES / 2 + 10));
+        let export = format!(
+            r#"[{{"id": "a", "conversations": [{{"from": "human", "value": "{long}"}}, {{"from": "gpt", "value": "short answer"}}]}}]"#
+        );
+        let mut r = ExportReader::new(Slices(export.as_bytes(), 1 << 20), "big.json").unwrap();
+        let c = r.next_conversation().unwrap().unwrap();
+        assert_eq!(c.messages.len(), 2);
+        let kept = &c.messages[0].content;
+        assert!(
+            kept.len() <= MAX_TEXT_BYTES && kept.len() > MAX_TEXT_BYTES - 4,
+            "{}",
+            kept.len()
+        );
+        assert!(long.starts_with(kept.as_str()));
+        assert_eq!(c.messages[1].content, "short answer");
+        let s = r.finish("big.json").unwrap();
+        let warning = s
+            .warnings
+            .iter()
+            .find(|w| w.starts_with("cut 1 texts"))
+            .expect("a warning");
+        assert!(
+            warning.contains(&format!("{} bytes", long.len())),
+            "{warning}"
+        );
     }
 
     #[test]

@@ -14,7 +14,6 @@
 //! Positions stay those of the original file.
 
 use gitsense_engine::error::{Error, Result};
-use serde::Deserialize;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read};
@@ -24,6 +23,13 @@ const REPLACEMENT_ESCAPE: &[u8] = b"\\ufffd";
 /// Longest input a repair decision needs: a surrogate pair's two escapes.
 const LOOKAHEAD: usize = 12;
 const CHUNK: usize = 1 << 16;
+
+/// Longest text (a JSON string of an element, a message's text above all)
+/// kept whole, in bytes; a longer one is cut to it at a character
+/// boundary. serde_json reads a string whole before handing it over, so a
+/// string costs its length once while it is read; what is kept, and every
+/// later step of the import, is bounded by this.
+pub const MAX_TEXT_BYTES: usize = 4 << 20;
 
 /// Where the reader stands in the original file: byte offset and 1-based
 /// line.
@@ -341,6 +347,16 @@ pub struct Elements<R> {
     /// Index of the next element.
     pub index: usize,
     done: bool,
+    /// Texts cut to [`MAX_TEXT_BYTES`], and the longest one's length.
+    cut: Cut,
+}
+
+/// Texts longer than [`MAX_TEXT_BYTES`] that were cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    pub texts: u64,
+    /// The longest cut text's length, in bytes.
+    pub longest: u64,
 }
 
 impl<R: Read> Elements<R> {
@@ -387,6 +403,7 @@ impl<R: Read> Elements<R> {
             location,
             index: 0,
             done: false,
+            cut: Cut::default(),
         };
         if layout == Layout::Array && me.peek()? == Some(b']') {
             me.reader.consume(1);
@@ -467,7 +484,7 @@ impl<R: Read> Elements<R> {
             self.number()
         } else {
             let mut de = serde_json::Deserializer::from_reader(&mut self.reader);
-            Value::deserialize(&mut de)
+            serde::de::DeserializeSeed::deserialize(Capped(&mut self.cut), &mut de)
         };
         match parsed {
             Ok(v) => {
@@ -545,6 +562,95 @@ impl<R: Read> Elements<R> {
     /// The characters repaired so far.
     pub fn repairs(&self) -> Repairs {
         self.reader.get_ref().repairs
+    }
+
+    /// Texts cut so far.
+    pub fn cut(&self) -> Cut {
+        self.cut
+    }
+}
+
+/// A JSON value as `serde_json::Value` reads it, but with every string
+/// longer than [`MAX_TEXT_BYTES`] cut to it (counted in the `Cut`): a
+/// 450 MB message is copied once while it is read, not kept and copied
+/// again by every step after.
+struct Capped<'a>(&'a mut Cut);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Capped<'_> {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Capped<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Value, E> {
+        if v.len() <= MAX_TEXT_BYTES {
+            return Ok(Value::String(v.to_owned()));
+        }
+        self.0.texts += 1;
+        self.0.longest = self.0.longest.max(v.len() as u64);
+        let mut end = MAX_TEXT_BYTES;
+        while !v.is_char_boundary(end) {
+            end -= 1;
+        }
+        Ok(Value::String(v[..end].to_owned()))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> std::result::Result<Value, E> {
+        if v.len() <= MAX_TEXT_BYTES {
+            return Ok(Value::String(v));
+        }
+        self.visit_str(&v)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(Capped(&mut *self.0))? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let v = map.next_value_seed(Capped(&mut *self.0))?;
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
     }
 }
 

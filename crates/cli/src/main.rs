@@ -19,6 +19,16 @@ mod progress;
 mod sources;
 use progress::{Steps, Unit};
 
+/// `eprintln!` that never panics: a closed stderr (a reader that went
+/// away, `2>&-`) loses the message but changes neither the work done nor
+/// the exit status.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 #[derive(Parser)]
 #[command(
     name = "gitsense-search",
@@ -343,7 +353,7 @@ fn main() -> ExitCode {
     };
     if let Command::Search(a) = &cli.command {
         if let Some(conflict) = format_flag_conflict(a) {
-            eprintln!("Error: {conflict}");
+            errln!("Error: {conflict}");
             return ExitCode::from(2);
         }
     }
@@ -352,14 +362,14 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err((e, query)) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             if let (Some(q), Some(p)) = (query, e.position) {
                 let pad: String = q
                     .chars()
                     .take(p)
                     .map(|c| if c == '\t' { '\t' } else { ' ' })
                     .collect();
-                eprintln!("  {q}\n  {pad}^");
+                errln!("  {q}\n  {pad}^");
             }
             match e.kind() {
                 ErrorKind::Query => ExitCode::from(2),
@@ -443,7 +453,7 @@ fn print_built(
     started: Instant,
 ) -> Result<(), (Error, Option<String>)> {
     for w in &report.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     outln!(
         "{what} {} in {:.2}s: {} chats, {} messages, {} code blocks, {} bytes, revision {}",
@@ -659,9 +669,9 @@ fn assist_cmd(a: AssistArgs) -> Result<(), (Error, Option<String>)> {
     let mut llm = |prompt: &str| run_llm(&a.llm_cmd, prompt, timeout);
     let mut on_stage = |r: &StageReport| {
         if a.trace {
-            eprintln!("{}", serde_json::to_string(r).unwrap_or_default());
+            errln!("{}", serde_json::to_string(r).unwrap_or_default());
         } else if !a.quiet {
-            eprintln!("{}", stage_line(r));
+            errln!("{}", stage_line(r));
         }
     };
     let outcome = assist::assisted_search(&engine, &a.question, &opts, &mut llm, &mut on_stage)
@@ -802,7 +812,7 @@ fn site(a: SiteArgs) -> Result<(), (Error, Option<String>)> {
     let _ = std::fs::remove_file(&index);
     let (stats, report, manifest) = published.map_err(fail)?;
     for w in &report.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let copied = gitsense_publish::site::copy_module(
         &module,
@@ -815,7 +825,7 @@ fn site(a: SiteArgs) -> Result<(), (Error, Option<String>)> {
         Some(rel) => format!("{}{rel}/", url_path(a.base_url.as_deref())),
         None => format!("{}/", out_dir.display()),
     };
-    eprintln!(
+    errln!(
         "indexed {} chats (pages and directories), {} sections, {} code blocks into {} (revision {}); copied the module ({} files) from {}",
         stats.chats,
         stats.messages,
@@ -826,12 +836,12 @@ fn site(a: SiteArgs) -> Result<(), (Error, Option<String>)> {
         module.display()
     );
     if inside.is_none() {
-        eprintln!(
+        errln!(
             "note: {} is outside the site; change the paths below to where it is served",
             out_dir.display()
         );
     }
-    eprintln!("paste into a page of the site:");
+    errln!("paste into a page of the site:");
     emit(&gitsense_publish::site::paste_lines(&web_dir))?;
     Ok(())
 }

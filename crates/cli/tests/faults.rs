@@ -302,6 +302,36 @@ fn deeply_nested_pages_are_skipped_by_name_and_the_site_still_builds() {
 // 3. What the docs walk reads.
 
 #[test]
+fn a_site_nested_past_the_directory_bound_still_builds_without_the_deepest_pages() {
+    let d = scratch("deep-dirs");
+    let site = d.join("site");
+    let bound = gitsense_import::MAX_DIR_DEPTH;
+    let deep = site.join(vec!["d"; bound + 3].join("/"));
+    let edge = site.join(vec!["d"; bound].join("/"));
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(site.join("top.html"), page_html("Top", "shallow")).unwrap();
+    std::fs::write(edge.join("edge.html"), page_html("Edge", "marginal")).unwrap();
+    std::fs::write(deep.join("bottom.html"), page_html("Bottom", "abyssal")).unwrap();
+    let out = d.join("docs.gsx");
+    let o = build_docs(&site, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a directory nested deeper than"),
+        "{}",
+        stderr(&o)
+    );
+    for (word, found) in [("shallow", true), ("marginal", true), ("abyssal", false)] {
+        let o = cli(&["search", s(&out), word, "--format", "terse"]);
+        assert_eq!(
+            stdout(&o).contains(".html"),
+            found,
+            "{word}: {}",
+            stdout(&o)
+        );
+    }
+}
+
+#[test]
 fn the_docs_walk_reads_only_regular_files_inside_the_site() {
     let d = scratch("docs-links");
     let site = d.join("site");
@@ -418,6 +448,33 @@ fn a_build_removes_what_a_dead_build_left_and_spares_a_live_one() {
 }
 
 #[test]
+fn a_publish_removes_what_a_killed_publish_left_and_spares_a_live_one() {
+    let d = scratch("stale-publish");
+    let index = cli_index(&d);
+    let site = d.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    let dead = {
+        let mut c = Command::new("true").spawn().unwrap();
+        c.wait().unwrap();
+        c.id()
+    };
+    let stale = [
+        format!("index-0123456789abcdef.pages.{dead}.tmp"),
+        format!("manifest.{dead}.tmp"),
+    ];
+    let live = format!("index-0123456789abcdef.gsx.{}.tmp", std::process::id());
+    let other = format!("notes.{dead}.tmp");
+    for name in stale.iter().chain([&live, &other]) {
+        std::fs::write(site.join(name), "left").unwrap();
+    }
+    let o = cli(&["publish", s(&index), "--out-dir", s(&site)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut left = temp_files(&site);
+    left.sort();
+    assert_eq!(left, vec![live, other], "only a dead publish's files go");
+}
+
+#[test]
 fn a_publish_that_runs_out_of_space_leaves_no_temporary_file() {
     let d = scratch("full-disk");
     let index = cli_index(&d);
@@ -454,6 +511,40 @@ fn search_output_into_a_closed_pipe_ends_quietly() {
         assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
+}
+
+#[test]
+fn messages_into_a_closed_stderr_change_neither_the_work_nor_the_status() {
+    let d = scratch("closed-stderr");
+    // A site whose build warns (a page that is not UTF-8) and a query
+    // error: both write to stderr, which nobody reads any more.
+    let site = d.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("a.html"), page_html("Alpha", "alpha words")).unwrap();
+    std::fs::write(
+        site.join("b.html"),
+        b"<html><body><p>bad \xff byte</p></body></html>",
+    )
+    .unwrap();
+    let out = d.join("site.gsx");
+    let run = |args: &[&str]| {
+        let mut child = bin()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        child.wait_with_output().unwrap()
+    };
+    let o = run(&["build", "--docs", s(&site), "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(out.exists(), "the index is written");
+    let o = run(&["search", s(&out), "alpha", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("Alpha"), "{}", stdout(&o));
+    let o = run(&["search", s(&out), "nosuch:x alpha", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2), "a query error keeps its status");
 }
 
 #[test]

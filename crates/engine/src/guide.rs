@@ -31,7 +31,7 @@ pub fn directive_values(name: &str) -> String {
 const GRAMMAR_LINES: &[&str] = &[
     "- words: all must match (AND); `a OR b`; `-word` or `NOT word` excludes; `(a OR b)` groups; `word*` matches a prefix",
     "- phrases: `\"exact phrase\"` or `'exact phrase'`",
-    "- filters: `field:value`, `field:v1,v2` (any of), `field:\"a phrase\"`, `field:null`, `field:not_null`, `-field:value` excludes; repeated filters all apply",
+    "- filters: `field:value`, `field:v1,v2` (any of), `field:\"a phrase\"`, `field:null`, `field:not_null`, `-field:value` excludes; a key repeated accumulates (`lang:js lang:py` = `lang:js,py`), different keys all apply",
 ];
 
 fn filter_line(f: &FilterSpec) -> String {

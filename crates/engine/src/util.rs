@@ -11,6 +11,61 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// JSON text with each `\uXXXX` escape of a lone surrogate (one that is
+/// not half of a pair, which no UTF-8 text can hold) replaced by `\ufffd`,
+/// and how many were replaced. Backslashes that escape themselves are
+/// respected; text without such escapes is borrowed as it is.
+///
+/// ```
+/// use gitsense_engine::util::repair_lone_surrogates;
+/// let (text, n) = repair_lone_surrogates(r#"["a\ud800b", "\ud83d\ude00", "\\ud800"]"#);
+/// assert_eq!((text.as_ref(), n), (r#"["a\ufffdb", "\ud83d\ude00", "\\ud800"]"#, 1));
+/// ```
+pub fn repair_lone_surrogates(json: &str) -> (std::borrow::Cow<'_, str>, usize) {
+    let bytes = json.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        let hex = json.get(at + 2..at + 6)?;
+        (bytes.get(at + 1) == Some(&b'u')).then(|| u16::from_str_radix(hex, 16).ok())?
+    };
+    let is_high = |u: u16| (0xD800..0xDC00).contains(&u);
+    let is_low = |u: u16| (0xDC00..0xE000).contains(&u);
+    let mut lone = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match unit(i) {
+            Some(u)
+                if is_high(u)
+                    && bytes.get(i + 6) == Some(&b'\\')
+                    && unit(i + 6).is_some_and(is_low) =>
+            {
+                i += 12
+            }
+            Some(u) if is_high(u) || is_low(u) => {
+                lone.push(i);
+                i += 6;
+            }
+            Some(_) => i += 6,
+            None => i += 2,
+        }
+    }
+    if lone.is_empty() {
+        return (std::borrow::Cow::Borrowed(json), 0);
+    }
+    let mut out = String::with_capacity(json.len());
+    let mut from = 0;
+    for &at in &lone {
+        out.push_str(&json[from..at]);
+        out.push_str("\\ufffd");
+        from = at + 6;
+    }
+    out.push_str(&json[from..]);
+    (std::borrow::Cow::Owned(out), lone.len())
+}
+
 /// Formats Unix seconds as an ISO 8601 UTC timestamp (`2025-06-16T18:56:00Z`).
 pub fn iso8601_utc(secs: i64) -> String {
     let days = secs.div_euclid(86_400);

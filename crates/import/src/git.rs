@@ -236,6 +236,8 @@ enum Entry {
     },
     Link,
     Submodule,
+    /// A directory nested deeper than [`crate::MAX_DIR_DEPTH`], not walked.
+    TooDeep(String),
 }
 
 fn walk(
@@ -255,6 +257,9 @@ fn walk(
             format!("{prefix}/{name}")
         };
         match e.kind() {
+            Some(ObjectType::Tree) if depth >= crate::MAX_DIR_DEPTH => {
+                out.push(Entry::TooDeep(path))
+            }
             Some(ObjectType::Tree) => {
                 out.push(Entry::Dir {
                     path: path.clone(),
@@ -330,6 +335,8 @@ struct Skipped {
     links: usize,
     submodules: usize,
     lossy: usize,
+    /// Directories past [`crate::MAX_DIR_DEPTH`].
+    deep: Vec<String>,
 }
 
 fn list(paths: &[String]) -> String {
@@ -370,6 +377,14 @@ impl Skipped {
         }
         if self.submodules > 0 {
             out.push(format!("skipped {} submodules", self.submodules));
+        }
+        if !self.deep.is_empty() {
+            out.push(format!(
+                "skipped {} directories nested deeper than {} ({})",
+                self.deep.len(),
+                crate::MAX_DIR_DEPTH,
+                list(&self.deep)
+            ));
         }
         if self.lossy > 0 {
             out.push(format!(
@@ -570,6 +585,7 @@ impl GitImport<'_> {
                 }
                 Entry::Link => self.skipped.links += 1,
                 Entry::Submodule => self.skipped.submodules += 1,
+                Entry::TooDeep(path) => self.skipped.deep.push(path.clone()),
             }
         }
         Ok(())

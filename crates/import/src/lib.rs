@@ -16,6 +16,12 @@ pub mod languages;
 pub mod overview;
 
 use gitsense_engine::error::{Error, Result};
+
+/// Most directories an importer nests: each becomes a chat, and a chat's
+/// path may name at most [`gitsense_engine::index::MAX_CHAT_DEPTH`]
+/// chats (a few above the directories: the site or repository, the ref).
+/// Deeper directories are skipped with a warning, the rest is indexed.
+pub const MAX_DIR_DEPTH: usize = gitsense_engine::index::MAX_CHAT_DEPTH - 8;
 use gitsense_engine::index::{BuildStats, FinishProgress, IndexWriter, SourceInfo};
 use indicatif::ProgressBar;
 use std::path::{Path, PathBuf};

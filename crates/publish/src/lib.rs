@@ -571,6 +571,9 @@ mod write {
         let hot = crate::hot::hot_pages(index_path)?.pages;
 
         std::fs::create_dir_all(out_dir).map_err(|e| io_err("creating", out_dir, e))?;
+        // What a publish killed before it could clean up (SIGKILL, a
+        // crash) left here.
+        index::tempfiles::remove_stale_named(out_dir, &["index-", "manifest"]);
         let mut raw = Output::create(out_dir.join(&raw_file))?;
         let compressed_path = out_dir.join(&file);
         let mut gz = GzEncoder::new(

@@ -28,8 +28,8 @@
 
 use super::records::{self, Col};
 use super::writer::{
-    chat_node, code_records, derive_chat, group_names, insert_chat, insert_code_block,
-    insert_message, message_records, ChatNode, IdShift,
+    chat_node, check_chains, code_records, derive_chat, group_names, insert_chat,
+    insert_code_block, insert_message, message_records, ChatNode, IdShift,
 };
 use super::{schema, FORMAT_VERSION, PAGE_SIZE};
 use crate::error::{DbContext, Error, Result};
@@ -399,6 +399,9 @@ pub struct WriteSummary {
     pub code_blocks: u64,
     /// The index's revision after the write.
     pub revision: String,
+    /// What was repaired in the input (text that was not valid Unicode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// `index_meta` keys of the token sums `rank_stats` averages come from.
@@ -540,6 +543,11 @@ fn apply(
             "this index is published, not writable: only indexes made by create() take writes",
         ));
     }
+    // A JS string may hold a lone surrogate, which `JSON.stringify` writes
+    // as an escape that no UTF-8 text can hold: replaced, as `importFile`
+    // replaces invalid bytes, rather than the whole write refused.
+    let (json, repaired) = crate::util::repair_lone_surrogates(json);
+    let json = json.as_ref();
     let input: Value = serde_json::from_str(json)
         .map_err(|e| Error::new("write.bad_input", format!("the write is not JSON: {e}")))?;
     let Value::Object(input) = input else {
@@ -555,7 +563,12 @@ fn apply(
         WriteOp::Remove => w.remove(&RemoveIds::parse(&input)?)?,
         WriteOp::Add | WriteOp::Update => w.put(op, &Batch::parse(&input)?, upsert)?,
     }
-    let summary = w.finish(op, json)?;
+    let mut summary = w.finish(op, json)?;
+    if repaired > 0 {
+        summary.warnings.push(format!(
+            "replaced {repaired} lone surrogate(s) (text that is not valid Unicode) with U+FFFD"
+        ));
+    }
     if overlay_base(&tx)?.is_some() {
         tx.execute(sql::LOG_INSERT, params![op.name(), json])
             .ctx("logging the write")?;
@@ -1326,6 +1339,7 @@ impl<'c> Write<'c> {
             messages: done[1],
             code_blocks: done[2],
             revision,
+            warnings: Vec::new(),
         })
     }
 
@@ -1365,6 +1379,7 @@ impl<'c> Write<'c> {
                 derived.push(id);
             }
         }
+        check_chains(&nodes, derived.iter().copied(), "write")?;
         for id in derived {
             derive_chat(self.conn, id, &nodes, &groups)?;
         }
@@ -1805,6 +1820,7 @@ impl Import {
             messages: self.added[1],
             code_blocks: self.added[2],
             revision,
+            warnings: Vec::new(),
         };
         if let Some((key, extra)) = request {
             let mut answer = serde_json::to_value(&summary)

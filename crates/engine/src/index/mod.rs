@@ -47,7 +47,7 @@ use const_format::formatcp;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 
-pub use writer::{BuildStats, FinishProgress, FinishStep, IndexWriter, SourceInfo};
+pub use writer::{BuildStats, FinishProgress, FinishStep, IndexWriter, SourceInfo, MAX_CHAT_DEPTH};
 
 /// Version of the file layout; an index of another version is refused.
 pub const FORMAT_VERSION: u32 = 6;

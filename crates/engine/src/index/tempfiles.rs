@@ -68,6 +68,30 @@ pub fn remove_on_signal() {
 /// left behind. Returns how many were removed. Files of running processes
 /// (a concurrent build) are left alone; off Unix nothing is removed.
 pub(crate) fn remove_stale(dir: &Path, prefix: &str, suffix: &str) -> usize {
+    remove_stale_where(dir, |name| {
+        let middle = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
+        let digits: String = middle.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
+}
+
+/// Removes the temporary files in `dir` named `{name}.{pid}.tmp`, `name`
+/// starting with one of `starts`, whose process `pid` is no longer
+/// running (what a killed `publish` left: `index-H.pages.1234.tmp`,
+/// `manifest.1234.tmp`). Returns how many were removed.
+pub fn remove_stale_named(dir: &Path, starts: &[&str]) -> usize {
+    remove_stale_where(dir, |name| {
+        if !starts.iter().any(|s| name.starts_with(s)) {
+            return None;
+        }
+        let (_, pid) = name.strip_suffix(".tmp")?.rsplit_once('.')?;
+        pid.parse().ok()
+    })
+}
+
+/// Removes the files of `dir` whose name `pid_of` gives the pid of a
+/// process that is gone (not this one).
+fn remove_stale_where(dir: &Path, pid_of: impl Fn(&str) -> Option<u32>) -> usize {
     let Ok(entries) = std::fs::read_dir(if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -79,14 +103,7 @@ pub(crate) fn remove_stale(dir: &Path, prefix: &str, suffix: &str) -> usize {
     for e in entries.flatten() {
         let name = e.file_name();
         let Some(name) = name.to_str() else { continue };
-        let Some(middle) = name
-            .strip_prefix(prefix)
-            .and_then(|m| m.strip_suffix(suffix))
-        else {
-            continue;
-        };
-        let digits: String = middle.chars().take_while(char::is_ascii_digit).collect();
-        let Ok(pid) = digits.parse::<u32>() else {
+        let Some(pid) = pid_of(name) else {
             continue;
         };
         if pid != std::process::id()

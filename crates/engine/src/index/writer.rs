@@ -25,7 +25,7 @@ use const_format::formatcp;
 use rusqlite::{params, types::ValueRef, Connection};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Describes where an index came from (stored in `index_meta.source`).
@@ -762,9 +762,63 @@ pub(super) fn group_names(conn: &Connection) -> Result<HashMap<i64, String>> {
         .ctx("reading groups")
 }
 
+/// Most chats on the chain from a root down to a chat, the chat included:
+/// a chat's path names them all, so a deeper tree would make paths (and
+/// the work of deriving them) grow with the square of its depth.
+pub const MAX_CHAT_DEPTH: usize = 256;
+
+/// Checks that the parents of each chat of `ids` lead to a root (or to a
+/// chat not in `nodes`) through at most [`MAX_CHAT_DEPTH`] chats, with no
+/// chat met twice: `{prefix}.chat_cycle` naming a chat of the cycle, or
+/// `{prefix}.chat_too_deep`. Linear in the chats: each chain is walked
+/// once, its depths remembered for the chains that join it.
+pub(super) fn check_chains(
+    nodes: &HashMap<i64, ChatNode>,
+    ids: impl IntoIterator<Item = i64>,
+    prefix: &str,
+) -> Result<()> {
+    let mut depth: HashMap<i64, usize> = HashMap::new();
+    for id in ids {
+        let mut chain = Vec::new();
+        let mut on_chain = HashSet::new();
+        let mut cur = id;
+        let base = loop {
+            if let Some(&d) = depth.get(&cur) {
+                break d;
+            }
+            let Some(node) = nodes.get(&cur).filter(|_| cur != 0) else {
+                break 0;
+            };
+            if !on_chain.insert(cur) {
+                return Err(Error::new(
+                    &format!("{prefix}.chat_cycle"),
+                    format!("chat {cur} is its own ancestor: its parents lead back to it"),
+                )
+                .with_location(format!("chat {cur}")));
+            }
+            chain.push(cur);
+            cur = node.parent;
+        };
+        if base + chain.len() > MAX_CHAT_DEPTH {
+            return Err(Error::new(
+                &format!("{prefix}.chat_too_deep"),
+                format!(
+                    "chat {id} is {} chats below its root, over the {MAX_CHAT_DEPTH} a chat path may name",
+                    base + chain.len() - 1
+                ),
+            )
+            .with_location(format!("chat {id}")));
+        }
+        for (below, c) in chain.iter().rev().enumerate() {
+            depth.insert(*c, base + below + 1);
+        }
+    }
+    Ok(())
+}
+
 /// Writes the derived columns of chat `id` (root, lineage, chat path,
-/// branch, repo) from its chain of ancestors in `nodes`; a cycle or a
-/// missing parent ends the chain.
+/// branch, repo) from its chain of ancestors in `nodes` (checked by
+/// [`check_chains`]); a missing parent ends the chain.
 pub(super) fn derive_chat(
     conn: &Connection,
     id: i64,
@@ -773,7 +827,7 @@ pub(super) fn derive_chat(
 ) -> Result<()> {
     let mut chain = vec![id];
     let mut cur = nodes[&id].parent;
-    while cur != 0 && nodes.contains_key(&cur) && !chain.contains(&cur) {
+    while cur != 0 && nodes.contains_key(&cur) && chain.len() < MAX_CHAT_DEPTH {
         chain.push(cur);
         cur = nodes[&cur].parent;
     }
@@ -868,6 +922,7 @@ fn derive(conn: &Connection) -> Result<()> {
     };
     let mut ids: Vec<i64> = nodes.keys().copied().collect();
     ids.sort_unstable();
+    check_chains(&nodes, ids.iter().copied(), "import")?;
     for id in ids {
         derive_chat(conn, id, &nodes, &groups)?;
     }

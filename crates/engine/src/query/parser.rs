@@ -491,6 +491,28 @@ pub(super) fn apply_directive(
                     FilterValue::AnyOf(values)
                 }
             };
+            // Repeated filters of one key accumulate, as GitSense's do:
+            // `lang:javascript lang:markdown` is `lang:javascript,markdown`
+            // (and `-lang:a -lang:b` is none of them either way).
+            if let FilterValue::AnyOf(more) = &fv {
+                let earlier = q.filters.iter_mut().find(|f| {
+                    f.field == spec.field
+                        && f.negated == negated
+                        && matches!(f.value, FilterValue::AnyOf(_))
+                });
+                if let Some(Filter {
+                    value: FilterValue::AnyOf(values),
+                    ..
+                }) = earlier
+                {
+                    for v in more {
+                        if !values.contains(v) {
+                            values.push(v.clone());
+                        }
+                    }
+                    return Ok(());
+                }
+            }
             q.filters.push(Filter {
                 field: spec.field,
                 value: fv,

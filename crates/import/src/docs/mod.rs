@@ -35,6 +35,7 @@
 
 mod extract;
 pub mod markdown;
+mod open;
 mod select;
 
 pub use extract::{parse_page, Code, IndexEntry, Page, Skip, Unit, UnitKind};
@@ -116,6 +117,8 @@ struct SourceFile {
     rel: String,
     abs: PathBuf,
     kind: SourceKind,
+    /// The file the walk checked, which is the one read.
+    id: open::FileId,
 }
 
 impl SourceFile {
@@ -262,15 +265,23 @@ impl Walk {
                 format!("{rel}/{name}")
             };
             if meta.is_dir() {
-                if !SKIP_DIRS.contains(&name.as_str()) {
-                    self.dir(&path, &child_rel)?;
+                if SKIP_DIRS.contains(&name.as_str()) {
+                    continue;
                 }
+                if child_rel.split('/').count() > crate::MAX_DIR_DEPTH {
+                    self.refused.push((
+                        child_rel,
+                        format!("a directory nested deeper than {}", crate::MAX_DIR_DEPTH),
+                    ));
+                    continue;
+                }
+                self.dir(&path, &child_rel)?;
                 continue;
             }
             let Some(kind) = page_kind(&name) else {
                 continue;
             };
-            if meta.file_type().is_symlink() {
+            let id = if meta.file_type().is_symlink() {
                 match std::fs::metadata(&path) {
                     Err(_) => {
                         self.refused
@@ -286,12 +297,13 @@ impl Walk {
                             .push((child_rel, "a symbolic link to a special file".into()));
                         continue;
                     }
-                    Ok(_) => {
+                    Ok(m) => {
                         if !std::fs::canonicalize(&path).is_ok_and(|t| t.starts_with(&self.root)) {
                             self.refused
                                 .push((child_rel, "a symbolic link out of the site".into()));
                             continue;
                         }
+                        open::FileId::of(&m, true)
                     }
                 }
             } else if !meta.is_file() {
@@ -300,7 +312,9 @@ impl Walk {
                     "not a regular file (a FIFO, socket or device)".into(),
                 ));
                 continue;
-            }
+            } else {
+                open::FileId::of(&meta, false)
+            };
             if SKIP_FILES.contains(&name.to_ascii_lowercase().as_str()) {
                 continue;
             }
@@ -312,6 +326,7 @@ impl Walk {
                 rel: child_rel,
                 abs: path,
                 kind,
+                id,
             });
         }
         Ok(())
@@ -373,7 +388,16 @@ fn parse_all(files: &[SourceFile], progress: &ProgressBar) -> Result<Vec<Parsed>
 
 fn parse_file(f: &SourceFile) -> Result<Parsed> {
     use std::io::Read;
-    let file = std::fs::File::open(&f.abs).map_err(|e| unreadable(&f.abs, e))?;
+    // The walk checked a path; what is read is checked on the handle.
+    let file = match open::open_checked(&f.abs, f.id).map_err(|e| unreadable(&f.abs, e))? {
+        Ok(file) => file,
+        Err(refusal) => {
+            return Ok(Parsed::Refused(Error::new(
+                "import.page_changed",
+                refusal.reason(),
+            )))
+        }
+    };
     let mut bytes = Vec::new();
     file.take(MAX_PAGE_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -1102,6 +1126,7 @@ mod tests {
             rel: rel.into(),
             abs: PathBuf::new(),
             kind: SourceKind::Markdown,
+            id: open::FileId::of(&std::fs::metadata(".").unwrap(), false),
         };
         assert_eq!(f("guide/intro.md").url_path(), "guide/intro.html");
         assert_eq!(f("README.md").url_path(), "index.html");
