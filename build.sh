@@ -8,6 +8,9 @@
 #   ./build.sh dist       build, then the release in dist/: the npm package
 #                         (npx gitsense-search, no Rust needed) and the
 #                         indexer with the module beside it
+#   ./build.sh split-profile
+#                         profile the module in headless Chromium and write
+#                         the split's profile (xtask/split-profile.txt, committed)
 #   ./build.sh bench [..] build, then run the comparative benchmark
 #                         (bench/run.mjs: writes BENCHMARKS.md and
 #                         bench/results.json; options after `bench` go to it)
@@ -142,19 +145,36 @@ build_sample_index() {
 
 # The browser module: wasm (size profile) → wasm-bindgen --target web →
 # wasm-opt -Oz → pkg/ with the hand-written JS API, worker and typings →
-# split in two (split_module). Needs the CLI and the sample index (the
-# split's profile run).
+# split in two by the committed profile (split_module). No browser needed.
 build_wasm() {
   need_wasm_tools
-  need_browser
   log "building the wasm module"
   cargo build --lib --target "$WASM_TARGET" -p gitsense-search --profile wasm --quiet
   cargo build --release --quiet -p xtask
   # (ui.js and ui.d.ts are not part of the module: build_ui.)
-  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/js xtask Cargo.toml LICENSE target/sample/sample.gsx ! -name 'ui.*' -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
+  if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/js xtask Cargo.toml LICENSE ! -name 'ui.*' -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
     return 0 # pkg/ is up to date
   fi
   local tmp=target/pkg.tmp
+  assemble_module "$tmp"
+  split_module "$tmp" "$SPLIT_PROFILE"
+  # Last, once nothing rewrites the JS any more: minified (xtask/js/minify.mjs).
+  node xtask/js/minify.mjs "$tmp/index.js" "$tmp/lazy.js" "$tmp/worker.js" >/dev/null || die "minifying the module's JS failed"
+  local version
+  version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+  sed "s/@VERSION@/$version/" src/js/package.json > "$tmp/package.json"
+  cp src/js/README.md LICENSE "$tmp/"
+  rm -rf pkg
+  mv "$tmp" pkg
+}
+
+# The module in one piece, unminified, into $1: the cargo build's wasm
+# through wasm-bindgen and wasm-opt (with -g: the function names the split
+# profile goes by; the code is the same as without it, and split_module
+# writes the shipped modules without them), with the JS glue and the
+# bundled worker.
+assemble_module() {
+  local tmp=$1
   rm -rf "$tmp"
   # C symbols nothing defines (SQLite compiled with an option the wasm libc
   # shim or rusqlite do not match) end up as imports from "env" and the
@@ -166,7 +186,7 @@ build_wasm() {
   ' "$WASM_OUT" || die "the wasm module has unresolved imports (see xtask/sqlite/wasm-flags)"
   wasm-bindgen --target web --out-dir "$tmp" --out-name gitsense_search "$WASM_OUT"
   log "optimizing with wasm-opt -Oz"
-  node_modules/.bin/wasm-opt -Oz "$tmp/gitsense_search_bg.wasm" -o "$tmp/gitsense_search_bg.opt.wasm"
+  node_modules/.bin/wasm-opt -Oz -g "$tmp/gitsense_search_bg.wasm" -o "$tmp/gitsense_search_bg.opt.wasm"
   mv "$tmp/gitsense_search_bg.opt.wasm" "$tmp/gitsense_search_bg.wasm"
   # lazy.js is also a wasm-bindgen snippet; index.js imports this copy to
   # prefetch hot pages before the module is ready.
@@ -176,15 +196,6 @@ build_wasm() {
   # starts after one request, not three dependent round trips.
   node xtask/js/bundle-worker.mjs "$tmp" >/dev/null || die "bundling the worker failed"
   rm -rf "$tmp/gitsense_search.js" "$tmp/gitsense_search.d.ts" "$tmp/gitsense_search_bg.wasm.d.ts" "$tmp/snippets" "$tmp/split.js"
-  split_module "$tmp"
-  # Last, once nothing rewrites the JS any more: minified (xtask/js/minify.mjs).
-  node xtask/js/minify.mjs "$tmp/index.js" "$tmp/lazy.js" "$tmp/worker.js" >/dev/null || die "minifying the module's JS failed"
-  local version
-  version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-  sed "s/@VERSION@/$version/" src/js/package.json > "$tmp/package.json"
-  cp src/js/README.md LICENSE "$tmp/"
-  rm -rf pkg
-  mv "$tmp" pkg
 }
 
 # The drop-in UI (<gitsense-search>, src/js/ui.js) into pkg/, minified, with
@@ -201,35 +212,62 @@ build_ui() {
   mv pkg/ui.tmp.js pkg/ui.js
 }
 
-# The module in two (xtask/src/wasm_split.rs): what a visit runs, by a profile
-# run of an instrumented copy in headless Chromium on five indexes
-# (xtask/js/split-profile.mjs), stays in gitsense_search_bg.wasm; the rest
-# goes to gitsense_search_bg-HASH.wasm, which the worker loads after the
-# first answer (src/js/split.js).
+# The module in two (xtask/src/wasm_split.rs): the functions the committed
+# profile names (what a visit runs: profile_module) stay in
+# gitsense_search_bg.wasm; the rest goes to gitsense_search_bg-HASH.wasm,
+# which the worker loads after the first answer (src/js/split.js).
+SPLIT_PROFILE=xtask/split-profile.txt
 split_module() {
-  local pkg=$1 dir=target/split split=target/release/wasm-split
+  local pkg=$1 profile=$2 dir=target/split
   rm -rf "$dir" && mkdir -p "$dir"
   mv "$pkg/gitsense_search_bg.wasm" "$dir/full.wasm"
+  target/release/wasm-split split "$dir/full.wasm" --keep "$profile" --primary "$pkg/gitsense_search_bg.wasm" --secondary "$dir/secondary.wasm" \
+    --report "$dir/parts.tsv" || die "wasm-split split failed"
+  node xtask/js/split-glue.mjs name "$pkg" "$dir/secondary.wasm" >/dev/null || die "naming the second module failed"
+}
+
+# The split's profile (./build.sh split-profile): an instrumented copy of
+# the module in one piece, in which every function reports itself
+# (wasm-split instrument), run in headless Chromium by
+# xtask/js/split-profile.mjs on five indexes: chats without code blocks
+# (the sample), the browser tests' made-up indexes and a made-up
+# documentation site the size of a real one, with code blocks
+# (web-fixtures), asked its own queries and, as docs.gsx, the profile's
+# general ones; through the JS API, the drop-in UI and a writable index.
+# All made by code: editing the docs never changes the profile.
+profile_module() {
+  local pkg=$1 out=$2 dir=target/split-profile split=target/release/wasm-split
+  rm -rf "$dir" && mkdir -p "$dir"
   cp -r "$pkg" "$dir/profile-pkg"
-  "$split" instrument "$dir/full.wasm" "$dir/profile-pkg/gitsense_search_bg.wasm" >/dev/null || die "wasm-split instrument failed"
-  # Chats without code blocks (the sample), the browser tests' made-up
-  # indexes and a made-up documentation site the size of a real one, with
-  # code blocks (web-fixtures), asked its own queries and, as docs.gsx, the
-  # profile's general ones. All made by code: editing the docs never
-  # changes the module.
+  cp src/js/ui.js "$dir/profile-pkg/ui.js"
+  "$split" instrument "$pkg/gitsense_search_bg.wasm" "$dir/profile-pkg/gitsense_search_bg.wasm" >/dev/null || die "wasm-split instrument failed"
   target/release/web-fixtures "$dir/fixtures" target/sample/sample.gsx >/dev/null ||
     die "building the profile's fixtures failed"
   ./target/release/gitsense-search build --docs "$dir/fixtures/large-docs" --out "$dir/large.gsx" --quiet >/dev/null ||
     die "building the profile's large docs index failed"
   cp "$dir/large.gsx" "$dir/docs.gsx"
   log "profiling the module in headless Chromium (what a visit runs)"
-  node xtask/js/split-profile.mjs "$dir/profile-pkg" target/release/gitsense-search "$dir/profile.txt" target/sample/sample.gsx "$dir/docs.gsx" \
+  node xtask/js/split-profile.mjs "$dir/profile-pkg" target/release/gitsense-search "$dir/hits.txt" target/sample/sample.gsx "$dir/docs.gsx" \
     "$dir/fixtures/vocab.gsx=$dir/fixtures/vocab.json" "$dir/fixtures/ranked.gsx=$dir/fixtures/ranked.json" \
     "$dir/large.gsx=$dir/fixtures/large.json" ||
     die "the split profile run failed"
-  "$split" split "$dir/full.wasm" --keep "$dir/profile.txt" --primary "$pkg/gitsense_search_bg.wasm" --secondary "$dir/secondary.wasm" ||
-    die "wasm-split split failed"
-  node xtask/js/split-glue.mjs name "$pkg" "$dir/secondary.wasm" >/dev/null || die "naming the second module failed"
+  "$split" names "$pkg/gitsense_search_bg.wasm" "$dir/hits.txt" "$out" || die "naming the profile's functions failed"
+}
+
+cmd_split_profile() {
+  build_native
+  build_sample_index
+  need_wasm_tools
+  need_browser
+  log "building the wasm module"
+  cargo build --lib --target "$WASM_TARGET" -p gitsense-search --profile wasm --quiet
+  cargo build --release --quiet -p xtask
+  assemble_module target/split-profile.pkg
+  profile_module target/split-profile.pkg "$SPLIT_PROFILE"
+  rm -rf target/split-profile.pkg
+  log "wrote $SPLIT_PROFILE; rebuilding pkg/ with it"
+  build_wasm
+  build_ui
 }
 
 # The demo's default index: the project's own documentation (README.md and
@@ -430,8 +468,9 @@ case "${1:-build}" in
   build) cmd_build ;;
   test) cmd_test ;;
   wasm) build_native; build_sample_index; build_wasm; build_ui ;;
+  split-profile) cmd_split_profile ;;
   bench) shift; cmd_bench "$@" ;;
   serve) shift; cmd_serve "$@" ;;
   dist) cmd_dist ;;
-  *) die "usage: ./build.sh [build|serve [PORT]|test|wasm|dist|bench [OPTIONS]]" ;;
+  *) die "usage: ./build.sh [build|serve [PORT]|test|wasm|dist|split-profile|bench [OPTIONS]]" ;;
 esac

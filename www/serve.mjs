@@ -158,8 +158,8 @@ function evict() {
  * `encoding` ('br' or 'gzip'), from the cache or compressed now (off the
  * main thread: other responses go on meanwhile) and kept.
  */
-async function compress(encoding, file, etag, body) {
-  const key = `${encoding} ${file}`;
+async function compress(encoding, file, etag, body, gzipLevel = 9) {
+  const key = encoding === 'gzip' && gzipLevel !== 9 ? `gzip-${gzipLevel} ${file}` : `${encoding} ${file}`;
   const hit = compressed.entries.get(key);
   if (hit && hit.etag === etag) {
     compressed.entries.delete(key);
@@ -172,7 +172,7 @@ async function compress(encoding, file, etag, body) {
   const packing =
     encoding === 'br'
       ? brotliCompress(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
-      : gzip(body, { level: 9 });
+      : gzip(body, { level: gzipLevel });
   const done = packing
     .then((packed) => {
       keep(key, etag, packed);
@@ -249,7 +249,8 @@ export async function precompress(root, { encodings = ['br', 'gzip'] } = {}) {
  * compress (brotli or gzip for text and wasm, default
  * true), brotli (prefer brotli where accepted, default false: quality 11
  * takes seconds for the wasm; the command line and the benchmarks turn it
- * on), precompress (compress every compressible file of root, in the
+ * on), gzipLevel (default 9; 6 is zlib's default, what servers that
+ * compress on the fly, such as `npx serve`, use), precompress (compress every compressible file of root, in the
  * encodings answered with, before listening, default false: files are
  * compressed on their first request; the benchmarks turn it on),
  * compressCacheBytes (the most bytes of compressed bodies kept, for the
@@ -282,6 +283,7 @@ export async function startServer(opts = {}) {
     multiRange: opts.multiRange !== false,
     compress: opts.compress !== false,
     brotli: opts.brotli === true,
+    gzipLevel: opts.gzipLevel ?? 9,
     gzipRanges: opts.gzipRanges === true,
     contentLength: opts.contentLength !== false,
     block: opts.block || [],
@@ -554,7 +556,7 @@ export async function startServer(opts = {}) {
     const accepts = req.headers['accept-encoding'] || '';
     const encoding = !options.compress || !COMPRESSIBLE.has(ext) ? null : options.brotli && /\bbr\b/.test(accepts) ? 'br' : /\bgzip\b/.test(accepts) ? 'gzip' : null;
     if (encoding) {
-      body = await compress(encoding, file, etag, body);
+      body = await compress(encoding, file, etag, body, options.gzipLevel);
       headers['content-encoding'] = encoding;
       headers.vary = 'accept-encoding';
     }

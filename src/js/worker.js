@@ -248,9 +248,13 @@ const ops = {
   // decides its background work (src/local.rs: 'update' for a copy
   // opened from storage, the 'update' event), run once no import runs.
   async openLocal({ name, storage, create, manifestUrl, requestTimeoutMs }) {
-    // Writes run code the first module leaves to the second (split.js):
-    // fetched now, not by a stub's synchronous load mid-write.
-    await loadSecondary();
+    // A page's own index opens, takes adds and answers with the engine's
+    // first part (the split profile runs create, open, add and search):
+    // the second comes in the background after its first answer. An overlay
+    // over a published index fetches it first, as do imports and writes
+    // other than add (below): they run code the first part leaves to the
+    // second, better fetched now than by a stub's synchronous load mid-write.
+    if (manifestUrl) await loadSecondary();
     const { info, background } = await localOpen({ name, storage, create, manifestUrl, requestTimeoutMs }, progress);
     writable = true;
     mark('opened');
@@ -266,11 +270,13 @@ const ops = {
   },
   async write({ op, json, key }) {
     await importsDone();
+    if (op !== 'add') await loadSecondary();
     return localWrite(op, json, key);
   },
   async importFile({ file, importId, tuning }) {
     if (!writable) throw { code: 'write.read_only', message: 'this engine serves a published index: only an index made by create() (or an overlay) takes imports' };
     await importsDone();
+    await loadSecondary();
     const run = importFile(file, importId, tuning);
     importing = run;
     try {
@@ -286,7 +292,13 @@ const ops = {
   },
   async search({ query, options }) {
     const t0 = performance.now();
-    if (writable) return { json: localSearch(query, options), ms: performance.now() - t0 };
+    if (writable) {
+      try {
+        return { json: localSearch(query, options), ms: performance.now() - t0 };
+      } finally {
+        setTimeout(loadSecondary, 0);
+      }
+    }
     mark('firstSearch');
     try {
       const json = await sessionSearch(query, options);

@@ -150,3 +150,46 @@ test('a second module that cannot be loaded is a clean error, not a hang', async
   assert.equal(next.code, 'internal.panic');
   await closePage(page);
 });
+
+test('a chat app\'s writable index is created, written, searched and reopened with the first module alone', async () => {
+  const page = await freshPage();
+  // Were creating, adding to or reopening the index to need a function of
+  // the second module, loading it would fail and so would the call (a
+  // writable index's info() does not report the module's parts).
+  site.server.options.block = [secondary];
+  const messages = (chat, first, word) => Array.from({ length: 10 }, (_, i) => ({
+    id: first + i,
+    chat_id: chat,
+    role: i % 2 ? 'assistant' : 'user',
+    content: i % 2 ? `Use ${word}:\n\n\`\`\`python\ndef ${word}_${i}():\n    return ${i}\n\`\`\`` : `How do I ${word} item ${i}?`,
+    created_at: `2026-01-02T00:00:${String(i).padStart(2, '0')}Z`,
+  }));
+  const visit = (page, create, chat, first, word) => page.evaluate(async ({ create, chat, msgs, word }) => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    try {
+      const engine = create ? await GitSenseSearch.create({ name: 'split-chat' }) : await GitSenseSearch.open({ name: 'split-chat' });
+      const summary = await engine.add({ chats: [{ id: chat, name: `About ${word}` }], messages: msgs });
+      const found = await engine.search(word);
+      const code = await engine.search(`lang:python ${word}_3`);
+      const info = await engine.info();
+      await engine.close();
+      return { messages: summary.messages, found: found.totalCounts.messages, code: code.totalCounts.codeBlocks, storage: info.storage };
+    } catch (e) {
+      return { error: e.toJSON ? e.toJSON() : String(e) };
+    }
+  }, { create, chat, msgs: messages(chat, first, word), word });
+  try {
+    const made = await visit(page, true, 1, 1, 'reconcile');
+    assert.equal(made.error, undefined, JSON.stringify(made.error));
+    assert.deepEqual([made.messages, made.found, made.code], [10, 10, 1]);
+    await closePage(page);
+    const again = await site.blank();
+    const reopened = await visit(again, false, 2, 100, 'ledger');
+    assert.equal(reopened.error, undefined, JSON.stringify(reopened.error));
+    assert.deepEqual([reopened.messages, reopened.found, reopened.code], [10, 10, 1]);
+    assert.equal(reopened.storage, made.storage);
+    await closePage(again);
+  } finally {
+    site.server.options.block = [];
+  }
+});

@@ -151,6 +151,66 @@ test('the site command prints two lines, and they alone give the page a working 
   await closePage(p);
 });
 
+test('a cold visit\'s searches through the box, typed key by key, with facets, need only the first wasm module', async () => {
+  // The module's second part (xtask/src/wasm_split.rs) is refused: were
+  // any of these searches to run a function the split profile
+  // (xtask/split-profile.txt) left out of the first part, loading it
+  // would fail and the box would show the error.
+  const second = fs.readdirSync(path.join(docs, '_gitsense/pkg')).filter((f) => /^gitsense_search_bg-[0-9a-f]{16}\.wasm$/.test(f));
+  assert.equal(second.length, 1, `one second module: ${second}`);
+  const clearing = await docsPage();
+  await clearing.evaluate(async () => {
+    const { GitSenseSearch } = await import('/_gitsense/pkg/index.js');
+    await GitSenseSearch.clear();
+  });
+  await closePage(clearing);
+  docsServer.options.block = [`/_gitsense/pkg/${second[0]}`];
+  try {
+    const p = await docsPage();
+    await p.keyboard.press('Control+k');
+    await p.waitForFunction(() => document.querySelector('gitsense-search').shadowRoot.querySelector('dialog').open);
+    const shown = [];
+    for (const text of ['ownership rules', 'box<t> heap', '"string type"', 'zebracorn', 'zzqx']) {
+      await p.evaluate(() => {
+        const input = document.querySelector('gitsense-search').shadowRoot.querySelector('input');
+        input.value = '';
+        input.focus();
+      });
+      // Slower than the box's debounce: each prefix is searched.
+      await p.keyboard.type(text, { delay: 80 });
+      await p.waitForFunction((text) => {
+        const r = document.querySelector('gitsense-search').shadowRoot;
+        return r.querySelector('input').value === text && r.querySelector('.rows').getAttribute('aria-busy') === 'false' &&
+          /result|No results|rror/i.test(r.querySelector('.status').textContent);
+      }, text, { timeout: 60_000 });
+      const v = await view(p);
+      shown.push([text, v.status, v.rows.length]);
+    }
+    assert.ok(shown.every(([, status]) => !/rror/i.test(status)), JSON.stringify(shown));
+    assert.ok(shown[0][2] > 0 && shown[1][2] > 0, JSON.stringify(shown));
+    assert.match(shown[4][1], /No results/);
+    // The facets the box shows for this index, each clicked.
+    await p.evaluate(() => {
+      const input = document.querySelector('gitsense-search').shadowRoot.querySelector('input');
+      input.value = '';
+      input.focus();
+    });
+    await p.keyboard.type('ownership', { delay: 80 });
+    for (const facet of await p.evaluate(() => [...document.querySelector('gitsense-search').shadowRoot.querySelectorAll('.facets:not([hidden]) button')].map((b) => b.dataset.facet))) {
+      await p.evaluate((f) => document.querySelector('gitsense-search').shadowRoot.querySelector(`.facets button[data-facet="${f}"]`).click(), facet);
+      await p.waitForFunction(() => document.querySelector('gitsense-search').shadowRoot.querySelector('.rows').getAttribute('aria-busy') === 'false');
+      assert.doesNotMatch((await view(p)).status, /rror/i, facet);
+    }
+    const info = await p.evaluate(() => document.querySelector('gitsense-search').engine.info());
+    assert.equal(info.storage, 'lazy');
+    assert.deepEqual(info.module, { split: true, secondLoaded: false });
+    assert.deepEqual(p.errors, []);
+    await closePage(p);
+  } finally {
+    docsServer.options.block = [];
+  }
+});
+
 test('one row per page with its best sections beneath, Markdown marks stripped, snippets of about 30 words', async () => {
   const p = await docsPage();
   await searchFor(p, 'ownership rules');

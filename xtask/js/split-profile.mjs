@@ -21,8 +21,15 @@
 //    must be in the first);
 // 2. a page stores the index (storage 'opfs', a full download), not
 //    recorded: filling and storing may wait for the second module;
-// 3. a repeat visit opens the stored index and runs QUERIES again.
-// OUT gets the indices called in 1 and 3, one per line.
+// 3. a repeat visit opens the stored index and runs QUERIES again;
+// 4. the drop-in UI (PKG_DIR/ui.js, `<gitsense-search>` with its
+//    defaults: box mode, one row per page, snippets, the facets it shows)
+//    on a cold visit: Ctrl+K, then queries typed key by key, so every
+//    prefix a reader's typing searches is searched, and each facet clicked;
+// then, once (5.), a chat app's writable index: create, add a
+// conversation, search, reopen after a reload, add and search again.
+// OUT gets the indices called in 1, 3, 4 and 5, one per line (`wasm-split
+// names` turns them into the committed profile).
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -82,6 +89,9 @@ const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'gitsense-split-profile-')
 fs.cpSync(pkgDir, path.join(root, 'pkg'), { recursive: true });
 indexes.forEach((index, i) => execFileSync(cli, ['publish', index, '--out-dir', path.join(root, `data${i}`)], { stdio: 'ignore' }));
 fs.writeFileSync(path.join(root, 'blank.html'), '<!doctype html><meta charset="utf-8"><title>profile</title>');
+// A reader's page per index: the two lines `gitsense-search site` prints.
+indexes.forEach((_, i) => fs.writeFileSync(path.join(root, `ui${i}.html`),
+  `<!doctype html><html lang="en"><meta charset="utf-8"><title>docs</title><body><main><h1>Docs</h1>\n<script type="module" src="/pkg/ui.js"></script>\n<gitsense-search manifest="/data${i}/manifest.json"></gitsense-search></main></body></html>`));
 const server = await startServer({ root, port: 0 });
 const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 
@@ -132,6 +142,87 @@ async function workerHits(page) {
   return hits;
 }
 
+/** Waits until the UI shows the answer to what its box holds. */
+async function uiSettled(page, text) {
+  await page.waitForFunction((text) => {
+    const r = document.querySelector('gitsense-search').shadowRoot;
+    return r.querySelector('input').value === text && r.querySelector('.rows').getAttribute('aria-busy') === 'false' &&
+      /result|No results|rror/i.test(r.querySelector('.status').textContent);
+  }, text, { timeout: 120_000 });
+}
+
+/**
+ * The drop-in UI on a cold visit (storage emptied first): Ctrl+K, each
+ * of `typed` typed key by key (slower than the box's debounce, so each
+ * prefix is searched as a reader's typing searches it), then each facet
+ * the box shows clicked. Returns the worker's hits.
+ */
+async function uiVisit(i, typed) {
+  await clearStorage();
+  const page = await context.newPage();
+  await page.goto(`${server.url}ui${i}.html`);
+  await page.waitForFunction(() => customElements.get('gitsense-search'));
+  await page.keyboard.press('Control+k');
+  await page.waitForFunction(() => document.querySelector('gitsense-search').shadowRoot.querySelector('dialog').open);
+  const early = [];
+  for (const [n, text] of typed.entries()) {
+    await page.evaluate(() => {
+      const input = document.querySelector('gitsense-search').shadowRoot.querySelector('input');
+      input.value = '';
+      input.focus();
+    });
+    await page.keyboard.type(text, { delay: 90 });
+    await uiSettled(page, text);
+    // The first answer's code: what the first module must hold.
+    if (n === 0) early.push(...(await workerHits(page)));
+  }
+  const facets = await page.evaluate(() => [...document.querySelector('gitsense-search').shadowRoot.querySelectorAll('.facets:not([hidden]) button')].map((b) => b.dataset.facet));
+  for (const f of facets) {
+    await page.evaluate((f) => document.querySelector('gitsense-search').shadowRoot.querySelector(`.facets button[data-facet="${f}"]`).click(), f);
+    await page.waitForTimeout(300);
+    await uiSettled(page, typed[typed.length - 1]);
+  }
+  await page.waitForTimeout(SETTLE_MS);
+  const hits = [...new Set([...early, ...(await workerHits(page))])];
+  await page.goto('about:blank');
+  await page.close();
+  return hits;
+}
+
+/** A chat app's writable index: create, add, search; reopened after a reload, add and search again. */
+async function writableVisit() {
+  await clearStorage();
+  const messages = (chat, first, word) => Array.from({ length: 20 }, (_, k) => ({
+    id: first + k,
+    chat_id: chat,
+    role: k % 2 ? 'assistant' : 'user',
+    content: k % 2 ? `Call ${word} again:\n\n\`\`\`python\ndef ${word}_${k}():\n    return ${word}(${k})\n\`\`\`` : `How do I ${word} step ${k}?`,
+    created_at: `2026-01-02T00:00:${String(k).padStart(2, '0')}Z`,
+  }));
+  const hits = [];
+  for (const [n, [chat, first, word]] of [[1, 1, 'reconcile'], [2, 100, 'ledger']].entries()) {
+    const page = await context.newPage();
+    await page.goto(server.url + 'blank.html');
+    const out = await page.evaluate(async ({ n, chat, msgs, word }) => {
+      const { GitSenseSearch } = await import('/pkg/index.js');
+      const engine = n === 0 ? await GitSenseSearch.create({ name: 'profile-chat' }) : await GitSenseSearch.open({ name: 'profile-chat' });
+      await engine.search(word);
+      await engine.add({ chats: [{ id: chat, name: `Chat ${word}` }], messages: msgs });
+      const r = await engine.search(word);
+      await engine.search(`lang:python ${word}_3`);
+      await engine.search(`in:chats ${word}`);
+      await engine.info();
+      return r.totalCounts.messages;
+    }, { n, chat, msgs: messages(chat, first, word), word });
+    if (!(out > 0)) throw new Error(`the writable index found nothing after add: ${out}`);
+    await page.waitForTimeout(SETTLE_MS);
+    hits.push(...(await workerHits(page)));
+    await page.goto('about:blank');
+    await page.close();
+  }
+  return hits;
+}
+
 /** Removes what earlier visits stored (GitSenseSearch.clear()). */
 async function clearStorage() {
   const page = await context.newPage();
@@ -175,9 +266,16 @@ try {
     await visit(data, { storage: 'opfs' }, []);
     const repeat = await visit(data, {}, queries);
     if (repeat.info.source !== 'stored') throw new Error(`the repeat visit did not open the stored index: ${JSON.stringify(repeat.info)}`);
-    for (const h of [...first.hits, ...repeat.hits]) hits.add(h);
-    counts.push(`${path.basename(indexes[i])}: first visit ${first.hits.length}, repeat ${repeat.hits.length}`);
+    // The UI: the index's own first queries (or the general ones), then
+    // words, a phrase, a filter and a query that matches nothing.
+    const own = extraQueries[i].slice(0, 3).map(([q]) => q);
+    const ui = await uiVisit(i, [...(own.length ? own : ['payment', 'os.path.join']), 'session token', '"form validation"', 'lang:bash node', 'zzqx']);
+    for (const h of [...first.hits, ...repeat.hits, ...ui]) hits.add(h);
+    counts.push(`${path.basename(indexes[i])}: first visit ${first.hits.length}, repeat ${repeat.hits.length}, UI ${ui.length}`);
   }
+  const writable = await writableVisit();
+  for (const h of writable) hits.add(h);
+  counts.push(`writable index: ${writable.length}`);
   if (hits.size === 0) throw new Error('no function was recorded: is the module instrumented?');
   fs.writeFileSync(out, [...hits].sort((a, b) => a - b).join('\n') + '\n');
   console.log(`split profile: ${hits.size} functions (${counts.join('; ')})`);

@@ -6,14 +6,24 @@
 //!
 //! ```text
 //! wasm-split instrument IN.wasm OUT.wasm
-//! wasm-split split IN.wasm --keep HITS --primary P.wasm --secondary S.wasm
+//! wasm-split names IN.wasm HITS PROFILE
+//! wasm-split split IN.wasm --keep PROFILE --primary P.wasm --secondary S.wasm [--report TSV]
 //! ```
+//!
+//! IN carries a name section (`wasm-opt -g`: the same code as without it,
+//! plus the names); P and S are written without one.
 //!
 //! `instrument` writes IN with a call to the import `gitsense_split.hit(i)`
 //! at the entry of every function, `i` being its index in IN; a profile run
-//! (`xtask/js/split-profile.mjs`) records the indices a cold visit calls, one
-//! per line, into HITS. `split` keeps those in P and moves every other
-//! function's body to S:
+//! (`xtask/js/split-profile.mjs`) records the indices a visit calls, one
+//! per line, into HITS. `names` turns HITS into PROFILE: the functions'
+//! names, one per line, without what changes from build to build (symbol
+//! hashes, crate disambiguators, wasm-bindgen's shim indices), so that a
+//! profile made once (`xtask/split-profile.txt`, committed) still names the
+//! same functions after unrelated edits (instances of a generic function
+//! share a name: the profile says which of them, and keeps them all when
+//! their number changed). `split` keeps the functions PROFILE names in P
+//! and moves every other function's body to S:
 //!
 //! - In P, a moved function keeps its index, type and every reference to it
 //!   (calls, exports, table slots); its body becomes a stub that calls the
@@ -29,11 +39,16 @@
 //!   no data (P's segments initialized the memory), no start function and
 //!   no exports.
 //!
-//! Kept whatever the profile says: the start function and any function
-//! that uses a data or element segment by index (`memory.init`,
-//! `table.init`, their drops), since those stay in P.
+//! Kept whatever the profile says: the start function, functions without a
+//! name, and any function that uses a data or element segment by index
+//! (`memory.init`, `table.init`, their drops), since those stay in P.
+//! `split` names the profile's functions the module no longer has (renamed
+//! or inlined since the profile was made): a sign to run
+//! `./build.sh split-profile`. `--report` lists each named function with
+//! the part it went to (`primary` or `secondary`, a tab, its name in IN),
+//! for the size table (`bench/code-size.mjs`).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -77,9 +92,33 @@ fn run(args: &[String]) -> Result<String> {
                 out.display()
             ))
         }
+        Some("names") if args.len() == 4 => {
+            let (input, hits, out) = (
+                PathBuf::from(&args[1]),
+                PathBuf::from(&args[2]),
+                PathBuf::from(&args[3]),
+            );
+            let hits = parse_hits(
+                &std::fs::read_to_string(&hits).map_err(|e| format!("{}: {e}", hits.display()))?,
+            )?;
+            let names = profile_names(&read(&input)?, &hits)?;
+            let mut text = String::from(PROFILE_HEADER);
+            for n in &names {
+                text.push_str(n);
+                text.push('\n');
+            }
+            write(&out, text.as_bytes())?;
+            Ok(format!(
+                "{} functions called, {} names -> {}",
+                hits.len(),
+                names.len(),
+                out.display()
+            ))
+        }
         Some("split") => {
             let mut input = None;
             let (mut keep, mut primary, mut secondary) = (None, None, None);
+            let mut report = None;
             let mut expand = 0u32;
             let mut it = args[1..].iter();
             while let Some(a) = it.next() {
@@ -92,6 +131,7 @@ fn run(args: &[String]) -> Result<String> {
                     "--keep" => keep = Some(value()?),
                     "--primary" => primary = Some(value()?),
                     "--secondary" => secondary = Some(value()?),
+                    "--report" => report = Some(value()?),
                     "--expand" => {
                         expand = value()?
                             .parse()
@@ -106,14 +146,34 @@ fn run(args: &[String]) -> Result<String> {
             else {
                 return Err(usage());
             };
-            let hits =
-                parse_hits(&std::fs::read_to_string(&keep).map_err(|e| format!("{keep}: {e}"))?)?;
-            let split = split(&read(input.as_ref())?, &hits, expand)?;
+            let profile =
+                parse_profile(&std::fs::read_to_string(&keep).map_err(|e| format!("{keep}: {e}"))?);
+            let split = split(&read(input.as_ref())?, &profile, expand)?;
             write(primary.as_ref(), &split.primary)?;
             write(secondary.as_ref(), &split.secondary)?;
+            if let Some(report) = report {
+                let text: String = split
+                    .report
+                    .iter()
+                    .map(|(kept, name)| {
+                        format!("{}\t{name}\n", if *kept { "primary" } else { "secondary" })
+                    })
+                    .collect();
+                write(report.as_ref(), text.as_bytes())?;
+            }
+            if !split.missing.is_empty() {
+                let shown: Vec<&str> = split.missing.iter().take(5).map(String::as_str).collect();
+                eprintln!(
+                    "wasm-split: {} of the profile's {} functions are not in this build (renamed or inlined since; `./build.sh split-profile` makes a new profile): {}{}",
+                    split.missing.len(),
+                    profile.len(),
+                    shown.join(", "),
+                    if split.missing.len() > shown.len() { ", ..." } else { "" }
+                );
+            }
             Ok(format!(
-                "split {input}: {} functions kept ({} profiled, {expand} levels of callees), {} moved; primary {} bytes, secondary {} bytes",
-                split.kept, hits.len(), split.moved, split.primary.len(), split.secondary.len()
+                "split {input}: {} functions kept ({} names profiled, {expand} levels of callees), {} moved; primary {} bytes, secondary {} bytes",
+                split.kept, profile.len(), split.moved, split.primary.len(), split.secondary.len()
             ))
         }
         _ => Err(usage()),
@@ -121,7 +181,7 @@ fn run(args: &[String]) -> Result<String> {
 }
 
 fn usage() -> String {
-    "usage: wasm-split instrument IN OUT | wasm-split split IN --keep HITS --primary P --secondary S".into()
+    "usage: wasm-split instrument IN OUT | wasm-split names IN HITS PROFILE | wasm-split split IN --keep PROFILE --primary P --secondary S".into()
 }
 
 fn read(path: &std::path::Path) -> Result<Vec<u8>> {
@@ -144,10 +204,157 @@ fn parse_hits(text: &str) -> Result<BTreeSet<u32>> {
         .collect()
 }
 
+/// The first lines of a profile file.
+const PROFILE_HEADER: &str = "\
+# The browser module's functions a visit runs: the first wasm module keeps
+# them, the second gets the rest (xtask/src/wasm_split.rs). Made by
+# `./build.sh split-profile` (a profile run in headless Chromium,
+# xtask/js/split-profile.mjs); one name per line, without symbol hashes.
+";
+
+/// A profile's names (blank lines and `#` comments skipped).
+fn parse_profile(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A function's name as a profile spells it: what stays the same from build
+/// to build. Symbol hashes (`::h0123456789abcdef`), crate disambiguators
+/// (`alloc[3ca501edff3f0c7c]`), wasm-opt's suffixes for names it made
+/// unique (`push[1]`) and wasm-bindgen's shim indices (`shim_idx: 792`)
+/// change with unrelated edits; the path, the type and the method do not.
+fn name_key(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(c) = rest.chars().next() {
+        if c == '[' {
+            if let Some(end) = rest.find(']') {
+                let inner = &rest[1..end];
+                let disambiguator =
+                    inner.len() == 16 && inner.bytes().all(|b| b.is_ascii_hexdigit());
+                let unique = !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit());
+                if disambiguator || unique {
+                    rest = &rest[end + 1..];
+                    continue;
+                }
+            }
+        }
+        if let Some(tail) = rest.strip_prefix("shim_idx: ") {
+            let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+            out.push_str("shim_idx: _");
+            rest = &tail[digits..];
+            continue;
+        }
+        if let Some(tail) = rest.strip_prefix("::h") {
+            if tail.len() == 16 && tail.bytes().all(|b| b.is_ascii_hexdigit()) {
+                break;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// The named functions by profile name, each group in index order, and
+/// the unnamed ones.
+fn name_groups(m: &Module) -> (BTreeMap<String, Vec<FunctionId>>, Vec<FunctionId>) {
+    let mut groups: BTreeMap<String, Vec<FunctionId>> = BTreeMap::new();
+    let mut unnamed = Vec::new();
+    for f in m.funcs.iter() {
+        match &f.name {
+            Some(name) => groups.entry(name_key(name)).or_default().push(f.id()),
+            None => unnamed.push(f.id()),
+        }
+    }
+    (groups, unnamed)
+}
+
+/// The profile lines of the functions at `hits` (indices into `bytes`): a
+/// name alone, or, for one of several functions that share it (instances
+/// of a generic function), `NAME<TAB>#k/n`, its place among them.
+fn profile_names(bytes: &[u8], hits: &BTreeSet<u32>) -> Result<BTreeSet<String>> {
+    let m = parse(bytes)?;
+    let ids = function_ids(&m);
+    let (groups, _) = name_groups(&m);
+    let mut names = BTreeSet::new();
+    for &i in hits {
+        let id = *ids.get(i as usize).ok_or_else(|| {
+            format!(
+                "the hits name function {i}, the module has {}: hits of another build",
+                ids.len()
+            )
+        })?;
+        // An unnamed function stays in P whatever the profile says.
+        let Some(name) = &m.funcs.get(id).name else {
+            continue;
+        };
+        let key = name_key(name);
+        let group = &groups[&key];
+        if group.len() == 1 {
+            names.insert(key);
+        } else {
+            let k = group.iter().position(|&g| g == id).unwrap_or(0) + 1;
+            names.insert(format!("{key}\t#{k}/{}", group.len()));
+        }
+    }
+    if names.is_empty() && !hits.is_empty() {
+        return Err("the module has no function names: build it with `wasm-opt -g`".into());
+    }
+    Ok(names)
+}
+
+/// What a profile keeps of a module: the functions it names; of a group
+/// that shares a name, the places it names when the group has as many
+/// functions as when it was made, else all of them (which instance is
+/// which is not known then). Also the unnamed functions. Returns them and
+/// the profile's names the module has no function for.
+fn profiled(m: &Module, profile: &BTreeSet<String>) -> (HashSet<FunctionId>, Vec<String>) {
+    let (groups, unnamed) = name_groups(m);
+    let mut wanted: BTreeMap<&str, Vec<Option<(usize, usize)>>> = BTreeMap::new();
+    for line in profile {
+        let (key, place) = match line.rsplit_once("\t#") {
+            Some((key, place)) => {
+                let parsed = place
+                    .split_once('/')
+                    .and_then(|(k, n)| Some((k.parse().ok()?, n.parse().ok()?)));
+                (key, parsed)
+            }
+            None => (line.as_str(), None),
+        };
+        wanted.entry(key).or_default().push(place);
+    }
+    let mut keep: HashSet<FunctionId> = unnamed.into_iter().collect();
+    let mut missing = Vec::new();
+    for (key, places) in wanted {
+        let Some(group) = groups.get(key) else {
+            missing.push(key.to_string());
+            continue;
+        };
+        let exact: Option<Vec<usize>> = places
+            .iter()
+            .map(|p| match p {
+                Some((k, n)) if *n == group.len() && (1..=*n).contains(k) => Some(k - 1),
+                _ => None,
+            })
+            .collect();
+        match exact {
+            Some(ks) => keep.extend(ks.into_iter().map(|k| group[k])),
+            None => keep.extend(group.iter().copied()),
+        }
+    }
+    (keep, missing)
+}
+
 fn parse(bytes: &[u8]) -> Result<Module> {
     let mut config = ModuleConfig::new();
-    // walrus would add its own producers section to each output.
+    // walrus would add its own producers section to each output; the names
+    // are read from the input, the shipped modules go without them.
     config.generate_producers_section(false);
+    config.generate_name_section(false);
     config
         .parse(bytes)
         .map_err(|e| format!("not a wasm module: {e}"))
@@ -212,27 +419,26 @@ struct Split {
     secondary: Vec<u8>,
     kept: usize,
     moved: usize,
+    /// The profile's names this module has no function for.
+    missing: Vec<String>,
+    /// Each named local function: whether P keeps it, and its name as in IN.
+    report: Vec<(bool, String)>,
 }
 
-fn split(bytes: &[u8], hits: &BTreeSet<u32>, expand: u32) -> Result<Split> {
+fn split(bytes: &[u8], profile: &BTreeSet<String>, expand: u32) -> Result<Split> {
     let mut p = parse(bytes)?;
     let mut s = parse(bytes)?;
     let ids = function_ids(&p);
-    if let Some(&max) = hits.iter().next_back() {
-        if max as usize >= ids.len() {
-            return Err(format!(
-                "the profile names function {max}, the module has {}: a profile of another build",
-                ids.len()
-            ));
-        }
+    if p.funcs.iter().all(|f| f.name.is_none()) {
+        return Err("the module has no function names: build it with `wasm-opt -g`".into());
     }
+    let (mut keep, missing) = profiled(&p, profile);
 
     // The profile, and `expand` levels of the functions it calls directly:
     // a profile run meets only the sizes and shapes of its own data (a
     // longer doclist, a deeper b-tree take paths next to the ones it saw).
     let index_of: HashMap<FunctionId, usize> =
         ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-    let mut keep: HashSet<FunctionId> = hits.iter().map(|&i| ids[i as usize]).collect();
     let mut frontier: Vec<FunctionId> = keep.iter().copied().collect();
     for _ in 0..expand {
         let mut next = Vec::new();
@@ -267,6 +473,18 @@ fn split(bytes: &[u8], hits: &BTreeSet<u32>, expand: u32) -> Result<Split> {
         }
     }
     let moved_set: HashSet<FunctionId> = moved.iter().copied().collect();
+    let report = ids
+        .iter()
+        .filter_map(|&id| {
+            let f = p.funcs.get(id);
+            match (&f.kind, &f.name) {
+                (FunctionKind::Local(_), Some(name)) => {
+                    Some((!moved_set.contains(&id), name.clone()))
+                }
+                _ => None,
+            }
+        })
+        .collect();
     let kept = ids
         .iter()
         .filter(|&&id| matches!(p.funcs.get(id).kind, FunctionKind::Local(_)))
@@ -436,6 +654,8 @@ fn split(bytes: &[u8], hits: &BTreeSet<u32>, expand: u32) -> Result<Split> {
         secondary,
         kept,
         moved: moved.len(),
+        missing,
+        report,
     })
 }
 
@@ -457,4 +677,83 @@ fn stub_body(
         body.local_get(a);
     }
     body.i32_const(slot).call_indirect(ty, table);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{name_key, profiled};
+    use std::collections::BTreeSet;
+    use walrus::{FunctionBuilder, FunctionId, Module, ModuleConfig};
+
+    /// A module of empty functions with these names, and their ids.
+    fn module(names: &[&str]) -> (Module, Vec<FunctionId>) {
+        let mut m = Module::with_config(ModuleConfig::new());
+        let ids = names
+            .iter()
+            .map(|name| {
+                let mut b = FunctionBuilder::new(&mut m.types, &[], &[]);
+                b.name(name.to_string());
+                b.finish(vec![], &mut m.funcs)
+            })
+            .collect();
+        (m, ids)
+    }
+
+    fn profile(lines: &[&str]) -> BTreeSet<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn a_profile_keeps_what_it_names_whatever_the_hashes() {
+        let (m, ids) = module(&[
+            "engine::search::h0000000000000001",
+            "engine::plan::h0000000000000002",
+            "sqlite3VdbeExec",
+        ]);
+        let (keep, missing) = profiled(
+            &m,
+            &profile(&["engine::search", "sqlite3VdbeExec", "engine::gone"]),
+        );
+        assert!(keep.contains(&ids[0]) && keep.contains(&ids[2]) && !keep.contains(&ids[1]));
+        assert_eq!(missing, vec!["engine::gone".to_string()]);
+    }
+
+    #[test]
+    fn instances_of_a_generic_function_are_kept_by_place_or_all_when_their_number_changed() {
+        let names = [
+            "Vec<T>::reserve::h0000000000000001",
+            "Vec<T>::reserve::h0000000000000002",
+            "Vec<T>::reserve::h0000000000000003",
+        ];
+        let (m, ids) = module(&names);
+        let (keep, missing) = profiled(&m, &profile(&["Vec<T>::reserve\t#2/3"]));
+        assert_eq!(keep.len(), 1);
+        assert!(keep.contains(&ids[1]) && missing.is_empty());
+        // Made when there were two: which is which is not known, so all stay.
+        let (keep, _) = profiled(&m, &profile(&["Vec<T>::reserve\t#2/2"]));
+        assert_eq!(keep.len(), 3);
+    }
+
+    #[test]
+    fn a_name_key_drops_what_changes_between_builds() {
+        assert_eq!(
+            name_key("gitsense_engine::index::records::get::h6922525cce8f9c54"),
+            "gitsense_engine::index::records::get"
+        );
+        assert_eq!(
+            name_key("<alloc[3ca501edff3f0c7c]::string::String>::push[1]"),
+            "<alloc::string::String>::push"
+        );
+        assert_eq!(
+            name_key("Closure(Closure { owned: true, function: Function { shim_idx: 792, ret: Unit }) -> Externref"),
+            "Closure(Closure { owned: true, function: Function { shim_idx: _, ret: Unit }) -> Externref"
+        );
+        // C functions and generic arguments in brackets are left alone.
+        assert_eq!(name_key("sqlite3VdbeExec"), "sqlite3VdbeExec");
+        assert_eq!(
+            name_key("<[f32] as Sum>::sum::h0123456789abcdef"),
+            "<[f32] as Sum>::sum"
+        );
+        assert_eq!(name_key("f::<[u8; 4]>::h0"), "f::<[u8; 4]>::h0");
+    }
 }
