@@ -153,7 +153,7 @@ test('box mode answers every keystroke of code-like and half-typed text', async 
   assert.ok(out.half > 0 && out.whole === 0, JSON.stringify(out));
 });
 
-test('the pages a visit read stay in browser storage: the same searches on the next visit fetch no index byte', async (t) => {
+test('the pages a visit read stay in browser storage: the same searches on the next visit read no page again', async (t) => {
   const page = await fresh();
   const first = await visit(page, {});
   assert.ok(first.bytes > 0);
