@@ -242,7 +242,7 @@ function report(results) {
     for (const [policy, [a, b]] of Object.entries(o.bytes)) rows.push(`| ${o.name} | \`${policy}\` | ${kb(a)} | ${kb(b)} |`);
   }
   rows.push('');
-  rows.push('`auto` copies nothing on a first visit (a reader who never comes back pays only for the pages their searches read) and copies the whole index from the second visit on, after its first search, never with Save-Data or on a cellular connection. A chat app whose readers come back every day can pass `offline="always"` (the demo does); `never` suits a site that must never download more than its searches read.');
+  rows.push('`auto` never copies the whole index on its own: a reader downloads only the pages their searches read (kept in OPFS for the next visit), unless they click "Save for offline" (not clicked here). A chat app whose readers come back every day can pass `offline="always"` (the demo does); `never` also hides the control.');
   rows.push('<!-- adoption:end -->');
   return rows.join('\n');
 }

@@ -196,6 +196,17 @@ pub async fn session_background(on_progress: Option<Function>) -> Result<JsValue
     }
 }
 
+/// The page's `saveOffline()`: copies the whole index into OPFS now (see
+/// [`Session::save_offline`]); resolves with `info()` once the copy is
+/// stored, rejects with the structured error.
+#[wasm_bindgen(js_name = sessionSaveOffline)]
+pub async fn session_save_offline(on_progress: Option<Function>) -> Result<JsValue, JsValue> {
+    let s = session()?;
+    Ok(to_js(
+        &s.save_offline(on_progress.as_ref()).await.map_err(js)?,
+    ))
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct LocalOptions {

@@ -750,6 +750,31 @@ impl Session {
         self.info()
     }
 
+    /// The reader's `saveOffline()`: [`Session::fill`] now, whatever the
+    /// visit planned, except under policy `never` (`offline.refused`).
+    /// `info().offline` reports the copy as running meanwhile, and offers
+    /// it again if it fails. Resolves with `info()`; a no-op for an index
+    /// that is not read lazily (it is stored whole already).
+    pub async fn save_offline(&self, on_progress: Option<&Function>) -> Result<SessionInfo> {
+        let before = self.offline.get();
+        if before.is_some_and(|s| s.policy == visit::OfflinePolicy::Never) {
+            return Err(Error::new(
+                "offline.refused",
+                "this site opened its index with offline: 'never': no offline copy is made",
+            ));
+        }
+        let offered = before.filter(|s| s.can_save);
+        if let Some(s) = offered {
+            self.offline.set(Some(s.saving()));
+        }
+        let result = self.fill(on_progress).await;
+        if let Some(s) = offered {
+            self.offline.set(Some(s.saved(result.is_ok())));
+        }
+        // The copy's outcome in the info resolved with.
+        result.and_then(|_| self.info())
+    }
+
     async fn fill_inner(&self, on_progress: Option<&Function>) -> Result<()> {
         let Some(lazy) = self.with_current(|c| c.lazy().cloned())? else {
             return Ok(());

@@ -1,6 +1,7 @@
 //! The course of a browser visit once its index is open: which background
-//! work it needs (the copy into OPFS, or an update check) and what
-//! `info().offline` reports.
+//! work it needs (the copy into OPFS, or an update check), whether the
+//! reader may still ask for the copy (`saveOffline()`, the drop-in UI's
+//! control) and what `info().offline` reports.
 //!
 //! In: the page's offline policy for this visit ([`OfflineVisit`]: the
 //! `open({ offline })` option, the reader's visit count and whether the
@@ -12,15 +13,20 @@
 use serde::{Deserialize, Serialize};
 
 /// `open({ offline })`: when lazy mode copies the whole index into OPFS.
+/// Under every policy the pages a visit's searches read are kept in
+/// browser storage for the next visit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OfflinePolicy {
-    /// From the reader's second visit on, never on a metered connection.
+    /// When the reader asks for it (`saveOffline()`, the drop-in UI's
+    /// "save for offline" control), never on its own: a returning reader
+    /// downloads no more than what their searches read.
     #[default]
     Auto,
-    /// At once, whatever the connection.
+    /// At once, whatever the connection: the site opts in.
     Always,
-    /// Never: only the pages queries read are kept.
+    /// Never: only the pages queries read are kept, and `saveOffline()`
+    /// refuses.
     Never,
 }
 
@@ -46,19 +52,21 @@ impl Default for OfflineVisit {
     }
 }
 
-/// Policy `auto` copies from this visit on: a one-off visit pays only for
-/// the pages its searches read.
-pub const AUTO_COPY_FROM_VISIT: u32 = 2;
-
 impl OfflineVisit {
-    /// Whether this visit copies the whole index (when there is a copy to
-    /// make).
+    /// Whether this visit copies the whole index on its own, in the
+    /// background (when there is a copy to make). Only a site that opted
+    /// in does: the visit count and the connection no longer start a
+    /// download nobody asked for (they are still reported).
     pub fn copies_now(&self) -> bool {
         match self.policy {
             OfflinePolicy::Always => true,
-            OfflinePolicy::Never => false,
-            OfflinePolicy::Auto => !self.metered && self.visits >= AUTO_COPY_FROM_VISIT,
+            OfflinePolicy::Auto | OfflinePolicy::Never => false,
         }
+    }
+
+    /// Whether the reader may ask for the copy (`saveOffline()`).
+    pub fn may_save(&self) -> bool {
+        self.policy != OfflinePolicy::Never
     }
 }
 
@@ -89,7 +97,8 @@ pub enum Background {
     Update,
 }
 
-/// `info().offline`: the policy's inputs and whether the copy runs.
+/// `info().offline`: the policy's inputs, whether the copy runs and
+/// whether the reader can still ask for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OfflineState {
@@ -97,6 +106,31 @@ pub struct OfflineState {
     pub visits: u32,
     pub metered: bool,
     pub copying: bool,
+    /// `saveOffline()` would start the copy: the index is read lazily with
+    /// no full copy stored or under way, and the policy is not `never`
+    /// (the drop-in UI shows its control on this).
+    pub can_save: bool,
+}
+
+impl OfflineState {
+    /// The state once the reader asked for the copy: it runs.
+    pub fn saving(self) -> OfflineState {
+        OfflineState {
+            copying: true,
+            can_save: false,
+            ..self
+        }
+    }
+
+    /// The state once the copy stopped: `stored` when it is complete (no
+    /// copy left to make), else the reader may ask again.
+    pub fn saved(self, stored: bool) -> OfflineState {
+        OfflineState {
+            copying: false,
+            can_save: !stored && self.policy != OfflinePolicy::Never,
+            ..self
+        }
+    }
 }
 
 /// What the visit does once its index is open.
@@ -111,7 +145,8 @@ pub struct VisitPlan {
 /// for a newer one; a downloaded index, or a lazy one not copied, needs
 /// nothing.
 pub fn plan(visit: OfflineVisit, opened: Opened) -> VisitPlan {
-    let copying = matches!(opened, Opened::Lazy { copy_pending: true }) && visit.copies_now();
+    let pending = matches!(opened, Opened::Lazy { copy_pending: true });
+    let copying = pending && visit.copies_now();
     let background = match opened {
         _ if copying => Some(Background::Fill),
         Opened::Stored => Some(Background::Update),
@@ -124,6 +159,7 @@ pub fn plan(visit: OfflineVisit, opened: Opened) -> VisitPlan {
             visits: visit.visits,
             metered: visit.metered,
             copying,
+            can_save: pending && !copying && visit.may_save(),
         },
     }
 }
@@ -151,9 +187,7 @@ mod tests {
         match (policy, visits, metered) {
             (OfflinePolicy::Always, _, _) => true,
             (OfflinePolicy::Never, _, _) => false,
-            (OfflinePolicy::Auto, _, true) => false,
-            (OfflinePolicy::Auto, 1, false) => false,
-            (OfflinePolicy::Auto, _, false) => true,
+            (OfflinePolicy::Auto, _, _) => false,
         }
     }
 
@@ -187,7 +221,9 @@ mod tests {
                                 policy,
                                 visits,
                                 metered,
-                                copying: copy
+                                copying: copy,
+                                can_save: opened == Opened::Lazy { copy_pending: true }
+                                    && policy == OfflinePolicy::Auto,
                             },
                             "{case}"
                         );
@@ -198,20 +234,51 @@ mod tests {
     }
 
     #[test]
-    fn auto_copies_from_the_second_unmetered_visit() {
+    fn auto_never_copies_on_its_own_but_offers_the_copy() {
         let lazy = Opened::Lazy { copy_pending: true };
-        let auto = |visits, metered| OfflineVisit {
-            policy: OfflinePolicy::Auto,
-            visits,
-            metered,
-        };
-        assert_eq!(plan(auto(1, false), lazy).background, None);
-        assert_eq!(
-            plan(auto(2, false), lazy).background,
-            Some(Background::Fill)
-        );
-        assert_eq!(plan(auto(2, true), lazy).background, None);
+        for visits in [1, 2, 10] {
+            for metered in [false, true] {
+                let visit = OfflineVisit {
+                    policy: OfflinePolicy::Auto,
+                    visits,
+                    metered,
+                };
+                let got = plan(visit, lazy);
+                assert_eq!(got.background, None, "visits={visits} metered={metered}");
+                assert!(got.offline.can_save && !got.offline.copying);
+            }
+        }
         assert!(!plan(OfflineVisit::default(), lazy).offline.copying);
+    }
+
+    #[test]
+    fn the_reader_asks_for_the_copy_and_may_ask_again_until_it_is_stored() {
+        let lazy = Opened::Lazy { copy_pending: true };
+        let state = plan(OfflineVisit::default(), lazy).offline;
+        let saving = state.saving();
+        assert!(saving.copying && !saving.can_save);
+        let failed = saving.saved(false);
+        assert!(!failed.copying && failed.can_save);
+        let stored = saving.saved(true);
+        assert!(!stored.copying && !stored.can_save);
+        // `never` refuses the copy: nothing to offer, before or after.
+        let never = OfflineVisit {
+            policy: OfflinePolicy::Never,
+            ..OfflineVisit::default()
+        };
+        assert!(!never.may_save());
+        assert!(!plan(never, lazy).offline.can_save);
+        assert!(!plan(never, lazy).offline.saved(false).can_save);
+        // Nothing to copy: a stored, downloaded or already copied index.
+        for opened in [
+            Opened::Stored,
+            Opened::Downloaded,
+            Opened::Lazy {
+                copy_pending: false,
+            },
+        ] {
+            assert!(!plan(OfflineVisit::default(), opened).offline.can_save);
+        }
     }
 
     #[test]
@@ -236,7 +303,7 @@ mod tests {
         let state = plan(visit, Opened::Lazy { copy_pending: true }).offline;
         assert_eq!(
             serde_json::to_value(state).unwrap(),
-            serde_json::json!({"policy": "always", "visits": 3, "metered": true, "copying": true})
+            serde_json::json!({"policy": "always", "visits": 3, "metered": true, "copying": true, "canSave": false})
         );
         assert_eq!(
             serde_json::to_value(Background::Fill).unwrap(),

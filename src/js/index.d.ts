@@ -24,12 +24,13 @@ export interface OpenOptions {
    * requests) while a copy fills OPFS. 'lazy': read lazily even without OPFS
    * (pages then live in a bounded memory cache). */
   storage?: StorageMode;
-  /** Lazy mode: when to copy the whole index into OPFS in the background
-   * (every later visit then answers from it, offline too). 'auto' (the
-   * default): from the reader's second visit to this index on (a visit is
-   * a tab's session), never with Save-Data or on a cellular connection;
-   * 'always': at once (after the first search); 'never': only the pages
-   * queries read are kept. */
+  /** Lazy mode: when to copy the whole index into OPFS (every later visit
+   * then answers from it, offline too). Under every policy the pages a
+   * visit's searches read are kept for the next visit. 'auto' (the
+   * default): only when the reader asks (`saveOffline()`, the drop-in UI's
+   * "save for offline" control), never on its own; 'always': at once (after
+   * the first search), in the background; 'never': no copy, and
+   * `saveOffline()` rejects with `offline.refused`. */
   offline?: 'auto' | 'always' | 'never';
   /** The older spelling of `offline`: false is 'never'; ignored when
    * `offline` is given. */
@@ -220,8 +221,10 @@ export interface EngineInfo {
    */
   /** What open({ offline }) decided for this visit: the policy, this
    * browser's visit count to the index, whether the connection is metered
-   * (Save-Data, cellular), and whether the copy into OPFS runs. */
-  offline?: { policy: 'auto' | 'always' | 'never'; visits: number; metered: boolean; copying: boolean };
+   * (Save-Data, cellular), whether the copy into OPFS runs, and whether
+   * `saveOffline()` would start it (lazy mode, no full copy stored or under
+   * way, policy not 'never'). */
+  offline?: { policy: 'auto' | 'always' | 'never'; visits: number; metered: boolean; copying: boolean; canSave: boolean };
   startup: Partial<Record<'pageOpen' | 'pageHot' | 'pageCompiled' | 'prefetched' | 'module' | 'instantiated' | 'opened' | 'firstSearch' | 'firstAnswer', number>>;
 }
 
@@ -519,6 +522,13 @@ export class GitSenseSearch extends EventTarget {
   update(): Promise<UpdateStatus>;
   /** Writable index: replaces records by id (a message's code blocks are cut from its new text). */
   update(records: WriteRecords): Promise<WriteSummary>;
+  /** Keeps the whole index in browser storage for offline use, now (lazy
+   * mode: the pages not read yet are fetched, the copy is verified and
+   * answers from then on). `onProgress` follows the copy (phase 'fill').
+   * Resolves with info() once it is stored, at once for an index stored
+   * whole already; rejects with `offline.refused` under open({ offline:
+   * 'never' }) or the storage error that stopped the copy. */
+  saveOffline(options?: { onProgress?: (p: { phase: 'fill'; loaded: number; total: number }) => void }): Promise<EngineInfo | WritableInfo>;
   /** The query language's filters and directives (for help screens). */
   syntax(): Promise<SyntaxGuide>;
   /**

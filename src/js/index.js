@@ -781,6 +781,33 @@ export class GitSenseSearch extends EventTarget {
     return this.#call('update');
   }
 
+  /**
+   * Keeps the whole index in browser storage for offline use, now: in lazy
+   * mode the copy into OPFS runs (the pages already read are not fetched
+   * again) and the engine switches to it. Without it, and under the
+   * default offline policy, a visit downloads only the pages its searches
+   * read. `onProgress({ phase: 'fill', loaded, total })` follows the copy
+   * (as does the 'progress' event). Resolves with info() once the copy is
+   * stored (the 'fill' event fires too); at once for an index stored whole
+   * already. Rejects with `offline.refused` under open({ offline: 'never' }),
+   * or the storage error that stopped the copy (`storage.*`: the index
+   * keeps answering by range, and info().offline.canSave offers it again).
+   */
+  async saveOffline({ onProgress } = {}) {
+    if (onProgress !== undefined && typeof onProgress !== 'function') {
+      throw new GitSenseSearchError({ code: 'options.invalid', message: 'onProgress must be a function' });
+    }
+    const listener = (e) => {
+      if (e.detail && e.detail.phase === 'fill') onProgress(e.detail);
+    };
+    if (onProgress) this.addEventListener('progress', listener);
+    try {
+      return await this.#call('saveOffline');
+    } finally {
+      if (onProgress) this.removeEventListener('progress', listener);
+    }
+  }
+
   /** The query language's filters and directives (for help screens). */
   syntax() {
     return this.#call('syntax');

@@ -22,6 +22,13 @@ export interface UIStrings {
   /** `{message}`: the error's message. */
   error: string;
   keys: string;
+  /** The "save for offline" control (lazy mode, no full copy stored). */
+  save: string;
+  /** While it saves; `{percent}`: how much is stored. */
+  saving: string;
+  saved: string;
+  /** `{message}`: why the copy stopped (the control offers it again). */
+  saveFailed: string;
 }
 
 export declare const STRINGS: UIStrings;

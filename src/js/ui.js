@@ -28,6 +28,10 @@ export const STRINGS = {
   noResults: 'No results for “{query}”',
   error: 'Search is not available: {message}',
   keys: '↑ ↓ to move, Enter to open, Esc to close',
+  save: 'Save for offline',
+  saving: 'Saving for offline… {percent}%',
+  saved: 'Saved for offline',
+  saveFailed: 'Could not save for offline: {message}',
 };
 
 // Sections shown under a page, results asked per target, words around a
@@ -84,9 +88,13 @@ a:hover,.item:hover,a:focus,.item:focus{background:var(--gs-hover);outline:2px s
 .s pre{margin:.2em 0 0;padding:.4em .5em;background:var(--gs-code-bg);border-radius:4px;white-space:pre-wrap;font-size:.95em;color:var(--gs-fg)}
 .lang{font-weight:400;font-size:.8em;color:var(--gs-muted);margin-inline-start:.5em}
 mark{background:var(--gs-mark-bg);color:var(--gs-mark-fg);border-radius:2px}
-.keys{padding:.5em 1em;border-top:1px solid var(--gs-border);color:var(--gs-muted);font-size:.8em}
+.foot{display:flex;align-items:center;gap:1em;padding:.5em 1em;border-top:1px solid var(--gs-border);color:var(--gs-muted);font-size:.8em}
+.keys{flex:1}
+.save{border:1px solid var(--gs-border);border-radius:6px;background:transparent;padding:.15em .6em;font-size:inherit;color:var(--gs-accent);cursor:pointer}
+.save[hidden]{display:none}
+.save:disabled{color:var(--gs-muted);cursor:default}
 @media (max-width:640px){dialog{inset:0;width:100%;max-width:100%;height:100%;max-height:100%;margin:0;border:0;border-radius:0}
-.keys{display:none}.open{min-width:0}}
+.keys{display:none}.foot:has(>.save[hidden]){display:none}.open{min-width:0}}
 `;
 
 // An SVG magnifier, drawn by code (no markup string in the page).
@@ -224,6 +232,10 @@ export class GitSenseSearchElement extends HTMLElement {
   #shown = '';
   #whenEngine = null;
   #timer = 0;
+  // The "save for offline" control: hidden until the engine offers the
+  // copy (lazy mode, no full copy stored, policy not 'never'), then
+  // 'offer', 'saving' (with percent), 'done' or 'failed' (with message).
+  #save = { state: 'hidden', percent: 0, message: '' };
   #onKey = (e) => {
     if ((e.key === 'k' || e.key === 'K') && (e.ctrlKey || e.metaKey) && !e.altKey) {
       e.preventDefault();
@@ -248,6 +260,7 @@ export class GitSenseSearchElement extends HTMLElement {
   set engine(engine) {
     this.#engine = engine;
     this.#ownEngine = false;
+    this.#save = { state: 'hidden', percent: 0, message: '' };
     this.#opening = Promise.resolve(engine);
     if (this.#whenEngine) this.#whenEngine(engine);
     this.#whenEngine = null;
@@ -310,11 +323,14 @@ export class GitSenseSearchElement extends HTMLElement {
     const facets = h('div', { class: 'facets', role: 'group', 'aria-label': s.filters, hidden: true });
     const status = h('div', { class: 'status', role: 'status', 'aria-live': 'polite' });
     const rows = h('ul', { class: 'rows', 'aria-label': s.dialog });
+    const save = h('button', { type: 'button', class: 'save', part: 'save', hidden: true });
     const dialog = h('dialog', { 'aria-label': s.dialog, part: 'dialog' },
-      h('div', { class: 'bar' }, icon(), input, close), facets, status, rows, h('div', { class: 'keys', 'aria-hidden': 'true' }, s.keys));
+      h('div', { class: 'bar' }, icon(), input, close), facets, status, rows,
+      h('div', { class: 'foot' }, h('span', { class: 'keys', 'aria-hidden': 'true' }, s.keys), save));
     const keep = this.#els.input?.value;
     this.#root.replaceChildren(openBtn, dialog);
-    this.#els = { openBtn, input, close, facets, status, rows, dialog };
+    this.#els = { openBtn, input, close, facets, status, rows, dialog, save };
+    this.#showSave();
     if (keep) input.value = keep;
 
     openBtn.addEventListener('click', () => this.open());
@@ -332,6 +348,7 @@ export class GitSenseSearchElement extends HTMLElement {
     });
     dialog.addEventListener('keydown', (e) => this.#key(e));
     rows.addEventListener('click', (e) => this.#pick(e));
+    save.addEventListener('click', () => this.#saveOffline());
     facets.addEventListener('click', (e) => {
       const b = e.target.closest('button');
       if (!b) return;
@@ -373,7 +390,45 @@ export class GitSenseSearchElement extends HTMLElement {
     engine.info().then((info) => {
       this.#hasCode = info.index.codeBlocks > 0 && info.index.messages > 0;
       this.#showFacets();
+      if (this.#engine !== engine) return;
+      if (info.offline && info.offline.canSave && this.#save.state === 'hidden') this.#save = { state: 'offer', percent: 0, message: '' };
+      this.#showSave();
     }, () => {});
+  }
+
+  /** The reader asked for the whole index to be kept offline. */
+  async #saveOffline() {
+    const engine = this.#engine;
+    if (!engine || this.#save.state === 'saving' || this.#save.state === 'done') return;
+    this.#save = { state: 'saving', percent: 0, message: '' };
+    this.#showSave();
+    try {
+      await engine.saveOffline({
+        onProgress: ({ loaded, total }) => {
+          if (this.#save.state !== 'saving' || !(total > 0)) return;
+          this.#save.percent = Math.min(100, Math.floor((100 * loaded) / total));
+          this.#showSave();
+        },
+      });
+      this.#save = { state: 'done', percent: 100, message: '' };
+    } catch (e) {
+      this.#save = { state: 'failed', percent: 0, message: e.message || String(e) };
+    }
+    if (this.#engine === engine) this.#showSave();
+  }
+
+  #showSave() {
+    const b = this.#els.save;
+    if (!b) return; // not rendered yet
+    const s = this.#strings;
+    const { state, percent, message } = this.#save;
+    b.hidden = state === 'hidden';
+    b.disabled = state === 'saving' || state === 'done';
+    b.dataset.state = state;
+    b.textContent = state === 'saving' ? fill(s.saving, { percent })
+      : state === 'done' ? s.saved
+        : state === 'failed' ? fill(s.saveFailed, { message })
+          : s.save;
   }
 
   #showFacets() {

@@ -39,6 +39,7 @@ import init, {
   sessionInfo,
   sessionUpdate,
   sessionBackground,
+  sessionSaveOffline,
   sessionStoredFiles,
   sessionClose,
   localOpen,
@@ -125,6 +126,12 @@ let startBackground = null;
 // manifest is in; prepareFill hands them over with the prefetch): OPFS
 // work a cold visit's first answer then does not wait for.
 let prefetched = null;
+// The copy into OPFS the visit planned (policy 'always'), while it has not
+// ended: a Promise of its run, which saveOffline() starts at once and
+// shares instead of copying twice.
+let backgroundFill = null;
+// saveOffline()'s own copy, while it runs (two calls share it).
+let saving = null;
 let prefetchedFromPage = null;
 let manifestFromPage = null;
 
@@ -240,7 +247,17 @@ const ops = {
     const { info, background } = await sessionOpen({ manifestUrl, storage, offline, requestTimeoutMs }, progress, pre);
     prefetched = null;
     mark('opened');
-    if (background) holdBackground(() => announce(() => sessionBackground(progress), background));
+    if (background === 'fill') {
+      let started;
+      backgroundFill = new Promise((resolve) => (started = resolve));
+      holdBackground(() => {
+        const run = sessionBackground(progress);
+        started(run);
+        const forget = () => (backgroundFill = null);
+        run.then(forget, forget);
+        return announce(() => run, background);
+      });
+    } else if (background) holdBackground(() => announce(() => sessionBackground(progress), background));
     return info;
   },
   // A writable index of the page's own (GitSenseSearch.create / open({ name })).
@@ -308,6 +325,28 @@ const ops = {
       if (startBackground) setTimeout(startBackground, 0);
       else setTimeout(loadSecondary, 0);
     }
+  },
+  // The reader asked for the whole index to be kept offline: the copy
+  // into OPFS runs now (progress phase 'fill'), announced as the 'fill'
+  // event like the background one; resolves with info() once it is stored.
+  async saveOffline() {
+    // A writable index (or overlay) is stored whole already.
+    if (writable) return localInfo();
+    if (backgroundFill) {
+      if (startBackground) startBackground();
+      return backgroundFill.then((run) => run);
+    }
+    if (!saving) {
+      const run = loadSecondary().then(() => sessionSaveOffline(progress));
+      saving = run;
+      run.then(
+        (info) => self.postMessage({ type: 'fill', detail: info }),
+        () => {},
+      ).finally(() => {
+        if (saving === run) saving = null;
+      });
+    }
+    return saving;
   },
   info: () => {
     if (writable) return localInfo();

@@ -401,3 +401,58 @@ test('the demo page: Ctrl+K opens the UI on its engine, chat results keep their 
   assert.deepEqual(p.errors, []);
   await closePage(p);
 });
+
+test('"save for offline": shown in lazy mode with no full copy, translatable, shows progress and the done state; hidden under offline="never"', async () => {
+  const p = await docsPage();
+  await p.evaluate(() => document.querySelector('gitsense-search').setAttribute('strings', JSON.stringify({ save: 'Offline speichern', saving: 'Speichern… {percent} %', saved: 'Offline gespeichert' })));
+  await searchFor(p, 'ownership');
+  const save = () => p.evaluate(() => {
+    const b = document.querySelector('gitsense-search').shadowRoot.querySelector('.save');
+    return { hidden: b.hidden, disabled: b.disabled, state: b.dataset.state, text: b.textContent, visible: b.getBoundingClientRect().width > 0 };
+  });
+  await p.waitForFunction(() => document.querySelector('gitsense-search').shadowRoot.querySelector('.save').dataset.state === 'offer');
+  const offered = await save();
+  assert.deepEqual(offered, { hidden: false, disabled: false, state: 'offer', text: 'Offline speichern', visible: true });
+  assert.equal((await p.evaluate(() => document.querySelector('gitsense-search').engine.info())).lazy.state, 'filling');
+  await axe(p, 'open, save offered');
+  // Every text the control shows while it saves.
+  await p.evaluate(() => {
+    const b = document.querySelector('gitsense-search').shadowRoot.querySelector('.save');
+    window.saveTexts = [];
+    new MutationObserver(() => window.saveTexts.push(b.textContent)).observe(b, { childList: true, characterData: true, subtree: true });
+  });
+  await p.evaluate(() => document.querySelector('gitsense-search').shadowRoot.querySelector('.save').click());
+  await p.waitForFunction(() => document.querySelector('gitsense-search').shadowRoot.querySelector('.save').dataset.state !== 'saving', null, { timeout: 60_000 });
+  const done = await save();
+  assert.deepEqual(done, { hidden: false, disabled: true, state: 'done', text: 'Offline gespeichert', visible: true });
+  const texts = await p.evaluate(() => window.saveTexts);
+  assert.ok(texts.some((t) => /^Speichern… \d+ %$/.test(t)), JSON.stringify(texts));
+  const info = await p.evaluate(() => document.querySelector('gitsense-search').engine.info());
+  assert.equal(info.lazy.state, 'complete', JSON.stringify(info.lazy));
+  await p.screenshot({ path: screenshotPath('ui-saved-offline.png') });
+  await closePage(p);
+
+  // The copy is stored: the next visit opens it, with nothing to offer.
+  const stored = await docsPage();
+  await searchFor(stored, 'ownership');
+  assert.equal((await stored.evaluate(() => document.querySelector('gitsense-search').engine.info())).source, 'stored');
+  assert.equal((await stored.evaluate(() => document.querySelector('gitsense-search').shadowRoot.querySelector('.save').hidden)), true);
+  await stored.evaluate(async () => {
+    const el = document.querySelector('gitsense-search');
+    await el.engine.close();
+    const { GitSenseSearch } = await import(new URL('index.js', document.querySelector('script[type=module]').src).href);
+    await GitSenseSearch.clear();
+  });
+  await closePage(stored);
+
+  // offline="never": lazy mode again, and no control.
+  const never = await docsPage();
+  await never.evaluate(() => document.querySelector('gitsense-search').setAttribute('offline', 'never'));
+  await searchFor(never, 'ownership');
+  const ninfo = await never.evaluate(() => document.querySelector('gitsense-search').engine.info());
+  assert.equal(ninfo.source, 'lazy');
+  assert.equal(ninfo.offline.canSave, false);
+  assert.equal((await never.evaluate(() => document.querySelector('gitsense-search').shadowRoot.querySelector('.save').hidden)), true);
+  assert.deepEqual(never.errors, []);
+  await closePage(never);
+});
