@@ -392,19 +392,8 @@ fn a_build_refuses_a_chat_tree_with_a_cycle() {
     )
     .unwrap();
     for (id, parent) in [(1, 3), (2, 1), (3, 2), (4, 0)] {
-        w.add_chat(&Chat {
-            id,
-            parent_id: parent,
-            chat_type: "regular".into(),
-            uuid: None,
-            name: format!("chat {id}"),
-            owner: None,
-            group_id: None,
-            created_at: None,
-            modified_at: None,
-            meta: json!({}),
-        })
-        .unwrap();
+        w.add_chat(&regular_chat(id, parent, &format!("chat {id}")))
+            .unwrap();
     }
     let err = w.finish().unwrap_err();
     assert_eq!(err.code, "import.chat_cycle");
@@ -453,6 +442,22 @@ fn a_published_index_refuses_writes() {
     assert_eq!(err.code, "write.read_only");
 }
 
+/// A regular chat as a build adds it.
+fn regular_chat(id: i64, parent_id: i64, name: &str) -> Chat {
+    Chat {
+        id,
+        parent_id,
+        chat_type: "regular".into(),
+        uuid: None,
+        name: name.into(),
+        owner: None,
+        group_id: None,
+        created_at: None,
+        modified_at: None,
+        meta: json!({}),
+    }
+}
+
 /// A published index of chat 1 (`Payments`) with `messages` (id, text).
 fn published(path: &std::path::Path, messages: &[(i64, &str)]) -> std::path::PathBuf {
     let mut w = IndexWriter::create(
@@ -463,19 +468,7 @@ fn published(path: &std::path::Path, messages: &[(i64, &str)]) -> std::path::Pat
         },
     )
     .unwrap();
-    w.add_chat(&Chat {
-        id: 1,
-        parent_id: 0,
-        chat_type: "regular".into(),
-        uuid: None,
-        name: "Payments".into(),
-        owner: None,
-        group_id: None,
-        created_at: None,
-        modified_at: None,
-        meta: json!({}),
-    })
-    .unwrap();
+    w.add_chat(&regular_chat(1, 0, "Payments")).unwrap();
     for (id, text) in messages {
         w.add_message(&Message {
             id: *id,

@@ -421,7 +421,7 @@ async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
     assert_eq!(opened["background"], serde_json::Value::Null);
     assert_eq!(
         json_of(&api::session_info().unwrap())["offline"],
-        serde_json::json!({"policy": "auto", "visits": 1, "metered": false, "copying": false})
+        serde_json::json!({"policy": "auto", "visits": 1, "metered": false, "copying": false, "canSave": false})
     );
     assert!(api::session_background(None).await.unwrap().is_undefined());
     api::session_close();
@@ -444,7 +444,7 @@ async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
     assert_eq!(opened["background"], "update");
     assert_eq!(
         opened["info"]["offline"],
-        serde_json::json!({"policy": "always", "visits": 3, "metered": true, "copying": false})
+        serde_json::json!({"policy": "always", "visits": 3, "metered": true, "copying": false, "canSave": false})
     );
     // The page's engine.update() while the background check runs gets
     // that check's outcome: one check, no manifest request of its own.
