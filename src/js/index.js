@@ -691,7 +691,10 @@ export class GitSenseSearch extends EventTarget {
       throw new GitSenseSearchError({ code: 'write.bad_input', message: `${op}() takes an object, not ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}` });
     }
     const summary = await this.#call('write', { op, json: toJson(value, `the records given to ${op}()`) });
-    return { chats: summary.chats, messages: summary.messages, codeBlocks: summary.codeBlocks, revision: summary.revision };
+    const out = { chats: summary.chats, messages: summary.messages, codeBlocks: summary.codeBlocks, revision: summary.revision };
+    // What was repaired in the records (lone surrogates), only when something was.
+    if (summary.warnings && summary.warnings.length) out.warnings = summary.warnings;
+    return out;
   }
 
   /**
