@@ -265,6 +265,16 @@ fn repeated_filters_of_one_key_accumulate_as_gitsense_does() {
     // Filters of different keys still all apply.
     let both = each("in:messages lang:javascript role:assistant").1;
     assert!(both > 0 && both < js.1);
+    // Repeats are bounded as one list is.
+    let many: Vec<String> = (0..65).map(|i| format!("chat-id:{i}")).collect();
+    let err = e
+        .search(&many.join(" "), &SearchOptions::default())
+        .unwrap_err();
+    assert_eq!(err.code, "query.too_complex");
+    let enough: Vec<String> = (0..64).map(|i| format!("chat-id:{i}")).collect();
+    assert!(e
+        .search(&enough.join(" "), &SearchOptions::default())
+        .is_ok());
 }
 
 #[test]

@@ -510,6 +510,17 @@ pub(super) fn apply_directive(
                             values.push(v.clone());
                         }
                     }
+                    // A repeat adds no filter, so the list bounds it.
+                    if values.len() > MAX_FILTER_VALUES {
+                        return Err(Error::at(
+                            "query.too_complex",
+                            format!(
+                                "{raw_name}: lists {} values in all; at most {MAX_FILTER_VALUES} are accepted",
+                                values.len()
+                            ),
+                            value.at,
+                        ));
+                    }
                     return Ok(());
                 }
             }
