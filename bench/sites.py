@@ -128,8 +128,10 @@ SMOKE_SITES = ("mkdocs", "gettext")
 # Packages of generators that no site above covers, unpacked by
 # --fetch-only --packages for the extraction tests (tests/docs_generators.rs):
 # bash-doc's manual is makeinfo HTML (gettext's is texi2html); libpam-doc's
-# guides are chunked DocBook XSL with function synopses (funcsynopsis).
-FIXTURE_PACKAGES = ("bash-doc", "libpam-doc")
+# guides are chunked DocBook XSL with function synopses (funcsynopsis);
+# debian-policy ships sub-policies both as chapters and as one page
+# (tests/docs_copies.rs).
+FIXTURE_PACKAGES = ("bash-doc", "libpam-doc", "debian-policy")
 
 
 # ---------------------------------------------------------------- HTML

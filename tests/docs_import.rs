@@ -957,3 +957,59 @@ fn snippet_tokens_widen_a_message_snippet_and_are_bounded() {
         assert_eq!(e.code, "options.bad_snippet_tokens");
     }
 }
+
+/// A page of a site whose theme puts the site's name in every page's
+/// `<h1>` and marks headings with a bare `#` link.
+fn banner_page(title: &str, section: &str, token: &str) -> String {
+    format!(
+        r##"<!DOCTYPE html><html><head><title>{title} | Acme Docs</title></head>
+<body><main><h1 id="top">Acme Docs</h1>
+<p>Introduction to {title} with enough words to be a paragraph of its own here.</p>
+<h2 id="{token}">{section}<a href="#{token}">#</a></h2><p>{token} explained.</p>
+</main></body></html>"##
+    )
+}
+
+#[test]
+fn a_site_name_in_every_h1_is_not_the_page_title_and_heading_marks_are_not_words() {
+    let site = tempfile::tempdir().unwrap();
+    for (file, title, section, token) in [
+        (
+            "install.html",
+            "Installing",
+            "Requirements",
+            "requirementstoken",
+        ),
+        (
+            "config.html",
+            "Configuration",
+            "Config files",
+            "configfilestoken",
+        ),
+        (
+            "deploy.html",
+            "Deploying",
+            "Static hosts",
+            "statichoststoken",
+        ),
+    ] {
+        write(site.path(), file, &banner_page(title, section, token));
+    }
+    let b = build(site.path(), &DocsOptions::default());
+    let r = search(&b.engine, "chat-type:git-blob in:chats");
+    let mut names: Vec<String> = r
+        .results
+        .chats
+        .iter()
+        .filter_map(|c| c.chats_name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["Configuration", "Deploying", "Installing"]);
+    let r = search(&b.engine, "configfilestoken in:messages");
+    let m = r.results.messages.first().expect("a section is found");
+    assert_eq!(meta(&m.meta, "messages_meta_title"), "Config files");
+    // The intro under the banner heading is titled by its page.
+    let r = search(&b.engine, "Introduction Deploying in:messages");
+    let m = r.results.messages.first().expect("the intro is found");
+    assert_eq!(meta(&m.meta, "messages_meta_title"), "Deploying");
+}

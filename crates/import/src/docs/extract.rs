@@ -46,6 +46,8 @@ pub enum Skip {
     Listing,
     /// A source file shown line by line with an anchor per line.
     SourceListing,
+    /// Every section is a copy of another page's (`super::copies`).
+    Copy,
 }
 
 /// The measure that tells a listing page from a page that explains.
@@ -164,6 +166,8 @@ pub struct Unit {
     pub code: Vec<Code>,
     /// Terms of the site's own index that point into this unit.
     pub index_terms: Vec<String>,
+    /// A copy of another page's text (`super::copies`): not indexed.
+    pub copy: bool,
 }
 
 /// An entry of a site index: a term and the links it lists.
@@ -696,6 +700,9 @@ fn inline_text(e: ElementRef<'_>) -> String {
                 Node::Text(t) => out.push_str(t),
                 Node::Element(el) if !skipped(el) => {
                     if let Some(ce) = ElementRef::wrap(child) {
+                        if is_permalink_marker(ce) {
+                            continue;
+                        }
                         if el.name() == "br" {
                             out.push(' ');
                         }
@@ -709,6 +716,23 @@ fn inline_text(e: ElementRef<'_>) -> String {
     let mut s = String::new();
     collect(e, &mut s);
     normalize_ws(&s)
+}
+
+/// Marks a generator puts in a heading to link to it (`#`, `¶`, `§`,
+/// a link symbol), when no class tells them apart.
+const PERMALINK_GLYPHS: &[char] = &['#', '¶', '§', '🔗', '⚓', '\u{FE0E}', '\u{FE0F}'];
+
+/// A link to an anchor of the page whose text is only permalink glyphs
+/// (`<a href="#usage">#</a>`): a marker, not words of the heading.
+fn is_permalink_marker(e: ElementRef<'_>) -> bool {
+    e.value().name() == "a" && e.value().attr("href").is_some_and(|h| h.starts_with('#')) && {
+        let text: String = e.text().collect();
+        let mut glyphs = text
+            .chars()
+            .filter(|c| !c.is_whitespace() && !is_zero_width(*c))
+            .peekable();
+        glyphs.peek().is_some() && glyphs.all(|c| PERMALINK_GLYPHS.contains(&c))
+    }
 }
 
 /// Whether a name is one identifier (letters, digits, `_`, `$`; not
@@ -1008,6 +1032,7 @@ impl Walker {
                 text: String::new(),
                 code: vec![],
                 index_terms: vec![],
+                copy: false,
             }],
             stack: vec![0],
             headings: vec![],
@@ -1135,6 +1160,7 @@ impl Walker {
             text,
             code: vec![],
             index_terms: vec![],
+            copy: false,
         });
         self.stack.push(idx);
         self.space = false;

@@ -33,6 +33,7 @@
 //! same site always gives the same corpus revision. Timestamps are left
 //! empty: file times change when a site is copied, its content does not.
 
+mod copies;
 mod extract;
 pub mod markdown;
 mod open;
@@ -69,13 +70,18 @@ const SKIP_DIRS: &[&str] = &[
     "node_modules",
 ];
 
-/// Generated pages that are not documentation: search pages, error pages
-/// and mdBook's whole-book print page.
-const SKIP_FILES: &[&str] = &["search.html", "404.html", "print.html"];
+/// Generated pages that are not documentation: search pages and error
+/// pages. (A whole-book page such as mdBook's `print.html` is read: what
+/// it copies is found in its text, see `copies`.)
+const SKIP_FILES: &[&str] = &["search.html", "404.html"];
 
 /// Sphinx's general index (`genindex.html`, or `genindex-A.html`... when
 /// split by letter): read for its entries, never indexed as a page.
 const SITE_INDEX_PREFIX: &str = "genindex";
+
+/// Pages that must share a first heading (under different `<title>`s)
+/// for it to be the site's banner rather than a title.
+const MIN_BANNER_PAGES: usize = 3;
 
 /// Most keywords and entities an overview lists.
 const OVERVIEW_KEYWORDS: usize = 12;
@@ -464,6 +470,9 @@ struct Site {
     base_url: Option<String>,
     /// Page URL path → page index.
     by_url: HashMap<String, usize>,
+    /// First headings that are the site's banner on many pages: a
+    /// section under one is titled by its page.
+    banners: BTreeSet<String>,
 }
 
 impl Site {
@@ -553,12 +562,45 @@ impl Site {
                 "{lossy} pages were not valid UTF-8; invalid bytes were replaced"
             ));
         }
-        let site = Site::new(files, pages, opts);
+        let mut site = Site::new(files, pages, opts);
+        let paths: Vec<String> = site.files.iter().map(SourceFile::url_path).collect();
+        let found = copies::mark(&mut site.pages, &paths);
+        if found.units > 0 {
+            report.warnings.push(format!(
+                "left out {} sections that copy other pages of the site",
+                found.units
+            ));
+        }
         site.skip_report(report);
         Ok(site)
     }
 
     fn new(files: Vec<SourceFile>, mut pages: Vec<Page>, opts: &DocsOptions) -> Site {
+        // A first heading that many pages share, under `<title>`s that
+        // differ, is the site's banner, not the page's title.
+        let mut by_heading: HashMap<&str, (usize, BTreeSet<&str>)> = HashMap::new();
+        for p in pages
+            .iter()
+            .filter(|p| p.skip.is_none() && !p.title.is_empty())
+        {
+            let e = by_heading.entry(p.title.as_str()).or_default();
+            e.0 += 1;
+            if let Some(t) = &p.html_title {
+                e.1.insert(t.as_str());
+            }
+        }
+        let banners: BTreeSet<String> = by_heading
+            .into_iter()
+            .filter(|(_, (n, titles))| *n >= MIN_BANNER_PAGES && titles.len() * 2 > *n)
+            .map(|(h, _)| h.to_string())
+            .collect();
+        for p in &mut pages {
+            if banners.contains(&p.title) {
+                if let Some(t) = &p.html_title {
+                    p.title = t.clone();
+                }
+            }
+        }
         // The site name is the suffix most page titles share.
         let mut suffixes: BTreeMap<&str, usize> = BTreeMap::new();
         let mut titled = 0;
@@ -613,6 +655,7 @@ impl Site {
             title,
             base_url,
             by_url,
+            banners,
         }
     }
 
@@ -632,6 +675,10 @@ impl Site {
             (Skip::SiteIndex, "site index pages"),
             (Skip::Listing, "listing pages (mostly links into the site)"),
             (Skip::SourceListing, "source-code listings"),
+            (
+                Skip::Copy,
+                "copies of other pages (every section found on them)",
+            ),
         ] {
             let n = count(k);
             if n > 0 {
@@ -673,10 +720,13 @@ impl Site {
         if p.skip.is_some() {
             return None;
         }
-        let unit = anchor
-            .and_then(|a| p.anchors.get(a).copied())
-            .filter(|&u| emitted(&p.units[u]))
-            .or_else(|| p.units.iter().position(emitted))?;
+        let unit = match anchor.and_then(|a| p.anchors.get(a).copied()) {
+            // A link into a copied section points at text indexed on
+            // another page, not at this page's first section.
+            Some(u) if p.units[u].copy => return None,
+            Some(u) if emitted(&p.units[u]) => u,
+            _ => p.units.iter().position(emitted)?,
+        };
         Some((page, unit))
     }
 
@@ -795,7 +845,9 @@ impl Site {
             }
             let has_sections = p.units.iter().any(|u| u.kind == UnitKind::Section);
             for (unit_index, u) in p.units.iter().enumerate().filter(|(_, u)| emitted(u)) {
-                let unit_title = if u.kind == UnitKind::Intro && !has_sections {
+                let unit_title = if (u.kind == UnitKind::Intro && !has_sections)
+                    || (u.kind == UnitKind::Section && self.banners.contains(&u.title))
+                {
                     title.clone()
                 } else {
                     u.title.clone()
@@ -915,7 +967,7 @@ impl Site {
 /// Whether a unit becomes a message: headings and definitions always, the
 /// intro when it has text.
 fn emitted(u: &Unit) -> bool {
-    u.kind != UnitKind::Intro || !u.text.is_empty()
+    !u.copy && (u.kind != UnitKind::Intro || !u.text.is_empty())
 }
 
 /// Lower-cased word tokens, split as the full-text tokenizer splits them.
@@ -999,7 +1051,7 @@ fn overviews(
     let headings: Vec<&Unit> = p
         .units
         .iter()
-        .filter(|u| u.kind == UnitKind::Section && u.title != title)
+        .filter(|u| !u.copy && u.kind == UnitKind::Section && u.title != title)
         .filter(|u| seen.insert(u.title.to_lowercase()))
         .collect();
     let keywords: Vec<String> = headings
@@ -1010,7 +1062,7 @@ fn overviews(
     let entities: Vec<String> = p
         .units
         .iter()
-        .filter(|u| u.kind == UnitKind::Definition)
+        .filter(|u| !u.copy && u.kind == UnitKind::Definition)
         .map(|u| u.title.clone())
         .take(OVERVIEW_ENTITIES)
         .collect();
