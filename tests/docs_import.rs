@@ -1013,3 +1013,36 @@ fn a_site_name_in_every_h1_is_not_the_page_title_and_heading_marks_are_not_words
     let m = r.results.messages.first().expect("the intro is found");
     assert_eq!(meta(&m.meta, "messages_meta_title"), "Deploying");
 }
+
+#[test]
+fn a_reference_page_full_of_links_is_still_found_by_its_own_text() {
+    // Python's "C API Stability" page lists every function of the stable
+    // ABI as links (a listing by its shape), after pages of prose that
+    // nothing else holds.
+    let Some(docs) = python_docs() else { return };
+    let site = tempfile::tempdir().unwrap();
+    for page in ["c-api/stable.html", "c-api/init.html", "whatsnew/3.3.html"] {
+        let to = site.path().join(page);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(docs.join(page), to).unwrap();
+    }
+    let b = build(site.path(), &DocsOptions::default());
+    for q in ["Limited API", "Py_LIMITED_API", "limited API caveats"] {
+        let r = search(&b.engine, &format!("{q} in:messages"));
+        let first = r.results.messages.first().expect("found");
+        assert_eq!(
+            meta(&first.meta, "messages_meta_file_path"),
+            "c-api/stable.html",
+            "{q}"
+        );
+    }
+    // Its entries are not its text: a function it only lists is found on
+    // the page documenting it.
+    let r = search(&b.engine, "PyEval_InitThreads in:messages");
+    assert!(r
+        .results
+        .messages
+        .iter()
+        .all(|m| meta(&m.meta, "messages_meta_file_path") != "c-api/stable.html"));
+    assert!(!r.results.messages.is_empty());
+}

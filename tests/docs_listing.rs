@@ -351,8 +351,12 @@ fn a_member_list_s_names_become_keywords_of_the_members_it_lists() {
             found.first().map(String::as_str),
             Some("classEigen_1_1ArrayBase.html")
         );
+        // The member list is still a page of the site: only its own
+        // sentence ("the complete list of members for ArrayBase") is
+        // indexed, never its entries, and it comes after the class.
         assert!(
-            found.iter().all(|p| p == "classEigen_1_1ArrayBase.html"),
+            found.iter().all(|p| p == "classEigen_1_1ArrayBase.html"
+                || p == "classEigen_1_1ArrayBase-members.html"),
             "{found:?}"
         );
     }

@@ -379,6 +379,14 @@ pub fn parse_page(html: &str) -> Result<Page> {
     } else if page.listing.is_listing() {
         page.skip = Some(Skip::Listing);
         listing_entries(content, &mut page.index_entries);
+        // What a listing says besides its entries is its own text: the
+        // entries go to the pages they name.
+        for &(unit, start, end) in w.entry_spans.iter().rev() {
+            w.units[unit].text.replace_range(start..end, "");
+        }
+        for u in &mut w.units {
+            u.text = tidy_lines(&u.text);
+        }
     }
     page.units = w.units;
     page.anchors = w.anchors;
@@ -986,6 +994,27 @@ fn listing_entries(content: ElementRef<'_>, out: &mut Vec<IndexEntry>) {
     walk(content, out);
 }
 
+/// `text` without blank lines left where lines were taken out: at most
+/// one blank line between paragraphs, none at the ends.
+fn tidy_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank = false;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.trim().is_empty() {
+            blank = !out.is_empty();
+            continue;
+        }
+        if blank {
+            out.push('\n');
+            blank = false;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}
+
 /// Walks the main content and cuts it into units.
 struct Walker {
     units: Vec<Unit>,
@@ -1006,6 +1035,10 @@ struct Walker {
     in_link: bool,
     /// The text line being written: links and words outside links.
     line_links: usize,
+    /// Where the text line being written starts: (unit, byte offset).
+    line_start: Option<(usize, usize)>,
+    /// The text lines counted as entries: (unit, start, end) in its text.
+    entry_spans: Vec<(usize, usize, usize)>,
     line_other_words: usize,
     line_words: usize,
     /// Characters of the line's words.
@@ -1044,6 +1077,8 @@ impl Walker {
             listing: Listing::default(),
             in_link: false,
             line_links: 0,
+            line_start: None,
+            entry_spans: Vec::new(),
             line_other_words: 0,
             line_words: 0,
             line_chars: 0,
@@ -1077,6 +1112,10 @@ impl Walker {
         let trail = s.ends_with(char::is_whitespace);
         let words = normalize_ws(s);
         let n = words.split_whitespace().count();
+        if self.line_start.is_none() {
+            let unit = *self.stack.last().expect("the walker always has a unit");
+            self.line_start = Some((unit, self.units[unit].text.len()));
+        }
         self.line_words += n;
         self.line_chars += words.chars().filter(|c| !c.is_whitespace()).count();
         if !self.in_link {
@@ -1106,8 +1145,13 @@ impl Walker {
                 self.line_links > 0 && self.line_other_words <= ENTRY_MAX_OTHER_WORDS;
             if self.last_line_entry {
                 self.listing.entry_lines += 1;
+                if let Some((unit, start)) = self.line_start {
+                    let end = self.units[unit].text.len();
+                    self.entry_spans.push((unit, start, end));
+                }
             }
         }
+        self.line_start = None;
         self.line_links = 0;
         self.line_other_words = 0;
         self.line_words = 0;

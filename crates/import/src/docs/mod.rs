@@ -194,7 +194,8 @@ pub struct SitePage {
 }
 
 /// The pages [`import`] indexes, in its order: site index pages, redirect
-/// stubs and `noindex` pages left out.
+/// stubs, copies and `noindex` pages left out; listing pages with only
+/// their text besides their entries.
 pub fn site_pages(dir: &Path) -> Result<Vec<SitePage>> {
     let opts = DocsOptions::default();
     let site = Site::load(
@@ -204,7 +205,7 @@ pub fn site_pages(dir: &Path) -> Result<Vec<SitePage>> {
         &super::no_progress(),
     )?;
     Ok((0..site.pages.len())
-        .filter(|&i| site.pages[i].skip.is_none())
+        .filter(|&i| indexed(&site.pages[i]))
         .map(|i| SitePage {
             path: site.files[i].url_path(),
             title: site.page_title(i),
@@ -673,7 +674,6 @@ impl Site {
             (Skip::NoIndex, "marked noindex"),
             (Skip::Redirect, "redirect stubs"),
             (Skip::SiteIndex, "site index pages"),
-            (Skip::Listing, "listing pages (mostly links into the site)"),
             (Skip::SourceListing, "source-code listings"),
             (
                 Skip::Copy,
@@ -684,6 +684,12 @@ impl Site {
             if n > 0 {
                 report.warnings.push(format!("left out {n} pages: {what}"));
             }
+        }
+        let n = count(Skip::Listing);
+        if n > 0 {
+            report.warnings.push(format!(
+                "{n} listing pages (mostly links into the site): their links name the sections they point to, only their other text is indexed"
+            ));
         }
     }
 
@@ -791,9 +797,10 @@ impl Site {
         })?;
         let mut dirs: BTreeMap<String, i64> = BTreeMap::new();
         for (i, (f, p)) in self.files.iter().zip(&self.pages).enumerate() {
-            if p.skip.is_some() {
+            if !indexed(p) {
                 continue;
             }
+            let listing = p.skip == Some(Skip::Listing);
             let parent = self.dir_chat(f, root_id, &mut dirs, &mut next_chat, w)?;
             let chat_id = next_chat;
             next_chat += 1;
@@ -844,7 +851,12 @@ impl Site {
                 next_msg += 1;
             }
             let has_sections = p.units.iter().any(|u| u.kind == UnitKind::Section);
-            for (unit_index, u) in p.units.iter().enumerate().filter(|(_, u)| emitted(u)) {
+            for (unit_index, u) in p
+                .units
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| emitted(u) && (!listing || has_prose(u)))
+            {
                 let unit_title = if (u.kind == UnitKind::Intro && !has_sections)
                     || (u.kind == UnitKind::Section && self.banners.contains(&u.title))
                 {
@@ -966,6 +978,22 @@ impl Site {
 
 /// Whether a unit becomes a message: headings and definitions always, the
 /// intro when it has text.
+/// Whether a page is written: every page but those skipped, and listing
+/// pages, whose text without their entries is their own (a page a site
+/// ships is searchable: a reference page full of links can look like a
+/// listing).
+fn indexed(p: &Page) -> bool {
+    matches!(p.skip, None | Some(Skip::Listing))
+}
+
+/// Whether a unit of a listing page says anything besides its heading.
+fn has_prose(u: &Unit) -> bool {
+    u.text
+        .lines()
+        .filter(|l| !(u.kind == UnitKind::Section && l.starts_with('#')))
+        .any(|l| l.chars().any(char::is_alphanumeric))
+}
+
 fn emitted(u: &Unit) -> bool {
     !u.copy && (u.kind != UnitKind::Intro || !u.text.is_empty())
 }
