@@ -773,3 +773,58 @@ fn sites_built_by_vitepress_docusaurus_material_and_hugo_are_found_by_section() 
         );
     }
 }
+
+#[test]
+fn anchored_terms_and_table_rows_define_names_a_mere_mention_does_not() {
+    // gtk-doc shows a class structure's members as a table whose rows
+    // are anchored and whose first cell is the member's name in code:
+    // `GObjectClass.constructed`. Another page only says "constructed".
+    let root = "usr/share/gtk-doc/html";
+    let pages = [
+        "gobject/gobject-The-Base-Object-Type.html",
+        "glib/glib-String-Utility-Functions.html",
+        "gio/ExampleCat.html",
+    ];
+    let Some(first) = package_file("libglib2.0-doc", &format!("{root}/{}", pages[0])) else {
+        return;
+    };
+    let site = first.ancestors().nth(2).unwrap().to_path_buf();
+    let p = parse(&first);
+    let member = titled(&p, "constructed ()");
+    assert_eq!(member.kind, UnitKind::Definition);
+    assert!(member.anchor.is_some());
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("site");
+    for page in pages {
+        let to = copy.join(page);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(site.join(page), to).unwrap();
+    }
+    let e = index_site(tmp.path(), &copy);
+    let url = first_url(&e, "constructed").expect("found");
+    assert!(url.starts_with(pages[0]), "{url}");
+
+    // A plain page: `<dt><a name>` terms and an anchored row of a
+    // function table define; a "see also" term linking elsewhere and a
+    // row whose first cell is a plain type do not.
+    let p = parse_page(
+        r##"<html><body><main><h1>Options</h1>
+<dl><dt><a name="opt-count"></a><code>--count</code></dt><dd><p>Print a count.</p></dd>
+<dt><span id="index-0"></span><a href="https://peps.python.org/pep-0008/">PEP 8</a> - Style Guide</dt><dd><p>The guide.</p></dd></dl>
+<table><tr><th>Function</th><th>Description</th></tr>
+<tr id="strlen"><td><code>strlen</code></td><td>The length of a string.</td></tr>
+<tr id="r_a1"><td>void</td><td><a href="#a1">resize</a> (Index rows)</td></tr></table>
+</main></body></html>"##,
+    )
+    .unwrap();
+    let defined: Vec<(&str, Option<&str>)> = p
+        .units
+        .iter()
+        .filter(|u| u.kind == UnitKind::Definition)
+        .map(|u| (u.title.as_str(), u.anchor.as_deref()))
+        .collect();
+    assert_eq!(
+        defined,
+        [("--count", Some("opt-count")), ("strlen", Some("strlen"))]
+    );
+}

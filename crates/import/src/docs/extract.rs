@@ -829,6 +829,78 @@ fn api_page_item(title: &str) -> Option<&str> {
     (API_PAGE_KINDS.contains(&kind) && is_path).then_some(path)
 }
 
+/// The anchor an element holds for what it shows when it has no id of
+/// its own: `<dt><a name="opt-count"></a>--count</dt>` (older
+/// generators), `<dt><code id="...">`. Links are not anchors.
+fn inner_anchor<'a>(e: ElementRef<'a>) -> Option<&'a str> {
+    e.descendent_elements()
+        .filter(|d| !skipped(d.value()))
+        .find_map(|d| {
+            let v = d.value();
+            if v.name() == "a" {
+                if v.attr("href").is_some() {
+                    return None;
+                }
+                v.id().or_else(|| v.attr("name"))
+            } else {
+                v.id()
+            }
+        })
+}
+
+/// Whether an element holds a link to another page or site (a link to
+/// an anchor of the same page is a permalink).
+fn links_out(e: ElementRef<'_>) -> bool {
+    e.descendent_elements().any(|d| {
+        d.value().name() == "a"
+            && !skipped(d.value())
+            && d.value().attr("href").is_some_and(|h| !h.starts_with('#'))
+    })
+}
+
+/// Words at most in a table cell that names what its row defines.
+const MAX_ROW_NAME_WORDS: usize = 6;
+
+/// The name a table row defines and its anchor: a row of a function,
+/// parameter or option table, anchored (`<tr id>`, or an anchor in its
+/// first cell), whose first cell is a short name and which has a cell
+/// describing it. Header rows and rows of one cell define nothing.
+fn defined_by_row<'a>(tr: ElementRef<'a>) -> Option<(String, &'a str)> {
+    let cells: Vec<ElementRef<'a>> = tr
+        .child_elements()
+        .filter(|c| matches!(c.value().name(), "td" | "th") && !skipped(c.value()))
+        .collect();
+    let first = *cells.first()?;
+    if cells.len() < 2 || cells.iter().all(|c| c.value().name() == "th") {
+        return None;
+    }
+    let id = tr
+        .value()
+        .id()
+        .or_else(|| first.value().id().or_else(|| inner_anchor(first)))?;
+    // A name is shown as one (code, bold): a plain first cell is a type
+    // or a label (Doxygen's `void` column), a linked one points at the
+    // definition elsewhere.
+    let shown: String = first
+        .descendent_elements()
+        .filter(|d| ROW_NAME_TAGS.contains(&d.value().name()))
+        .map(|d| inline_text(d))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let links = links_out(first);
+    let name = inline_text(first);
+    let words = name.split_whitespace().count();
+    (!links
+        && words > 0
+        && words <= MAX_ROW_NAME_WORDS
+        && name.chars().any(char::is_alphabetic)
+        && shown.split_whitespace().count() * 2 >= words)
+        .then_some((name, id))
+}
+
+/// Elements that show a table cell's text as a name.
+const ROW_NAME_TAGS: &[&str] = &["code", "tt", "kbd", "samp", "var", "b", "strong"];
+
 fn has_heading_inside(e: ElementRef<'_>) -> bool {
     e.descendent_elements()
         .any(|d| heading_level(d.value()).is_some())
@@ -1285,6 +1357,21 @@ impl Walker {
                 }
                 self.block_break();
             }
+            "tr" if self.stack.len() == 1 => match defined_by_row(e) {
+                Some((name, id)) => {
+                    let level = self.headings.last().map(|(l, _)| *l).unwrap_or(1);
+                    self.block_break();
+                    self.open_unit(UnitKind::Definition, name, Some(id.to_string()), level);
+                    self.walk(e);
+                    self.block_break();
+                    self.stack.truncate(1);
+                }
+                None => {
+                    self.block_break();
+                    self.walk(e);
+                    self.block_break();
+                }
+            },
             "td" | "th" => {
                 self.push_text(" ");
                 self.walk(e);
@@ -1626,7 +1713,12 @@ impl Walker {
             if skipped(el) {
                 continue;
             }
-            match (el.name(), el.id()) {
+            // A term that links elsewhere (a "see also" list) refers to
+            // a definition; only its own id makes it one.
+            let anchor = el
+                .id()
+                .or_else(|| (!links_out(ce)).then(|| inner_anchor(ce)).flatten());
+            match (el.name(), anchor) {
                 ("dt", Some(id)) if !notes => {
                     let (name, shown) = definition_name(ce, id);
                     if name.chars().any(char::is_alphabetic) {
