@@ -326,6 +326,7 @@ function render(res, ms) {
   $('summary').replaceChildren(...parts);
   show('summary', true);
   const notes = [];
+  if (res.didYouMean) notes.push(`Showing results for “${res.didYouMean.query}”: ${res.didYouMean.corrections.map((c) => `“${c.word}” is in no indexed text`).join(', ')}.`);
   if (res.searchCriteria.fallback) notes.push(res.searchCriteria.fallback.reason);
   if (res.hint) notes.push(res.hint);
   for (const w of res.searchCriteria.warnings || []) notes.push(w);

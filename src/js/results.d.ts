@@ -219,6 +219,15 @@ export interface SearchResults {
    * target the field exists on (`insight-field:` or the `facets` option);
    * absent when none was asked for. */
   facets?: Facet[];
+  /** When no result held every word and some words are in no indexed
+   * text: the query as corrected from the index's own words, which these
+   * results answer (docs/results.md#did-you-mean). */
+  didYouMean?: {
+    /** The text as typed, each corrected word replaced by its best
+     * replacement. */
+    query: string;
+    corrections: { word: string; replacements: string[] }[];
+  };
   /** Per-stage timings, with `trace: true`. */
   trace?: {
     timing: {

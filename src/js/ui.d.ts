@@ -19,6 +19,9 @@ export interface UIStrings {
   results: string;
   /** `{query}`: the reader's text. */
   noResults: string;
+  /** Results of a corrected query; `{query}`: the reader's text, each
+   * word the index does not hold replaced; `{count}`: the rows shown. */
+  corrected: string;
   /** `{message}`: the error's message. */
   error: string;
   keys: string;

@@ -26,6 +26,7 @@ export const STRINGS = {
   loading: 'Loading the search index…',
   results: '{count} results',
   noResults: 'No results for “{query}”',
+  corrected: 'Showing results for “{query}”',
   error: 'Search is not available: {message}',
   keys: '↑ ↓ to move, Enter to open, Esc to close',
   save: 'Save for offline',
@@ -33,6 +34,15 @@ export const STRINGS = {
   saved: 'Saved for offline',
   saveFailed: 'Could not save for offline: {message}',
 };
+
+/** The reader's text with each corrected word (whole, any case) replaced
+ * by its first replacement. */
+function corrected(text, corrections) {
+  return text.replace(/[\p{L}\p{N}_]+/gu, (w) => {
+    const c = corrections.find((x) => x.word === w.toLowerCase());
+    return c ? c.replacements[0] : w;
+  });
+}
 
 // Sections shown under a page, results asked per target, words around a
 // snippet's matches (about 30 words of prose).
@@ -492,7 +502,9 @@ export class GitSenseSearchElement extends HTMLElement {
     this.#rows = rows;
     this.#shown = query;
     this.#els.rows.replaceChildren(...rows.map((r, i) => this.#row(r, i)));
-    this.#status(rows.length ? fill(this.#strings.results, { count: rows.length }) : fill(this.#strings.noResults, { query: text }));
+    const fixed = res.didYouMean && rows.length ? corrected(text, res.didYouMean.corrections) : null;
+    this.#status(fixed ? fill(this.#strings.corrected, { query: fixed, count: rows.length })
+      : rows.length ? fill(this.#strings.results, { count: rows.length }) : fill(this.#strings.noResults, { query: text }));
     this.#busy(false);
   }
 

@@ -75,6 +75,7 @@ pub mod profiles;
 pub mod query;
 pub mod results;
 pub mod search;
+pub mod typo;
 pub mod util;
 
 pub use error::{Error, ErrorKind, Result};

@@ -70,6 +70,32 @@ pub struct SearchResults {
     /// (`insight-field:`, the `facets` option).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub facets: Option<Vec<crate::facets::Facet>>,
+    /// When no result held every word and some words are in no indexed
+    /// text: the query as corrected from the index's own vocabulary, which
+    /// these results answer (`crate::typo`).
+    #[serde(
+        rename = "didYouMean",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub did_you_mean: Option<DidYouMean>,
+}
+
+/// The correction a search made ([`SearchResults::did_you_mean`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DidYouMean {
+    /// The query text with each corrected word replaced by its best
+    /// replacement.
+    pub query: String,
+    /// Each word replaced and the indexed words searched instead.
+    pub corrections: Vec<Correction>,
+}
+
+/// A word replaced by typo correction.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Correction {
+    pub word: String,
+    pub replacements: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -503,6 +503,24 @@ impl Engine {
         }
         let mut counted = self.count(&p)?;
         let mut fallback = None;
+        let mut did_you_mean = None;
+        // Words no indexed text holds are typos until shown otherwise:
+        // searched as the indexed words nearest them, before any reading
+        // that drops a word.
+        let mut q = q;
+        if counted.iter().all(|c| c.total == 0) && !self.budget.interrupted.get() {
+            if let Some((fixed, corrections)) = crate::typo::correct(&self.conn, &q)? {
+                if let Ok(fixed_plan) = plan::plan_in(&fixed, &opts, MatchMode::AllTerms, corpus) {
+                    counted = self.count(&fixed_plan)?;
+                    did_you_mean = Some(DidYouMean {
+                        query: crate::typo::corrected_text(text, &corrections),
+                        corrections,
+                    });
+                    p = fixed_plan;
+                    q = fixed;
+                }
+            }
+        }
         // The any-term reading is a second chance, not the query: where it
         // cannot be planned (an OR branch left with only an excluded term,
         // once a word that holds no token is dropped), the all-terms
@@ -592,6 +610,7 @@ impl Engine {
             truncated: None,
             trace: None,
             facets: None,
+            did_you_mean,
         };
         if p.narrowed {
             out.truncated = Some(true);
@@ -710,6 +729,7 @@ impl Engine {
             truncated: None,
             trace: None,
             facets: None,
+            did_you_mean: None,
         }
     }
 

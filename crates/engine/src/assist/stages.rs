@@ -419,6 +419,7 @@ pub(crate) fn results_object(criteria: Value, messages: Vec<MessageResult>) -> S
         truncated: None,
         trace: None,
         facets: None,
+        did_you_mean: None,
     }
 }
 

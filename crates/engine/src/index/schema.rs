@@ -286,6 +286,17 @@ table! {
 }
 
 table! {
+    /// The words of `fts_messages` and `fts_chats` that typo correction
+    /// looks among (`crate::typo`): each as `w` + the word and `r` + the
+    /// word reversed (a typo leaves the start or the end of a word
+    /// intact: each is one range scan), with the rows holding it.
+    typo_terms = "typo_terms", Lines, without_rowid = true {
+        KEY = "key": "TEXT PRIMARY KEY",
+        ROWS = "rows": "INTEGER NOT NULL",
+    }
+}
+
+table! {
     /// Code blocks: what filters and sorts of code blocks read.
     code_blocks = "code_blocks" as "b", Lines {
         ID = "id": "INTEGER PRIMARY KEY",
@@ -385,7 +396,7 @@ pub mod fts_code_blocks {
 }
 
 /// The ordinary tables, in the order the file creates them.
-pub(crate) const TABLES: [Table; 13] = [
+pub(crate) const TABLES: [Table; 14] = [
     index_meta::DEF,
     groups::DEF,
     chats::DEF,
@@ -397,6 +408,7 @@ pub(crate) const TABLES: [Table; 13] = [
     rank_stats::DEF,
     message_text::DEF,
     message_names::DEF,
+    typo_terms::DEF,
     code_blocks::DEF,
     code_text::DEF,
 ];

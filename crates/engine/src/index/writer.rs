@@ -419,6 +419,7 @@ impl IndexWriter {
         for t in super::FTS_TABLES {
             super::doclists::leaf_ends(&conn, t)?;
         }
+        crate::typo::build_terms(&conn)?;
         progress(FinishProgress::start(
             FinishStep::RankingRecords,
             messages + code_blocks,
