@@ -170,7 +170,7 @@ test('a cold visit\'s searches through the box, typed key by key, with facets, n
     await p.keyboard.press('Control+k');
     await p.waitForFunction(() => document.querySelector('gitsense-search').shadowRoot.querySelector('dialog').open);
     const shown = [];
-    for (const text of ['ownership rules', 'box<t> heap', '"string type"', 'zebracorn', 'zzqx']) {
+    for (const text of ['ownership rules', 'box<t> heap', '"string type"', 'zebracorn', 'zzqx', 'ownershp']) {
       await p.evaluate(() => {
         const input = document.querySelector('gitsense-search').shadowRoot.querySelector('input');
         input.value = '';
@@ -189,6 +189,9 @@ test('a cold visit\'s searches through the box, typed key by key, with facets, n
     assert.ok(shown.every(([, status]) => !/rror/i.test(status)), JSON.stringify(shown));
     assert.ok(shown[0][2] > 0 && shown[1][2] > 0, JSON.stringify(shown));
     assert.match(shown[4][1], /No results/);
+    // A typo: the word the index holds is searched, and the status says so.
+    assert.match(shown[5][1], /Showing results for “ownership”/);
+    assert.ok(shown[5][2] > 0, JSON.stringify(shown));
     // The facets the box shows for this index, each clicked.
     await p.evaluate(() => {
       const input = document.querySelector('gitsense-search').shadowRoot.querySelector('input');

@@ -52,6 +52,8 @@ const QUERIES = [
   ['msg-type:regular', { perPage: 5 }],
   ['token OR session', { highlight: 'none' }],
   ['nothing-matches-this-zzzz', {}],
+  // A typo: corrected from the index's words (engine::typo).
+  ['paymnet', {}],
   ['"unbalanced', {}],
   ['os.path.join', {}],
   ['cargo build --release', {}],
@@ -269,7 +271,7 @@ try {
     // The UI: the index's own first queries (or the general ones), then
     // words, a phrase, a filter and a query that matches nothing.
     const own = extraQueries[i].slice(0, 3).map(([q]) => q);
-    const ui = await uiVisit(i, [...(own.length ? own : ['payment', 'os.path.join']), 'session token', '"form validation"', 'lang:bash node', 'zzqx']);
+    const ui = await uiVisit(i, [...(own.length ? own : ['payment', 'os.path.join']), 'session token', '"form validation"', 'lang:bash node', 'zzqx', 'paymnet']);
     for (const h of [...first.hits, ...repeat.hits, ...ui]) hits.add(h);
     counts.push(`${path.basename(indexes[i])}: first visit ${first.hits.length}, repeat ${repeat.hits.length}, UI ${ui.length}`);
   }
