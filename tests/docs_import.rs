@@ -1046,3 +1046,45 @@ fn a_reference_page_full_of_links_is_still_found_by_its_own_text() {
         .all(|m| meta(&m.meta, "messages_meta_file_path") != "c-api/stable.html"));
     assert!(!r.results.messages.is_empty());
 }
+
+#[test]
+fn a_page_of_plain_text_in_one_pre_is_cut_at_its_tags() {
+    // Help text turned into HTML: one <pre>, tags as anchors. Each tag
+    // starts a definition named by the tag (several tags on one line name
+    // the same one); the rest of the tag's line is its heading.
+    let mut lines = vec![
+        "<!DOCTYPE html><html><head><title>recover help</title></head><body><pre>".to_string(),
+        "Recovery after a crash            <a name=\"crash-recovery\">*crash-recovery*</a>".into(),
+    ];
+    lines.extend((0..8).map(|i| format!("General words about recovering, line {i} of them.")));
+    lines.push("<a name=\"usr_11\"></a><a name=\"swap-file\">*swap-file*</a> <a name=\"swapfile\">*swapfile*</a>".into());
+    lines.push("A swap file keeps your changes so that a recovery is possible.".into());
+    lines.extend((0..8).map(|i| format!("More about the file of changes, line {i}.")));
+    lines.push("Using the tags                    <a name=\"tagsrch\">*tagsrch*</a>".into());
+    lines.extend((0..4).map(|i| format!("Jumping around, line {i}.")));
+    lines.push("</pre></body></html>".into());
+    let site = tempfile::tempdir().unwrap();
+    write(site.path(), "recover.html", &lines.join("\n"));
+    write(
+        site.path(),
+        "mentions.html",
+        "<html><head><title>Mentions</title></head><body><main><h1>Mentions</h1>\
+         <p>A swapfile, the swapfile, swapfile again: see swap-file.</p></main></body></html>",
+    );
+    let b = build(site.path(), &DocsOptions::default());
+    let r = search(&b.engine, "swapfile in:messages");
+    let first = r.results.messages.first().expect("found");
+    assert_eq!(meta(&first.meta, "messages_meta_file_path"), "recover.html");
+    assert_eq!(meta(&first.meta, "messages_meta_title"), "swap-file");
+    assert_eq!(meta(&first.meta, "messages_meta_anchor"), "usr_11");
+    let r = search(&b.engine, "crash-recovery in:messages");
+    let first = r.results.messages.first().expect("found");
+    assert_eq!(meta(&first.meta, "messages_meta_title"), "crash-recovery");
+    assert!(first
+        .messages_content
+        .as_deref()
+        .is_some_and(|c| c.starts_with("Recovery after a crash *crash-recovery*")));
+    // Nothing of the page is a code block.
+    let r = search(&b.engine, "recovering in:code-blocks");
+    assert_eq!(r.total_counts.code_blocks, 0);
+}

@@ -858,6 +858,11 @@ fn links_out(e: ElementRef<'_>) -> bool {
     })
 }
 
+/// A `<pre>` of at least this many lines and anchors is plain text with
+/// tagged terms, not code ([`Walker::anchored_text`]).
+const TEXT_PRE_MIN_LINES: usize = 20;
+const TEXT_PRE_MIN_ANCHORS: usize = 3;
+
 /// Words at most in a table cell that names what its row defines.
 const MAX_ROW_NAME_WORDS: usize = 6;
 
@@ -1641,6 +1646,9 @@ impl Walker {
     /// A code block: a `<pre>`, or a block of one element per line
     /// ([`LINE_CODE_CLASSES`]).
     fn pre(&mut self, e: ElementRef<'_>) {
+        if e.value().name() == "pre" && self.anchored_text(e) {
+            return;
+        }
         fn raw(e: ElementRef<'_>, out: &mut String) {
             for child in e.children() {
                 match child.value() {
@@ -1687,6 +1695,129 @@ impl Walker {
             language.as_deref().unwrap_or("")
         ));
         u.code.push(Code { language, content });
+    }
+
+    /// A `<pre>` that is a page of plain text (help turned into HTML)
+    /// rather than code: no language, at least [`TEXT_PRE_MIN_LINES`]
+    /// lines and [`TEXT_PRE_MIN_ANCHORS`] anchors (`<a name>`, ids) inside.
+    /// Each anchor starts a definition named by the anchor's text (the
+    /// tagged term) or its id; anchors with no text between them name the
+    /// same one. Returns whether `e` was read so.
+    fn anchored_text(&mut self, e: ElementRef<'_>) -> bool {
+        enum Piece {
+            /// Text; `true` when it is an anchor's own (the tagged term).
+            Text(String, bool),
+            /// An anchor's id and the text it shows.
+            Anchor(String, String),
+        }
+        fn pieces(e: ElementRef<'_>, tag: bool, out: &mut Vec<Piece>) {
+            for child in e.children() {
+                match child.value() {
+                    Node::Text(t) => out.push(Piece::Text(t.to_string(), tag)),
+                    Node::Element(el) if !skipped(el) => {
+                        let Some(ce) = ElementRef::wrap(child) else {
+                            continue;
+                        };
+                        if el.name() == "br" {
+                            out.push(Piece::Text("\n".into(), tag));
+                            continue;
+                        }
+                        let id = match el.name() {
+                            "a" if el.attr("href").is_none() => el.id().or_else(|| el.attr("name")),
+                            "a" => None,
+                            _ => el.id(),
+                        }
+                        // Line numbers (`l00012`) are not tags.
+                        .filter(|id| !is_line_anchor(id));
+                        if let Some(id) = id {
+                            out.push(Piece::Anchor(id.to_string(), inline_text(ce)));
+                        }
+                        pieces(ce, tag || id.is_some(), out);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if code_language(e).is_some() {
+            return false;
+        }
+        let mut all = Vec::new();
+        pieces(e, false, &mut all);
+        let anchors = all
+            .iter()
+            .filter(|p| matches!(p, Piece::Anchor(..)))
+            .count();
+        let lines: usize = all
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t, _) => t.matches('\n').count(),
+                Piece::Anchor(..) => 0,
+            })
+            .sum();
+        if anchors < TEXT_PRE_MIN_ANCHORS || lines < TEXT_PRE_MIN_LINES {
+            return false;
+        }
+        self.block_break();
+        let level = self.headings.last().map(|(l, _)| *l).unwrap_or(1);
+        let depth = self.stack.len();
+        // Whether the definition on top has text of its own yet, and
+        // whether its title is a bare id (a named tag then replaces it).
+        let mut opened: Option<bool> = None;
+        let mut untitled = false;
+        for piece in all {
+            match piece {
+                Piece::Anchor(id, shown) => {
+                    let name =
+                        shown.trim_matches(|c: char| "*|'`".contains(c) || c.is_whitespace());
+                    let named =
+                        !name.is_empty() && name.split_whitespace().count() <= MAX_ROW_NAME_WORDS;
+                    let name = if named { name.to_string() } else { id.clone() };
+                    if opened == Some(false) {
+                        let i = *self.stack.last().expect("unit");
+                        self.anchors.entry(id).or_insert(i);
+                        let u = &mut self.units[i];
+                        if untitled && named {
+                            let old = std::mem::replace(&mut u.title, name);
+                            u.aliases.push(old);
+                            untitled = false;
+                        } else if u.title != name {
+                            u.aliases.push(name);
+                        }
+                    } else {
+                        // The line the tag ends (`Editing files  *edit-files*`)
+                        // is its heading: it moves into the new definition.
+                        let prev = *self.stack.last().expect("unit");
+                        let text = &mut self.units[prev].text;
+                        let cut = text.rfind('\n').map_or(0, |i| i + 1);
+                        let line = text.split_off(cut);
+                        self.end_line();
+                        self.stack.truncate(depth);
+                        self.open_unit(UnitKind::Definition, name, Some(id), level);
+                        let line = line.trim();
+                        if !line.is_empty() {
+                            self.current().text.push_str(line);
+                            self.space = true;
+                        }
+                        opened = Some(false);
+                        untitled = !named;
+                    }
+                }
+                Piece::Text(t, tag) => {
+                    for (n, line) in t.split('\n').enumerate() {
+                        if n > 0 {
+                            self.line_break();
+                        }
+                        self.push_text(line);
+                        if opened.is_some() && !tag && !line.trim().is_empty() {
+                            opened = Some(true);
+                        }
+                    }
+                }
+            }
+        }
+        self.stack.truncate(depth.max(1));
+        self.block_break();
+        true
     }
 
     fn definition_list(&mut self, e: ElementRef<'_>) {
