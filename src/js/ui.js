@@ -195,7 +195,9 @@ export function toRows(res, link) {
       pages.set(key, row);
       rows.push(row);
     }
-    if (item.title && row.items.length < SECTIONS) row.items.push({ ...item, href });
+    // A section and its code blocks are one item: the section's, once.
+    const shown = row.items.some((i) => i.href === href && i.title === item.title);
+    if (item.title && !shown && row.items.length < SECTIONS) row.items.push({ ...item, href });
   };
   const R = res.results;
   for (const m of R.messages) {

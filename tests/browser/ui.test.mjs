@@ -239,10 +239,18 @@ test('one row per page with its best sections beneath, Markdown marks stripped, 
     const overviews = res.results.messages.filter((m) => /overview/.test(m.messages_type)).length;
     const rows = toRows(res, (u) => new URL(u, location.href).href);
     const shown = rows.flatMap((r) => r.items).filter((i) => /overview/.test(i.result.messages_type || '')).length;
-    return { overviews, shown };
+    // "The String Type" matches as a section and as its code block.
+    const both = await el.engine.search('ownership', { mode: 'box', perPage: 20, snippetTokens: 30 });
+    const blocks = both.results.codeBlocks.length;
+    const repeated = toRows(both, (u) => new URL(u, location.href).href)
+      .flatMap((r) => r.items.map((i) => `${i.href} ${i.title}`))
+      .filter((k, n, all) => all.indexOf(k) !== n);
+    return { overviews, shown, blocks, repeated };
   });
   assert.ok(counted.overviews > 0, 'the index has overview messages for this query');
   assert.equal(counted.shown, 0);
+  assert.ok(counted.blocks > 0, 'code blocks match too');
+  assert.deepEqual(counted.repeated, []);
   assert.deepEqual(p.errors, []);
   await closePage(p);
 });
