@@ -154,7 +154,8 @@ SITES = {
                   exclude=("da", "de", "es", "fr", "ja", "ko", "pt-br", "ru", "tr", "zh-cn")),
     # R's seven manuals, each whole on one makeinfo page.
     "r-manuals": site("r-doc-html", "usr/share/R/doc/manual", "makeinfo (one page per manual)", ["title"]),
-    "zsh": site("zsh-doc", "usr/share/doc/zsh-common/html", "makeinfo (split by node)",
+    # Split by chapter; each node's page only redirects into its chapter.
+    "zsh": site("zsh-doc", "usr/share/doc/zsh-common/html", "makeinfo (split by chapter)",
                 ["texinfo_index", "title"]),
 }
 
@@ -1192,7 +1193,8 @@ def main():
         sites = {**before["sites"], **sites}
         cmd = f"{before['command']}; then {cmd} --update"
         seconds = round(before["seconds"] + seconds, 1)
-        names = list(sites)
+    sites = {n: sites[n] for n in SITES if n in sites}
+    names = list(sites)
     any_site = next(iter(sites.values()))
     result = {
         "command": cmd,
