@@ -2,6 +2,7 @@
 """Search quality on real documentation sites of many generators.
 
     python3 bench/sites.py [--smoke] [--sites a,b] [--sample N] [--bin PATH] [--no-write]
+                           [--update] [--work-dir DIR]
 
 Fetches documentation sites shipped in Debian packages (``apt-get download``
 + ``dpkg -x`` into ``target/sites/PKG/``, nothing installed), derives
@@ -43,9 +44,27 @@ Each class is sampled to ``--sample`` queries per site (default 300) with a
 fixed seed. Scores are at page level: success@1, success@10 and MRR@10.
 Expected pages are never the listing pages the truth is read from.
 
+Reader queries (``bench/reader-queries/SITE.json``): 25 per site that a
+reader would type, written by hand from the site's pages before any engine
+ran on them, each with the pages that answer it and a class: ``api``
+(function, type, directive names), ``task`` (what to do, in plain words),
+``error`` (an error message or code), ``prefix`` (a half-typed word),
+``typo`` (one letter dropped, doubled or swapped). Scored top-1 and top-3
+(an answering page first, or among the first three), per engine and mode.
+
+Each site runs in two modes. ``curated``: the site's ``exclude`` list
+applied (other translations, generated sources, search pages); the numbers
+above and the tables of the tuning and held-out halves. ``as_shipped``: the
+package's directory under the site's root whole, as Debian unpacks it, and
+every engine with its defaults (ours: ``build --docs DIR`` and nothing
+else; ``--no-site-index`` still for queries read from a listing page).
+Queries and expected pages are the curated copy's; a site without an
+exclude list is the same in both modes and runs once.
+
 Sites are split once into a tuning half and a held-out half (``HELD_OUT``).
-Failures are written (``bench/out/sites_failures/SITE.md``) for the tuning
-half only. Results go to ``bench/sites-results.json`` and to the section of
+Failures (generated and reader queries ours does not answer first) are
+written (``bench/out/sites_failures/SITE.md``, ``SITE.as_shipped.md``) for
+the tuning half only. Results go to ``bench/sites-results.json`` and to the section of
 ``BENCHMARKS.md`` between ``<!-- sites:begin -->`` and ``<!-- sites:end -->``.
 
 Needs: ``apt-get`` and ``dpkg`` (downloads only), Debian ``chromium``,
@@ -72,8 +91,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "target" / "sites"
+# Each site's copies, indexes and queries (bench/adoption.mjs reads the
+# default); --work-dir moves them, for two runs at once on one target/.
+COPIES = WORK / "work"
 OUT = ROOT / "bench" / "out"
 RESULTS = ROOT / "bench" / "sites-results.json"
+READER_QUERIES = ROOT / "bench" / "reader-queries"
 BENCHMARKS = ROOT / "BENCHMARKS.md"
 SEED = 0x5EED_51735
 SAMPLE = 300
@@ -115,6 +138,25 @@ SITES = {
     "rust-book": site("rust-doc", "usr/share/doc/rust-doc/html/book", "mdBook", ["title"]),
     "rust-std": site("rust-doc", "usr/share/doc/rust-doc/html/std", "rustdoc",
                      ["rustdoc_api", "title"]),
+    # Git's manual pages and guides as Debian ships them: AsciiDoc pages,
+    # the whole user manual on one DocBook page, the .txt sources beside them.
+    "git": site("git-doc", "usr/share/doc/git-doc", "AsciiDoc (+ DocBook XSL user manual)", ["title"]),
+    # GnuTLS: the whole makeinfo manual on one page (its API appendix too)
+    # beside the gtk-doc API reference.
+    "gnutls": site("gnutls-doc", "usr/share/doc/gnutls-doc", "makeinfo (one page) + gtk-doc",
+                   ["gtkdoc_index", "title"]),
+    "gsk4": site("libgtk-4-doc", "usr/share/doc/libgtk-4-doc/gsk4", "gi-docgen",
+                 ["gidocgen_api", "title"]),
+    # The Apache httpd manual in every translation Debian ships; curated:
+    # the English one.
+    "httpd": site("apache2-doc", "usr/share/doc/apache2-doc/manual", "httpd manual (XSLT)",
+                  ["httpd_directives", "title"],
+                  exclude=("da", "de", "es", "fr", "ja", "ko", "pt-br", "ru", "tr", "zh-cn")),
+    # R's seven manuals, each whole on one makeinfo page.
+    "r-manuals": site("r-doc-html", "usr/share/R/doc/manual", "makeinfo (one page per manual)", ["title"]),
+    # Split by chapter; each node's page only redirects into its chapter.
+    "zsh": site("zsh-doc", "usr/share/doc/zsh-common/html", "makeinfo (split by chapter)",
+                ["texinfo_index", "title"]),
 }
 
 # The held-out half, fixed before any result was seen, by this rule:
@@ -123,7 +165,12 @@ SITES = {
 # held-out. NEVER inspect a held-out site's failures (nor look at its
 # queries one by one) to tune ranking: its numbers say whether tuning on
 # the other half generalises. The harness writes no failures for them.
-HELD_OUT = ("commons-lang3", "debian-reference", "gettext", "mkdocs", "rust-std")
+#
+# The sites added later (git, gnutls, gsk4, httpd, r-manuals, zsh) were
+# split by the same rule among themselves, before any engine ran on them:
+# sorted by name, alternating held-out / tuning starting with held-out.
+HELD_OUT = ("commons-lang3", "debian-reference", "gettext", "mkdocs", "rust-std",
+            "git", "gsk4", "r-manuals")
 SMOKE_SITES = ("mkdocs", "gettext")
 # Packages of generators that no site above covers, unpacked by
 # --fetch-only --packages for the extraction tests (tests/docs_generators.rs):
@@ -427,6 +474,37 @@ def truth_doxygen_api(site_dir, pages):
     return truth, sources
 
 
+def truth_httpd_directives(site_dir, pages):
+    """The httpd manual's directive index (`mod/directives.html`, English)."""
+    sources = [p for p in pages if p == "en/mod/directives.html"]
+    truth = {}
+    for rel in sources:
+        doc = parse(site_dir / rel)
+        for div in doc.iter("div"):
+            if div.get("id") == "directive-list":
+                for a in div.iter("a"):
+                    add(truth, a.text(), resolve(rel, a.get("href")))
+    return truth, sources
+
+
+def truth_gidocgen_api(site_dir, pages):
+    """gi-docgen function pages (methods, constructors, functions): the C
+    name in the page's declaration → the page."""
+    truth = {}
+    kinds = ("method.", "ctor.", "func.", "type_func.", "class_method.")
+    for rel in pages:
+        if not rel.rsplit("/", 1)[-1].startswith(kinds):
+            continue
+        doc = parse(site_dir / rel)
+        for div in doc.iter("div"):
+            if "c-decl" in div.classes():
+                m = re.search(r"([A-Za-z_]\w*)\s*\(", div.text())
+                if m:
+                    add(truth, m.group(1), rel)
+                break
+    return truth, []
+
+
 SECTION_NUMBER = re.compile(r"^((chapter|appendix|part)\s+)?([0-9]+|[A-Z])(\.[0-9A-Z]+)*\.?\s+", re.I)
 
 
@@ -450,6 +528,8 @@ TRUTH = {
     "cppreference_index": ("index", truth_cppreference_index),
     "rustdoc_api": ("api", truth_rustdoc_api),
     "doxygen_api": ("api", truth_doxygen_api),
+    "httpd_directives": ("index", truth_httpd_directives),
+    "gidocgen_api": ("api", truth_gidocgen_api),
     "title": ("title", truth_title),
 }
 # Truth read from a listing page (a back-of-book index, an API inventory).
@@ -498,18 +578,20 @@ def is_page(rel):
             and not any(p in SKIP_DIRS or p.startswith(".") for p in parts[:-1]))
 
 
-def prepare_site(name, spec):
-    """A copy of the site (hard links) without excluded directories and,
-    above MAX_PAGES, cut to a seeded sample of pages; its page list."""
+def prepare_site(name, spec, mode="curated"):
+    """A copy of the site (hard links) without excluded directories (none
+    in mode `as_shipped`) and, above MAX_PAGES, cut to a seeded sample of
+    pages; its page list."""
     pkg_dir, version = fetch(spec["pkg"])
     src = pkg_dir / spec["root"]
-    dst = WORK / "work" / name / "site"
+    dst = COPIES / name / ("site" if mode == "curated" else "as-shipped/site")
+    exclude = spec["exclude"] if mode == "curated" else ()
     shutil.rmtree(dst, ignore_errors=True)
     files = []
     for dirpath, dirnames, filenames in os.walk(src):
         rel_dir = os.path.relpath(dirpath, src)
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        dirnames[:] = sorted(d for d in dirnames if rel_dir + d not in spec["exclude"])
+        dirnames[:] = sorted(d for d in dirnames if rel_dir + d not in exclude)
         for f in sorted(filenames):
             p = Path(dirpath) / f
             if p.is_symlink() or not p.is_file():
@@ -553,6 +635,30 @@ def make_queries(name, spec, site_dir, html_files, pages, sample):
     for q in queries:
         q["expected"] = [e for e in q["expected"] if e not in listing]
     return [q for q in queries if q["expected"]], generated, sorted(listing)
+
+
+READER_CLASSES = ("api", "task", "error", "prefix", "typo")
+
+
+def load_reader_queries(name, pages):
+    """bench/reader-queries/SITE.json: queries a reader would type, written
+    from the site's pages, each with the pages that answer it (site-relative
+    paths of the curated site). None when the site has no such file."""
+    path = READER_QUERIES / f"{name}.json"
+    if not path.exists():
+        return None
+    items = json.loads(path.read_text())["queries"]
+    page_set = set(pages)
+    out = []
+    for q in items:
+        if q["class"] not in READER_CLASSES:
+            raise SystemExit(f"{path}: class {q['class']!r} of {q['q']!r} is not one of {READER_CLASSES}")
+        missing = [e for e in q["expected"] if e not in page_set]
+        if missing:
+            raise SystemExit(f"{path}: {q['q']!r} expects pages the site lacks: {missing}")
+        out.append({"class": q["class"], "text": as_typed(q["q"]), "typed": q["q"],
+                    "expected": q["expected"], "from_listing": False})
+    return out
 
 
 # ---------------------------------------------------------------- engines
@@ -722,56 +828,118 @@ def score(queries, answers):
     return out, ranks
 
 
-def write_failures(name, queries, answers, ranks, engines):
-    OUT.joinpath("sites_failures").mkdir(parents=True, exist_ok=True)
-    lines = [f"# {name}: queries ours does not answer first\n",
-             "Each: the query, its class, the expected pages, ours' first pages, and the rank of "
-             "an expected page for each engine (- when not in the top 10).\n"]
+def reader_score(queries, answers):
+    """Reader queries, per class and overall: n, top-1 and top-3 (the share
+    with an answering page first, and among the first three)."""
+    ranks = []
+    for q, (got, _) in zip(queries, answers):
+        exp = set(q["expected"])
+        ranks.append(next((i for i, p in enumerate((got or [])[:10]) if p in exp), None))
+    out = {}
+    for cls in [c for c in READER_CLASSES if any(q["class"] == c for q in queries)] + ["all"]:
+        rs = [r for q, r in zip(queries, ranks) if cls in ("all", q["class"])]
+        out[cls] = {"n": len(rs), "top1": round(sum(r == 0 for r in rs) / len(rs), 4),
+                    "top3": round(sum(r is not None and r < 3 for r in rs) / len(rs), 4)}
+    return out, ranks
+
+
+def failure_lines(queries, answers, ranks, engines, typed=False):
+    lines = []
     for i, q in enumerate(queries):
         if ranks["ours"][i] == 0:
             continue
         got = answers["ours"][i][0] or []
         rk = " ".join(f"{e}={'-' if ranks[e][i] is None else ranks[e][i] + 1}" for e in engines)
         err = answers["ours"][i][1]
-        lines.append(f"- [{q['class']}] `{q['text']}` ({rk})\n  - expected: {', '.join(q['expected'][:5])}"
+        text = q["typed"] if typed else q["text"]
+        lines.append(f"- [{q['class']}] `{text}` ({rk})\n  - expected: {', '.join(q['expected'][:5])}"
                      f"{' …' if len(q['expected']) > 5 else ''}\n"
                      f"  - ours: {', '.join(got[:3]) if got else (err or 'nothing')}")
-    (OUT / "sites_failures" / f"{name}.md").write_text("\n".join(lines) + "\n")
+    return lines
 
 
-def evaluate_site(name, spec, binary, sample, failures, engines=ENGINES):
+def write_failures(name, mode, queries, answers, ranks, reader, reader_answers, reader_ranks, engines):
+    OUT.joinpath("sites_failures").mkdir(parents=True, exist_ok=True)
+    lines = [f"# {name} ({mode}): queries ours does not answer first\n",
+             "Each: the query, its class, the expected pages, ours' first pages, and the rank of "
+             "an expected page for each engine (- when not in the top 10).\n"]
+    lines += failure_lines(queries, answers, ranks, engines)
+    if reader:
+        lines += ["", "## Reader queries", ""]
+        lines += failure_lines(reader, reader_answers, reader_ranks, engines, typed=True)
+    suffix = "" if mode == "curated" else f".{mode}"
+    (OUT / "sites_failures" / f"{name}{suffix}.md").write_text("\n".join(lines) + "\n")
+
+
+MODES = ("curated", "as_shipped")
+
+
+def run_mode(name, mode, site_dir, pages, queries, reader, binary, engines, failures):
+    """Every engine on one copy of the site: the generated queries (scored
+    S@1/S@10/MRR@10) and the reader queries (top-1/top-3)."""
+    work = site_dir.parent
+    asked = queries + (reader or [])
+    answers, reader_answers, ranks, reader_ranks, out = {}, {}, {}, {}, {}
+    runners = {
+        "ours": lambda: run_ours(binary, site_dir, work, asked),
+        "pagefind": lambda: run_pagefind(site_dir, work, pages, asked),
+        "fts5": lambda: run_fts5(site_dir, work, pages, asked),
+    }
+    for engine in engines:
+        got, info = runners[engine]()
+        answers[engine], reader_answers[engine] = got[:len(queries)], got[len(queries):]
+        scores, ranks[engine] = score(queries, answers[engine])
+        out[engine] = {"scores": scores, **info}
+        if reader:
+            out[engine]["reader"], reader_ranks[engine] = reader_score(reader, reader_answers[engine])
+        log(f"{name} {mode} {engine}: {scores['all']} reader {out[engine].get('reader', {}).get('all')} {info}")
+    if failures:
+        write_failures(name, mode, queries, answers, ranks, reader, reader_answers, reader_ranks, engines)
+    return out
+
+
+def evaluate_site(name, spec, binary, sample, failures, engines=ENGINES, modes=MODES):
+    """The site in each mode: `curated` (the exclude list applied) and
+    `as_shipped` (the package's directory whole). Queries are read from the
+    curated copy; a site without an exclude list is the same in both modes
+    and is run once."""
     t0 = time.monotonic()
     site_dir, pages, html_files, version, cut = prepare_site(name, spec)
     work = site_dir.parent
     queries, generated, listing = make_queries(name, spec, site_dir, html_files, pages, sample)
+    reader = load_reader_queries(name, pages)
     log(f"{name}: {len(pages)} pages, {len(queries)} queries "
-        f"(generated {generated}); listing pages {len(listing)}")
+        f"(generated {generated}); listing pages {len(listing)}; "
+        f"reader queries {len(reader) if reader else 'none'}")
     (work / "queries.json").write_text(json.dumps(queries, indent=0))
-    answers, info, ranks, scores = {}, {}, {}, {}
-    runners = {
-        "ours": lambda: run_ours(binary, site_dir, work, queries),
-        "pagefind": lambda: run_pagefind(site_dir, work, pages, queries),
-        "fts5": lambda: run_fts5(site_dir, work, pages, queries),
-    }
-    for engine in engines:
-        answers[engine], info[engine] = runners[engine]()
-        scores[engine], ranks[engine] = score(queries, answers[engine])
-        log(f"{name} {engine}: {scores[engine]['all']} {info[engine]}")
-    if failures:
-        write_failures(name, queries, answers, ranks, engines)
-    return {
+    result = {
         "package": spec["pkg"],
         "version": version,
         "generator": spec["generator"],
         "held_out": name in HELD_OUT,
         "root": spec["root"],
+        "exclude": list(spec["exclude"]),
         "pages": len(pages),
         "pages_before_cut": cut,
         "listing_pages": len(listing),
         "queries_generated": generated,
-        "engines": {e: {"scores": scores[e], **info[e]} for e in engines},
-        "seconds": round(time.monotonic() - t0, 1),
+        "reader_queries": len(reader) if reader else 0,
+        "engines": run_mode(name, "curated", site_dir, pages, queries, reader, binary, engines, failures),
     }
+    if "as_shipped" in modes:
+        if not spec["exclude"]:
+            result["as_shipped"] = {"same_as_curated": True, "pages": len(pages),
+                                    "pages_before_cut": cut, "engines": result["engines"]}
+        else:
+            shipped_dir, shipped_pages, _, _, shipped_cut = prepare_site(name, spec, "as_shipped")
+            log(f"{name} as shipped: {len(shipped_pages)} pages")
+            result["as_shipped"] = {
+                "same_as_curated": False, "pages": len(shipped_pages), "pages_before_cut": shipped_cut,
+                "engines": run_mode(name, "as_shipped", shipped_dir, shipped_pages, queries, reader,
+                                    binary, engines, failures),
+            }
+    result["seconds"] = round(time.monotonic() - t0, 1)
+    return result
 
 
 # ---------------------------------------------------------------- report
@@ -815,6 +983,78 @@ def class_table(sites, names):
     return "\n".join(rows)
 
 
+def shipped(s):
+    return s.get("as_shipped") or {"same_as_curated": True, "pages": s["pages"], "engines": s["engines"]}
+
+
+def modes_table(sites, names):
+    """S@1 of every engine on the curated copy and on the package as shipped."""
+    head = "| site | pages (curated / as shipped) | " + " | ".join(
+        f"{e} S@1 curated | {e} S@1 as shipped" for e in ENGINES) + " |"
+    rows = [head, "|" + "---|" * (2 + 2 * len(ENGINES))]
+    for n in names:
+        s, sh = sites[n], shipped(sites[n])
+        pages = f"{s['pages']} / same" if sh["same_as_curated"] else f"{s['pages']} / {sh['pages']}"
+        cells = []
+        for e in ENGINES:
+            cells += [f"{s['engines'][e]['scores']['all']['s1']:.3f}", f"{sh['engines'][e]['scores']['all']['s1']:.3f}"]
+        rows.append(f"| {n}{' (held out)' if s['held_out'] else ''} | {pages} | " + " | ".join(cells) + " |")
+    cells = []
+    for e in ENGINES:
+        cells += [f"**{mean([sites[n]['engines'][e]['scores']['all']['s1'] for n in names]):.3f}**",
+                  f"**{mean([shipped(sites[n])['engines'][e]['scores']['all']['s1'] for n in names]):.3f}**"]
+    rows.append("| **mean of sites** | | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def reader_table(sites, names):
+    rows = ["| site | n | mode | " + " | ".join(f"{e} top-1 | {e} top-3" for e in ENGINES) + " |",
+            "|" + "---|" * (3 + 2 * len(ENGINES))]
+    means = {}
+    for n in names:
+        s = sites[n]
+        if not s.get("reader_queries"):
+            continue
+        sh = shipped(s)
+        for mode, engines in (("curated", s["engines"]), ("as shipped", sh["engines"])):
+            if mode == "as shipped" and sh["same_as_curated"]:
+                mode = "as shipped (= curated)"
+            cells = []
+            for e in ENGINES:
+                r = engines[e]["reader"]["all"]
+                cells += [f"{r['top1']:.2f}", f"{r['top3']:.2f}"]
+                for m in ("top1", "top3"):
+                    means.setdefault((mode.split(" (")[0], e, m), []).append(r[m])
+            rows.append(f"| {n}{' (held out)' if s['held_out'] else ''} | {s['reader_queries']} | {mode} | "
+                        + " | ".join(cells) + " |")
+    for mode in ("curated", "as shipped"):
+        if (mode, "ours", "top1") in means:
+            rows.append(f"| **mean of sites** | | {mode} | " + " | ".join(
+                f"**{mean(means[(mode, e, m)]):.2f}**" for e in ENGINES for m in ("top1", "top3")) + " |")
+    return "\n".join(rows)
+
+
+def reader_class_table(sites, names):
+    """Reader queries pooled over sites (curated copies), by class."""
+    rows = ["| class | n | " + " | ".join(f"{e} top-1 | {e} top-3" for e in ENGINES) + " |",
+            "|" + "---|" * (2 + 2 * len(ENGINES))]
+    for cls in READER_CLASSES:
+        n, hits = 0, {}
+        for name in names:
+            eng = sites[name]["engines"]
+            r = eng["ours"].get("reader", {}).get(cls)
+            if not r:
+                continue
+            n += r["n"]
+            for e in ENGINES:
+                for m in ("top1", "top3"):
+                    hits[(e, m)] = hits.get((e, m), 0) + eng[e]["reader"][cls][m] * r["n"]
+        if n:
+            rows.append(f"| {cls} | {n} | " + " | ".join(f"{hits[(e, m)] / n:.2f}" for e in ENGINES
+                                                         for m in ("top1", "top3")) + " |")
+    return "\n".join(rows)
+
+
 def section(result):
     sites = result["sites"]
     tuning = [n for n in sites if not sites[n]["held_out"]]
@@ -842,19 +1082,43 @@ def section(result):
         "",
         table(sites, held),
         "",
+        "### Curated and as shipped",
+        "",
+        "The tables above are the curated copies: the site's exclude list applied (other "
+        "translations, generated sources, search pages). As shipped: the package's directory "
+        "whole, every engine with its defaults (ours: `gitsense-search build --docs DIR`; "
+        "`--no-site-index` still for queries read from a listing page). A site with no exclude "
+        "list is the same in both modes.",
+        "",
+        modes_table(sites, tuning + held),
+        "",
+        "### Reader queries",
+        "",
+        "25 queries a site's reader would type (`bench/reader-queries/SITE.json`: function names, "
+        "tasks in plain words, error messages, half-typed words, typos), written from the site's "
+        "pages before any engine ran on it, each with the pages that answer it. Top-1 and top-3: "
+        "the share whose first result, or one of the first three, answers it.",
+        "",
+        reader_table(sites, tuning + held),
+        "",
+        "By class (curated copies, pooled over sites):",
+        "",
+        reader_class_table(sites, tuning + held),
+        "",
         "### By query class",
         "",
         class_table(sites, tuning + held),
         "",
         "### Sites",
         "",
-        "| site | generator | Debian package | version | pages | held out |",
-        "|---|---|---|---|---|---|",
+        "| site | generator | Debian package | version | pages | excluded when curated | held out |",
+        "|---|---|---|---|---|---|---|",
     ]
     for n, s in sites.items():
         cut = f" (cut from {s['pages_before_cut']})" if s["pages_before_cut"] else ""
+        excl = ", ".join(f"`{d}/`" for d in s.get("exclude", [])) or "nothing"
         lines.append(f"| {n} | {s['generator']} | {s['package']} | {s['version']} | {s['pages']}{cut} | "
-                     f"{'yes' if s['held_out'] else 'no'} |")
+                     f"{excl} | {'yes' if s['held_out'] else 'no'} |")
     return "\n".join(lines)
 
 
@@ -882,6 +1146,7 @@ def machine():
 
 
 def main():
+    global COPIES
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--smoke", action="store_true", help=f"{', '.join(SMOKE_SITES)}, {SMOKE_SAMPLE} queries a class; writes nothing but bench/out/sites-smoke.json")
     ap.add_argument("--sites", help="comma-separated site names (default: all)")
@@ -896,7 +1161,10 @@ def main():
                     f"(comma-separated; the extraction tests use {', '.join(FIXTURE_PACKAGES)})")
     ap.add_argument("--update", action="store_true",
                     help="with --sites: replace those sites in bench/sites-results.json and BENCHMARKS.md")
+    ap.add_argument("--work-dir", help=f"where the sites' copies and indexes go (default {COPIES.relative_to(ROOT)})")
     a = ap.parse_args()
+    if a.work_dir:
+        COPIES = Path(a.work_dir).resolve()
     names = a.sites.split(",") if a.sites else list(SMOKE_SITES if a.smoke else SITES)
     unknown = [n for n in names if n not in SITES]
     if unknown:
@@ -927,7 +1195,8 @@ def main():
         sites = {**before["sites"], **sites}
         cmd = f"{before['command']}; then {cmd} --update"
         seconds = round(before["seconds"] + seconds, 1)
-        names = list(sites)
+    sites = {n: sites[n] for n in SITES if n in sites}
+    names = list(sites)
     any_site = next(iter(sites.values()))
     result = {
         "command": cmd,
@@ -946,6 +1215,17 @@ def main():
                                 if (n in HELD_OUT) == (half == "held_out")]) for m in ("s1", "s10", "mrr10")}
                    for e in ENGINES}
             for half in ("tuning", "held_out")
+        },
+        "means_as_shipped": {
+            half: {e: {m: mean([shipped(sites[n])["engines"][e]["scores"]["all"][m] for n in names
+                                if (n in HELD_OUT) == (half == "held_out")]) for m in ("s1", "s10", "mrr10")}
+                   for e in ENGINES}
+            for half in ("tuning", "held_out")
+        },
+        "means_reader": {
+            mode: {e: {m: mean([get(sites[n])["engines"][e].get("reader", {}).get("all", {}).get(m)
+                                for n in names]) for m in ("top1", "top3")} for e in ENGINES}
+            for mode, get in (("curated", lambda s: s), ("as_shipped", shipped))
         },
     }
     text = json.dumps(result, indent=1)
