@@ -638,6 +638,62 @@ def make_queries(name, spec, site_dir, html_files, pages, sample):
     return [q for q in queries if q["expected"]], generated, sorted(listing)
 
 
+# Typo queries made from the generated ones: the longest word of at least
+# TYPO_MIN_LETTERS letters with one edit (a letter dropped, doubled,
+# changed or two neighbours swapped) that is a word of no page.
+TYPO_SAMPLE = 100
+TYPO_MIN_LETTERS = 6
+TYPO_EDITS = ("drop", "double", "change", "swap")
+
+
+def site_words(site_dir, pages):
+    """Every word of the site's pages (markup dropped crudely, lower-cased):
+    what a typo must not be."""
+    words = set()
+    for p in pages:
+        text = re.sub(r"<[^>]*>", " ", (site_dir / p).read_bytes().decode("utf-8", "replace"))
+        words.update(w.lower() for w in re.findall(r"[A-Za-z0-9]+", text))
+    return words
+
+
+def typo(word, rng):
+    i = rng.randrange(1, len(word) - 1)
+    kind = rng.choice(TYPO_EDITS)
+    if kind == "drop":
+        return word[:i] + word[i + 1:]
+    if kind == "double":
+        return word[:i] + word[i] + word[i:]
+    if kind == "swap":
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    letters = "abcdefghijklmnopqrstuvwxyz".replace(word[i].lower(), "")
+    return word[:i] + rng.choice(letters) + word[i + 1:]
+
+
+def make_typos(queries, site_dir, pages):
+    """Up to TYPO_SAMPLE queries with one word mistyped, each expecting the
+    pages its exact query expects."""
+    rng = random.Random(SEED + 1)
+    vocabulary = site_words(site_dir, pages)
+    out = []
+    for q in rng.sample(queries, len(queries)):
+        words = [w for w in re.findall(r"[A-Za-z]+", q["text"]) if len(w) >= TYPO_MIN_LETTERS]
+        if not words:
+            continue
+        word = max(words, key=len)
+        for _ in range(5):
+            t = typo(word, rng)
+            if t.lower() not in vocabulary:
+                break
+        else:
+            continue
+        text = re.sub(rf"\b{re.escape(word)}\b", t, q["text"], count=1)
+        out.append({"class": "typo", "text": text, "typed": text, "of": q["text"],
+                    "expected": q["expected"], "from_listing": q["from_listing"]})
+        if len(out) == TYPO_SAMPLE:
+            break
+    return out
+
+
 READER_CLASSES = ("api", "task", "error", "prefix", "typo")
 
 
@@ -879,11 +935,12 @@ def write_failures(name, mode, queries, answers, ranks, reader, reader_answers, 
 MODES = ("curated", "as_shipped")
 
 
-def run_mode(name, mode, site_dir, pages, queries, reader, binary, engines, failures):
+def run_mode(name, mode, site_dir, pages, queries, reader, binary, engines, failures, typos=()):
     """Every engine on one copy of the site: the generated queries (scored
-    S@1/S@10/MRR@10) and the reader queries (top-1/top-3)."""
+    S@1/S@10/MRR@10), the reader queries and the typo queries (top-1/top-3)."""
     work = site_dir.parent
-    asked = queries + (reader or [])
+    typos = list(typos)
+    asked = queries + (reader or []) + typos
     answers, reader_answers, ranks, reader_ranks, out = {}, {}, {}, {}, {}
     runners = {
         "ours": lambda: run_ours(binary, site_dir, work, asked),
@@ -892,12 +949,17 @@ def run_mode(name, mode, site_dir, pages, queries, reader, binary, engines, fail
     }
     for engine in engines:
         got, info = runners[engine]()
+        done = len(queries) + len(reader or [])
+        got, typo_answers = got[:done], got[done:]
         answers[engine], reader_answers[engine] = got[:len(queries)], got[len(queries):]
         scores, ranks[engine] = score(queries, answers[engine])
         out[engine] = {"scores": scores, **info}
         if reader:
             out[engine]["reader"], reader_ranks[engine] = reader_score(reader, reader_answers[engine])
-        log(f"{name} {mode} {engine}: {scores['all']} reader {out[engine].get('reader', {}).get('all')} {info}")
+        if typos:
+            out[engine]["typos"] = reader_score(typos, typo_answers)[0]["all"]
+        log(f"{name} {mode} {engine}: {scores['all']} reader {out[engine].get('reader', {}).get('all')} "
+            f"typos {out[engine].get('typos')} {info}")
     if failures:
         write_failures(name, mode, queries, answers, ranks, reader, reader_answers, reader_ranks, engines)
     return out
@@ -913,7 +975,8 @@ def evaluate_site(name, spec, binary, sample, failures, engines=ENGINES, modes=M
     work = site_dir.parent
     queries, generated, listing = make_queries(name, spec, site_dir, html_files, pages, sample)
     reader = load_reader_queries(name, pages)
-    log(f"{name}: {len(pages)} pages, {len(queries)} queries "
+    typos = make_typos(queries, site_dir, pages)
+    log(f"{name}: {len(pages)} pages, {len(queries)} queries, {len(typos)} typos "
         f"(generated {generated}); listing pages {len(listing)}; "
         f"reader queries {len(reader) if reader else 'none'}")
     (work / "queries.json").write_text(json.dumps(queries, indent=0))
@@ -929,7 +992,9 @@ def evaluate_site(name, spec, binary, sample, failures, engines=ENGINES, modes=M
         "listing_pages": len(listing),
         "queries_generated": generated,
         "reader_queries": len(reader) if reader else 0,
-        "engines": run_mode(name, "curated", site_dir, pages, queries, reader, binary, engines, failures),
+        "typo_queries": len(typos),
+        "engines": run_mode(name, "curated", site_dir, pages, queries, reader, binary, engines, failures,
+                            typos),
     }
     if "as_shipped" in modes:
         if not spec["exclude"]:
@@ -1039,6 +1104,30 @@ def reader_table(sites, names):
     return "\n".join(rows)
 
 
+def typo_table(sites, names):
+    """Typo queries (curated copies): top-1 and top-3 per site and pooled."""
+    rows = ["| site | n | " + " | ".join(f"{e} top-1 | {e} top-3" for e in ENGINES) + " |",
+            "|" + "---|" * (2 + 2 * len(ENGINES))]
+    n_all, hits = 0, {}
+    for name in names:
+        s = sites[name]
+        eng = s["engines"]
+        if not s.get("typo_queries") or "typos" not in eng["ours"]:
+            continue
+        n = s["typo_queries"]
+        n_all += n
+        cells = []
+        for e in ENGINES:
+            for m in ("top1", "top3"):
+                cells.append(f"{eng[e]['typos'][m]:.2f}")
+                hits[(e, m)] = hits.get((e, m), 0) + eng[e]["typos"][m] * n
+        rows.append(f"| {name}{' (held out)' if s['held_out'] else ''} | {n} | " + " | ".join(cells) + " |")
+    if n_all:
+        rows.append(f"| **all** | {n_all} | " + " | ".join(
+            f"**{hits[(e, m)] / n_all:.2f}**" for e in ENGINES for m in ("top1", "top3")) + " |")
+    return "\n".join(rows)
+
+
 def reader_class_table(sites, names):
     """Reader queries pooled over sites (curated copies), by class."""
     rows = ["| class | n | " + " | ".join(f"{e} top-1 | {e} top-3" for e in ENGINES) + " |",
@@ -1109,6 +1198,15 @@ def section(result):
         "By class (curated copies, pooled over sites):",
         "",
         reader_class_table(sites, tuning + held),
+        "",
+        "### Typos",
+        "",
+        f"Up to {TYPO_SAMPLE} generated queries per site with one word mistyped: the longest "
+        f"word of at least {TYPO_MIN_LETTERS} letters with a letter dropped, doubled, changed or "
+        "two neighbours swapped, never a word of any page of the site; each expects what its "
+        "exact query expects. Curated copies.",
+        "",
+        typo_table(sites, tuning + held),
         "",
         "### By query class",
         "",
