@@ -686,7 +686,7 @@ def make_typos(queries, site_dir, pages):
                 break
         else:
             continue
-        text = re.sub(rf"\b{re.escape(word)}\b", t, q["text"], count=1)
+        text = q["text"].replace(word, t, 1)
         out.append({"class": "typo", "text": text, "typed": text, "of": q["text"],
                     "expected": q["expected"], "from_listing": q["from_listing"]})
         if len(out) == TYPO_SAMPLE:
