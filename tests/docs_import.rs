@@ -904,9 +904,9 @@ fn search_box_text_is_never_an_error_and_finds_what_is_being_typed() {
     // The strict default still refuses what it cannot read.
     let strict = b
         .engine
-        .search("fn main()", &SearchOptions::default())
+        .search("(fn main", &SearchOptions::default())
         .unwrap_err();
-    assert_eq!(strict.code, "query.empty_group");
+    assert_eq!(strict.code, "query.unbalanced_paren");
 }
 
 /// A search box's list shows longer snippets than the results object's

@@ -625,6 +625,125 @@ fn any_term(e: &Expr) -> Expr {
     }
 }
 
+/// The words FTS5's unicode61 tokenizer reads in `text`: its runs of
+/// letters and digits (`os.path.join` → `os`, `path`, `join`;
+/// `__init__` → `init`).
+fn word_tokens(text: &str) -> Vec<&str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// An identifier as typed that the word tokenizer reads as several words
+/// (`os.path.join`, `struct.member`, `super().__init__`, `--no-verify`):
+/// its words, each as typed (the last one a prefix when the term is), and
+/// the whole as typed, which FTS5 reads as the phrase of those words.
+fn identifier_words(e: &Expr) -> Option<(Vec<Expr>, Expr)> {
+    let Expr::Term { text, prefix } = e else {
+        return None;
+    };
+    let words = word_tokens(text);
+    if words.len() < 2 {
+        return None;
+    }
+    let last = words.len() - 1;
+    let parts = words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if i == last && *prefix {
+                Expr::Term {
+                    text: w.to_string(),
+                    prefix: true,
+                }
+            } else {
+                // A phrase: matched as typed, without inflections.
+                Expr::Phrase {
+                    text: w.to_string(),
+                }
+            }
+        })
+        .collect();
+    let whole = if *prefix {
+        e.clone()
+    } else {
+        Expr::Phrase { text: text.clone() }
+    };
+    Some((parts, whole))
+}
+
+/// `e` with each identifier of several words ([`identifier_words`]) it
+/// requires made "all of its words, wherever they are": its words may
+/// stand apart in a row (a page writes `xNext` of `sqlite3_module`, a
+/// message `console` here and `log()` there), and the identifier as typed
+/// is an alternative that adds nothing to what matches but ranks the
+/// rows holding it whole first (its phrase is scored). An excluded
+/// identifier is excluded as typed.
+fn identifiers_by_words(e: &Expr) -> Expr {
+    if let Some((parts, whole)) = identifier_words(e) {
+        return Expr::Or {
+            items: vec![Expr::And { items: parts }, whole],
+        };
+    }
+    match e {
+        Expr::And { items } => Expr::And {
+            items: items.iter().map(identifiers_by_words).collect(),
+        },
+        Expr::Or { items } => Expr::Or {
+            items: items.iter().map(identifiers_by_words).collect(),
+        },
+        other => other.clone(),
+    }
+}
+
+/// For a search judged per page: `e` as required terms, where each
+/// identifier of several words the query requires at its top level gives
+/// its words as terms of their own (a page may hold them in different
+/// sections), and those identifiers as typed (see
+/// [`identifiers_by_words`]), to rank by only.
+fn page_identifiers(e: &Expr) -> (Expr, Vec<Expr>) {
+    let items = match e {
+        Expr::And { items } => items.clone(),
+        other => vec![other.clone()],
+    };
+    let mut terms = Vec::new();
+    let mut whole = Vec::new();
+    for item in &items {
+        match identifier_words(item) {
+            Some((parts, typed)) => {
+                terms.extend(parts);
+                whole.push(typed);
+            }
+            None => terms.push(identifiers_by_words(item)),
+        }
+    }
+    let e = if terms.len() == 1 {
+        terms.pop().unwrap()
+    } else {
+        Expr::And { items: terms }
+    };
+    (e, whole)
+}
+
+/// [`any_term`] of a search judged per page, with the identifiers as
+/// typed as alternatives after its terms (so the terms keep their phrase
+/// numbers, [`page_terms`]).
+fn page_any_term(e: &Expr, whole: &[Expr]) -> Expr {
+    match any_term(e) {
+        Expr::And { mut items } => {
+            if let Some(Expr::Or { items: alts }) = items.first_mut() {
+                alts.extend(whole.iter().cloned());
+            }
+            Expr::And { items }
+        }
+        Expr::Or { mut items } => {
+            items.extend(whole.iter().cloned());
+            Expr::Or { items }
+        }
+        other => other,
+    }
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum TokenizerKind {
     Words,
@@ -695,10 +814,38 @@ fn with_variants(word: &str) -> String {
     format!("({})", alts.join(" OR "))
 }
 
+/// How much more than a word the phrase of an identifier of several
+/// words typed whole weighs in ranking ([`identifiers_by_words`]): the
+/// rows holding `os.path.join` come before those holding its words apart.
+const IDENTIFIER_WEIGHT: f64 = 4.0;
+
+/// The FTS5 strings of the identifiers of several words `e` requires,
+/// as typed ([`identifier_words`]).
+fn identifiers_as_typed(e: &Expr) -> std::collections::HashSet<String> {
+    e.positive_literals()
+        .into_iter()
+        .filter(|l| identifier_words(l).is_some())
+        .filter_map(|l| match l {
+            Expr::Term { text, prefix } => Some(if *prefix {
+                format!("{}*", fts_string(text))
+            } else {
+                fts_string(text)
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The ranking weight of each of `phrases` (an expression's, in FTS5's
 /// order): [`morphology::VARIANT_WEIGHT`] for a phrase that is only an
-/// inflection the planner added, 1 for what the reader typed.
-fn phrase_weights(e: &Expr, phrases: &[String]) -> Vec<f64> {
+/// inflection the planner added, [`IDENTIFIER_WEIGHT`] for an identifier
+/// of several words as typed (one of `identifiers`), 1 for the rest of
+/// what the reader typed.
+fn phrase_weights(
+    e: &Expr,
+    phrases: &[String],
+    identifiers: &std::collections::HashSet<String>,
+) -> Vec<f64> {
     let mut typed = std::collections::HashSet::new();
     let mut added = std::collections::HashSet::new();
     fn walk(
@@ -731,7 +878,9 @@ fn phrase_weights(e: &Expr, phrases: &[String]) -> Vec<f64> {
     phrases
         .iter()
         .map(|p| {
-            if added.contains(p) && !typed.contains(p) {
+            if identifiers.contains(p) {
+                IDENTIFIER_WEIGHT
+            } else if added.contains(p) && !typed.contains(p) {
                 morphology::VARIANT_WEIGHT
             } else {
                 1.0
@@ -1713,23 +1862,35 @@ fn target_sql(
         doc_site,
         doc_site && inputs.match_mode == MatchMode::AllTerms,
     );
+    // The trigram tokenizer finds an identifier as typed, anywhere; the
+    // word tokenizer reads its words.
+    let by_words = side.kind == TokenizerKind::Words;
+    let expr = inputs.expr.map(|e| {
+        if by_words {
+            identifiers_by_words(e)
+        } else {
+            e.clone()
+        }
+    });
+    let identifiers = inputs
+        .expr
+        .filter(|_| by_words)
+        .map(identifiers_as_typed)
+        .unwrap_or_default();
     let page_terms = match inputs.expr {
-        Some(e) if by_page && by_rank && target == Target::Messages => {
-            page_terms(e, side.kind, inflect)?
+        Some(e) if by_words && by_page && by_rank && target == Target::Messages => {
+            let (terms, whole) = page_identifiers(e);
+            page_terms(&terms, side.kind, inflect)?.map(|t| (t, page_any_term(&terms, &whole)))
         }
         _ => None,
     };
+    let expr = match &page_terms {
+        Some((_, any)) => Some(any.clone()),
+        None => expr,
+    };
     let mut conds = Conds::default();
-    let fts = match inputs.expr {
-        Some(e) => {
-            let any;
-            let terms = match &page_terms {
-                Some(_) => {
-                    any = any_term(e);
-                    &any
-                }
-                None => e,
-            };
+    let fts = match (inputs.expr, &expr) {
+        (Some(e), Some(terms)) => {
             let fts = text_condition(&mut conds, target, terms, &side, &own, inflect, notes)?;
             if inputs.case_sensitive {
                 for lit in e.positive_literals() {
@@ -1744,7 +1905,7 @@ fn target_sql(
             }
             fts
         }
-        None => None,
+        _ => None,
     };
     filter_conditions(&mut conds, target, inputs.filters)?;
     row_test_conditions(&mut conds, target, &own, inputs)?;
@@ -1757,8 +1918,8 @@ fn target_sql(
         Rank::none()
     };
 
-    if let (Some(terms), Some(fts), Some(expr_of_terms)) = (page_terms, &fts, inputs.expr) {
-        let weights = phrase_weights(expr_of_terms, &fts_phrases(fts));
+    if let (Some((terms, any)), Some(fts)) = (page_terms, &fts) {
+        let weights = phrase_weights(&any, &fts_phrases(fts), &identifiers);
         return Ok(page_sql(fts.clone(), weights, terms, conds, inputs.exact));
     }
     // With FTS the row id is the FTS rowid: no table needs joining for it.
@@ -1802,8 +1963,8 @@ fn target_sql(
             None
         },
         counted_by_rank: fts.is_some() && target != Target::Chats && by_rank,
-        phrase_weights: match (inputs.expr, &fts) {
-            (Some(e), Some(f)) => phrase_weights(e, &fts_phrases(f)),
+        phrase_weights: match (&expr, &fts) {
+            (Some(e), Some(f)) => phrase_weights(e, &fts_phrases(f), &identifiers),
             _ => Vec::new(),
         },
         phrases: fts.as_deref().map(fts_phrases).unwrap_or_default(),
@@ -2059,12 +2220,17 @@ mod tests {
     fn user_text_becomes_quoted_fts_strings() {
         // FTS5 syntax typed by the user is searched for, never executed.
         assert_eq!(
-            fts_of("NEAR(a b) x*y", Target::Messages).unwrap(),
-            "\"NEAR\" AND (\"a\" AND \"b\") AND \"x*y\""
+            fts_of("NEAR (a b) x*y", Target::Messages).unwrap(),
+            "\"NEAR\" AND (\"a\" AND \"b\") AND ((\"x\" AND \"y\") OR \"x*y\")"
+        );
+        // A call typed whole is one identifier: its words, or it whole.
+        assert_eq!(
+            fts_of("NEAR(a b)", Target::Messages).unwrap(),
+            "(\"NEAR\" AND \"a\" AND \"b\") OR \"NEAR(a b)\""
         );
         assert_eq!(
             fts_of("a\"b cat*", Target::Messages).unwrap(),
-            "\"a\"\"b\" AND \"cat\"*"
+            "((\"a\" AND \"b\") OR \"a\"\"b\") AND \"cat\"*"
         );
     }
 
@@ -2379,14 +2545,14 @@ mod tests {
         use crate::SearchOptions;
         let strict = SearchOptions::default();
         assert_eq!(
-            plan_text("fn main()", &strict).unwrap_err().code,
-            "query.empty_group"
+            plan_text("(fn main ", &strict).unwrap_err().code,
+            "query.unbalanced_paren"
         );
         let boxed = SearchOptions {
             mode: QueryMode::Box,
             ..strict
         };
-        let (_, p) = plan_text("fn main()", &boxed).unwrap();
-        assert_eq!(p.effective_expr.as_deref(), Some("fn \"main()\""));
+        let (_, p) = plan_text("(fn main ", &boxed).unwrap();
+        assert_eq!(p.effective_expr.as_deref(), Some("\"(fn\" main"));
     }
 }
