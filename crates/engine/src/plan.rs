@@ -531,6 +531,7 @@ pub(crate) fn can_fall_back(query: &Query) -> bool {
         // Patterns are not words: matching any of them is another query.
         return false;
     }
+    // Several required terms, or an identifier of several words.
     match &query.expr {
         Some(Expr::And { items }) => {
             items
@@ -538,8 +539,10 @@ pub(crate) fn can_fall_back(query: &Query) -> bool {
                 .filter(|i| !matches!(i, Expr::Not { .. }))
                 .count()
                 >= 2
+                || items.iter().any(|i| identifier_words(i).is_some())
         }
-        _ => false,
+        Some(e) => identifier_words(e).is_some(),
+        None => false,
     }
 }
 
@@ -605,23 +608,40 @@ fn whole_words_for_short_prefixes(e: &Expr, short: &mut Vec<String>) -> Expr {
     }
 }
 
+/// `e` matching any of its required terms; an identifier of several
+/// words ([`identifier_words`]) among them gives each of its words, and
+/// itself as typed, as terms.
 fn any_term(e: &Expr) -> Expr {
-    match e {
-        Expr::And { items } => {
-            let (neg, pos): (Vec<Expr>, Vec<Expr>) = items
-                .iter()
-                .cloned()
-                .partition(|i| matches!(i, Expr::Not { .. }));
-            let or = Expr::Or { items: pos };
-            if neg.is_empty() {
-                or
-            } else {
-                let mut all = vec![or];
-                all.extend(neg);
-                Expr::And { items: all }
+    let items = match e {
+        Expr::And { items } => items.as_slice(),
+        other => std::slice::from_ref(other),
+    };
+    let (neg, pos): (Vec<&Expr>, Vec<&Expr>) =
+        items.iter().partition(|i| matches!(i, Expr::Not { .. }));
+    if pos.is_empty() {
+        return e.clone();
+    }
+    let mut alts = Vec::new();
+    for p in pos {
+        match identifier_words(p) {
+            Some((parts, whole)) => {
+                alts.extend(parts);
+                alts.push(whole);
             }
+            None => alts.push(p.clone()),
         }
-        other => other.clone(),
+    }
+    let or = if alts.len() == 1 {
+        alts.pop().unwrap()
+    } else {
+        Expr::Or { items: alts }
+    };
+    if neg.is_empty() {
+        or
+    } else {
+        let mut all = vec![or];
+        all.extend(neg.into_iter().cloned());
+        Expr::And { items: all }
     }
 }
 
@@ -819,18 +839,24 @@ fn with_variants(word: &str) -> String {
 /// rows holding `os.path.join` come before those holding its words apart.
 const IDENTIFIER_WEIGHT: f64 = 4.0;
 
-/// The FTS5 strings of the identifiers of several words `e` requires,
-/// as typed ([`identifier_words`]).
+/// The FTS5 strings of the identifiers of several words `e` requires, as
+/// typed: its terms of several words ([`identifier_words`]), and its
+/// phrases of several words without a space (`"os.path.join"`, as
+/// [`any_term`] leaves an identifier).
 fn identifiers_as_typed(e: &Expr) -> std::collections::HashSet<String> {
     e.positive_literals()
         .into_iter()
-        .filter(|l| identifier_words(l).is_some())
         .filter_map(|l| match l {
-            Expr::Term { text, prefix } => Some(if *prefix {
+            Expr::Term { text, prefix } if identifier_words(l).is_some() => Some(if *prefix {
                 format!("{}*", fts_string(text))
             } else {
                 fts_string(text)
             }),
+            Expr::Phrase { text }
+                if !text.contains(char::is_whitespace) && word_tokens(text).len() >= 2 =>
+            {
+                Some(fts_string(text))
+            }
             _ => None,
         })
         .collect()
