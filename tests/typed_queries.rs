@@ -210,3 +210,56 @@ fn a_dotted_member_name_finds_the_member_documented_under_its_class() {
     assert_eq!(as_json(&r)["searchCriteria"]["matchMode"], "any-term");
     assert!(counts(&r).1 > 0);
 }
+
+fn message_texts(r: &SearchResults) -> Vec<String> {
+    as_json(r)["results"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            m["messages_content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn rows_holding_an_identifier_as_typed_come_before_rows_holding_only_its_words() {
+    let (_dir, e) = docs_site();
+    // The index reads `__init__` as `init` and `super().__init__` as the
+    // words `super().__init_subclass__` holds too.
+    for (q, typed) in [
+        ("__init__", "__init__"),
+        ("super().__init__", "super().__init__"),
+    ] {
+        let texts = message_texts(&docs_search(&e, q));
+        let holds: Vec<bool> = texts.iter().map(|t| t.contains(typed)).collect();
+        assert!(
+            holds.contains(&true) && holds.contains(&false),
+            "{q}: {holds:?}"
+        );
+        assert!(
+            holds.windows(2).all(|w| w[0] || !w[1]),
+            "{q}: rows holding {typed} first: {holds:?}"
+        );
+    }
+    // Pages are slices of that one order.
+    let all = message_ids(&docs_search(&e, "__init__"));
+    let mut paged = Vec::new();
+    for page in 1..=all.len().div_ceil(2) as u64 {
+        let r = e
+            .search(
+                "__init__",
+                &SearchOptions {
+                    per_page: Some(2),
+                    page,
+                    ..SearchOptions::default()
+                },
+            )
+            .unwrap();
+        paged.extend(message_ids(&r));
+    }
+    assert_eq!(paged, all);
+}

@@ -219,6 +219,54 @@ pub struct TargetSql {
     /// executor finds the pages of the rarest term's sections first and
     /// scores only theirs.
     pub page_term_fts: Vec<String>,
+    /// The identifiers the query requires as typed, lowercased, where the
+    /// word tokenizer drops what sets them apart (`__init__` is the word
+    /// `init`, `super().__init__` the words of `super().__init_subclass__`
+    /// too): among the first [`TYPED_RERANK_WINDOW`] results the executor
+    /// puts the rows whose text holds them ([`MESSAGE_TEXT_SQL`]) first.
+    /// Empty for other targets (code blocks are matched by substring) and
+    /// other sorts.
+    pub typed: Vec<String>,
+}
+
+/// The results among which the rows holding the identifiers typed
+/// ([`TargetSql::typed`]) come first: a window, so later pages keep the
+/// ranking's order and a search reads the text of this many rows at most.
+pub const TYPED_RERANK_WINDOW: u64 = 50;
+
+/// A message's text, as identifiers typed are looked for in it (binds:
+/// the message id).
+pub const MESSAGE_TEXT_SQL: &str = formatcp!(
+    "SELECT {title} || ' ' || {body} || ' ' || {keywords} FROM {message_text} WHERE {id} = ?1",
+    title = message_text::TITLE,
+    body = message_text::BODY,
+    keywords = message_text::KEYWORDS,
+    message_text = message_text::TABLE,
+    id = message_text::ID,
+);
+
+/// The identifiers `e` requires whose punctuation the word tokenizer drops
+/// ([`TargetSql::typed`]): its terms holding a character that is neither a
+/// letter, a digit nor a space, lowercased. A prefix being typed is not
+/// one yet.
+fn typed_identifiers(e: &Expr) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in e.positive_literals() {
+        if let Expr::Term {
+            text,
+            prefix: false,
+        } = l
+        {
+            let marked = text
+                .chars()
+                .any(|c| !c.is_alphanumeric() && !c.is_whitespace());
+            let lower = text.to_lowercase();
+            if marked && text.chars().any(char::is_alphanumeric) && !out.contains(&lower) {
+                out.push(lower);
+            }
+        }
+    }
+    out
 }
 
 /// The phrases of an FTS5 expression the planner wrote, left to right
@@ -1703,6 +1751,7 @@ fn page_sql(
     terms: Vec<PageTerm>,
     conds: Conds,
     exact: Option<i64>,
+    typed: Vec<String>,
 ) -> TargetSql {
     const ROWID: &str = formatcp!("{fts_messages}.rowid", fts_messages = fts_messages::TABLE);
     let (section, section_params) = message_section(exact);
@@ -1729,6 +1778,7 @@ fn page_sql(
         counted_by_rank: true,
         page_terms: Some(terms.iter().map(|t| t.mask).collect()),
         page_term_fts: terms.into_iter().map(|t| t.fts).collect(),
+        typed,
     }
 }
 
@@ -1944,9 +1994,20 @@ fn target_sql(
         Rank::none()
     };
 
+    let typed = match inputs.expr {
+        Some(e) if target == Target::Messages && by_rank && fts.is_some() => typed_identifiers(e),
+        _ => Vec::new(),
+    };
     if let (Some((terms, any)), Some(fts)) = (page_terms, &fts) {
         let weights = phrase_weights(&any, &fts_phrases(fts), &identifiers);
-        return Ok(page_sql(fts.clone(), weights, terms, conds, inputs.exact));
+        return Ok(page_sql(
+            fts.clone(),
+            weights,
+            terms,
+            conds,
+            inputs.exact,
+            typed,
+        ));
     }
     // With FTS the row id is the FTS rowid: no table needs joining for it.
     let own_id = match fts {
@@ -1998,6 +2059,7 @@ fn target_sql(
         tables,
         page_terms: None,
         page_term_fts: Vec::new(),
+        typed,
     })
 }
 
