@@ -4,7 +4,7 @@
 //! which `./build.sh test` installs).
 
 mod common;
-use common::corpus;
+use common::{corpus, write_file as write};
 
 use gitsense_engine::{Engine, Highlight, SearchOptions, SearchResults};
 use gitsense_import::{self as import, docs::DocsOptions};
@@ -12,12 +12,6 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 const PYTHON_DOCS: &str = "/usr/share/doc/python3.11/html";
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 const SPHINX_PAGE: &str = r##"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8" />

@@ -11,7 +11,6 @@ use common::*;
 use gitsense_engine::{Engine, SearchOptions, SearchResults};
 use gitsense_import as import;
 use gitsense_import::docs::DocsOptions;
-use std::path::Path;
 
 fn expression(r: &SearchResults) -> String {
     as_json(r)["searchCriteria"]["expression"]
@@ -135,17 +134,11 @@ class AustralianPhilosopher(Philosopher, default_name=\"Bruce\"):
 The default implementation `object.__init_subclass__` does nothing, but raises an error if it is called with any arguments.
 ";
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
 fn docs_site() -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("site");
-    write(&root, "dev-guide/api.md", MKDOCS_API);
-    write(&root, "reference/datamodel.md", PYTHON_DATAMODEL);
+    write_file(&root, "dev-guide/api.md", MKDOCS_API);
+    write_file(&root, "reference/datamodel.md", PYTHON_DATAMODEL);
     let out = dir.path().join("site.gsx");
     import::build_with(&out, "docs:test".into(), |w| {
         import::docs::import(&root, &DocsOptions::default(), w, &import::no_progress())
@@ -153,20 +146,6 @@ fn docs_site() -> (tempfile::TempDir, Engine) {
     .expect("the site imports");
     let e = Engine::open(&out).unwrap();
     (dir, e)
-}
-
-fn titles(r: &SearchResults) -> Vec<String> {
-    r.results
-        .messages
-        .iter()
-        .map(|m| {
-            m.meta
-                .get("messages_meta_title")
-                .and_then(|t| t.as_str())
-                .unwrap_or_default()
-                .to_string()
-        })
-        .collect()
 }
 
 fn docs_search(e: &Engine, q: &str) -> SearchResults {
@@ -187,21 +166,21 @@ fn a_dotted_member_name_finds_the_member_documented_under_its_class() {
     // heading, its method another below it.
     let r = docs_search(&e, "Files.append");
     assert_eq!(
-        titles(&r).first().map(String::as_str),
+        section_titles(&r).first().map(String::as_str),
         Some("append(file: File) -> None"),
         "{:?}",
-        titles(&r)
+        section_titles(&r)
     );
     let r = docs_search(&e, "mkdocs.livereload.LiveReloadServer.watch");
     assert!(
-        titles(&r).iter().any(|t| t.starts_with("watch(")),
+        section_titles(&r).iter().any(|t| t.starts_with("watch(")),
         "{:?}",
-        titles(&r)
+        section_titles(&r)
     );
     // Written whole, the name's section still comes first.
     let r = docs_search(&e, "mkdocs.structure.files.Files");
     assert_eq!(
-        titles(&r).first().map(String::as_str),
+        section_titles(&r).first().map(String::as_str),
         Some("mkdocs.structure.files.Files")
     );
     // When no page holds every word, the pages holding some are shown,

@@ -494,17 +494,17 @@ pub(crate) fn plan_in(
     // With option:regex the literals are patterns: FTS5 only narrows the
     // candidates to rows holding the words every match must contain.
     let patterns = query.expr.as_ref().filter(|_| query.regex);
-    let expr = if query.regex {
+    let typed = if query.regex {
         patterns.and_then(crate::pattern::required_words)
     } else {
         query.expr.as_ref().map(|e| {
             let e = drop_stop_words(e, &mut warnings);
-            let e = whole_words_for_short_prefixes(&e, &mut short_prefixes);
-            match match_mode {
-                MatchMode::AllTerms => e,
-                MatchMode::AnyTerm => any_term(&e),
-            }
+            whole_words_for_short_prefixes(&e, &mut short_prefixes)
         })
+    };
+    let expr = match (match_mode, &typed) {
+        (MatchMode::AnyTerm, Some(e)) if !query.regex => Some(any_term(e)),
+        _ => typed.clone(),
     };
 
     let exact = query
@@ -526,6 +526,7 @@ pub(crate) fn plan_in(
     });
     let inputs = TargetInputs {
         expr: expr.as_ref(),
+        typed: typed.as_ref(),
         corpus,
         match_mode,
         filters: &filters,
@@ -715,23 +716,27 @@ fn identifier_words(e: &Expr) -> Option<(Vec<Expr>, Expr)> {
         return None;
     }
     let last = words.len() - 1;
-    let parts = words
-        .iter()
-        .enumerate()
-        .map(|(i, w)| {
-            if i == last && *prefix {
-                Expr::Term {
-                    text: w.to_string(),
-                    prefix: true,
-                }
-            } else {
-                // A phrase: matched as typed, without inflections.
-                Expr::Phrase {
-                    text: w.to_string(),
-                }
+    let mut parts: Vec<Expr> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let part = if i == last && *prefix {
+            Expr::Term {
+                text: w.to_string(),
+                prefix: true,
             }
-        })
-        .collect();
+        } else {
+            // A phrase: matched as typed, without inflections.
+            Expr::Phrase {
+                text: w.to_string(),
+            }
+        };
+        // A word repeated (`a.a`) is one term.
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+    if parts.len() < 2 {
+        return None;
+    }
     let whole = if *prefix {
         e.clone()
     } else {
@@ -888,9 +893,7 @@ fn with_variants(word: &str) -> String {
 const IDENTIFIER_WEIGHT: f64 = 4.0;
 
 /// The FTS5 strings of the identifiers of several words `e` requires, as
-/// typed: its terms of several words ([`identifier_words`]), and its
-/// phrases of several words without a space (`"os.path.join"`, as
-/// [`any_term`] leaves an identifier).
+/// typed ([`identifier_words`]).
 fn identifiers_as_typed(e: &Expr) -> std::collections::HashSet<String> {
     e.positive_literals()
         .into_iter()
@@ -900,11 +903,6 @@ fn identifiers_as_typed(e: &Expr) -> std::collections::HashSet<String> {
             } else {
                 fts_string(text)
             }),
-            Expr::Phrase { text }
-                if !text.contains(char::is_whitespace) && word_tokens(text).len() >= 2 =>
-            {
-                Some(fts_string(text))
-            }
             _ => None,
         })
         .collect()
@@ -1805,6 +1803,9 @@ struct RowTests<'a> {
 #[derive(Clone, Copy)]
 struct TargetInputs<'a> {
     expr: Option<&'a Expr>,
+    /// The words as the reader typed them, before the any-term fallback
+    /// reshapes them (`expr` is then any of them).
+    typed: Option<&'a Expr>,
     corpus: Corpus,
     match_mode: MatchMode,
     filters: &'a [Filter],
@@ -1949,7 +1950,7 @@ fn target_sql(
         }
     });
     let identifiers = inputs
-        .expr
+        .typed
         .filter(|_| by_words)
         .map(identifiers_as_typed)
         .unwrap_or_default();
@@ -1965,7 +1966,7 @@ fn target_sql(
         None => expr,
     };
     let mut conds = Conds::default();
-    let fts = match (inputs.expr, &expr) {
+    let fts = match (inputs.typed, &expr) {
         (Some(e), Some(terms)) => {
             let fts = text_condition(&mut conds, target, terms, &side, &own, inflect, notes)?;
             if inputs.case_sensitive {
@@ -1994,7 +1995,7 @@ fn target_sql(
         Rank::none()
     };
 
-    let typed = match inputs.expr {
+    let typed = match inputs.typed {
         Some(e) if target == Target::Messages && by_rank && fts.is_some() => typed_identifiers(e),
         _ => Vec::new(),
     };
