@@ -717,7 +717,12 @@ fn identifier_words(e: &Expr) -> Option<(Vec<Expr>, Expr)> {
     }
     let last = words.len() - 1;
     let mut parts: Vec<Expr> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (i, w) in words.iter().enumerate() {
+        // A word repeated (`a.a`) is one term.
+        if !seen.insert((*w, i == last && *prefix)) {
+            continue;
+        }
         let part = if i == last && *prefix {
             Expr::Term {
                 text: w.to_string(),
@@ -729,10 +734,7 @@ fn identifier_words(e: &Expr) -> Option<(Vec<Expr>, Expr)> {
                 text: w.to_string(),
             }
         };
-        // A word repeated (`a.a`) is one term.
-        if !parts.contains(&part) {
-            parts.push(part);
-        }
+        parts.push(part);
     }
     if parts.len() < 2 {
         return None;
