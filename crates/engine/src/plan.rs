@@ -499,7 +499,18 @@ pub(crate) fn plan_in(
     } else {
         query.expr.as_ref().map(|e| {
             let e = drop_stop_words(e, &mut warnings);
-            whole_words_for_short_prefixes(&e, &mut short_prefixes)
+            let e = whole_words_for_short_prefixes(&e, &mut short_prefixes);
+            match e {
+                Expr::And { items } => {
+                    let mut items = distinct(items);
+                    if items.len() == 1 {
+                        items.pop().unwrap()
+                    } else {
+                        Expr::And { items }
+                    }
+                }
+                other => other,
+            }
         })
     };
     let expr = match (match_mode, &typed) {
@@ -680,6 +691,7 @@ fn any_term(e: &Expr) -> Expr {
             None => alts.push(p.clone()),
         }
     }
+    let mut alts = distinct(alts);
     let or = if alts.len() == 1 {
         alts.pop().unwrap()
     } else {
@@ -692,6 +704,16 @@ fn any_term(e: &Expr) -> Expr {
         all.extend(neg.into_iter().cloned());
         Expr::And { items: all }
     }
+}
+
+/// `items` without repeats, in order: a term required (or alternative)
+/// twice is one term, and FTS5 would match and rank it twice.
+fn distinct(items: Vec<Expr>) -> Vec<Expr> {
+    let mut seen = std::collections::HashSet::new();
+    items
+        .into_iter()
+        .filter(|i| seen.insert(format!("{i:?}")))
+        .collect()
 }
 
 /// The words FTS5's unicode61 tokenizer reads in `text`: its runs of
@@ -792,12 +814,13 @@ fn page_identifiers(e: &Expr) -> (Expr, Vec<Expr>) {
             None => terms.push(identifiers_by_words(item)),
         }
     }
+    let mut terms = distinct(terms);
     let e = if terms.len() == 1 {
         terms.pop().unwrap()
     } else {
         Expr::And { items: terms }
     };
-    (e, whole)
+    (e, distinct(whole))
 }
 
 /// [`any_term`] of a search judged per page, with the identifiers as
