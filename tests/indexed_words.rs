@@ -159,7 +159,7 @@ fn never_empty(e: &Engine, cases: u32) {
 
 #[test]
 fn words_of_the_sample_always_find_something() {
-    never_empty(&sample_engine(), 2000);
+    never_empty(&sample_engine(), 1000);
 }
 
 #[test]
@@ -171,5 +171,5 @@ fn words_of_a_documentation_site_always_find_something() {
         import::docs::import(&site, &DocsOptions::default(), w, &import::no_progress())
     })
     .expect("the docs import");
-    never_empty(&Engine::open(&out).unwrap(), 1000);
+    never_empty(&Engine::open(&out).unwrap(), 500);
 }
