@@ -1095,7 +1095,80 @@ fn snippet_sql(table: &str) -> String {
 /// sections it keeps. `conn`'s ranking functions are registered with
 /// `tally` ([`index::rank::register`]). The browser's warm-up runs it
 /// too, to fetch the rows of the page a search will return.
+///
+/// Among the first [`plan::TYPED_RERANK_WINDOW`] results, the rows whose
+/// text holds the identifiers typed ([`TargetSql::typed`]) come first,
+/// in rank order, then the others: the window is reordered whole whatever
+/// the page, so pages stay disjoint.
 pub fn ranked_page(
+    conn: &Connection,
+    tally: &index::rank::Tally,
+    sql: &TargetSql,
+    limit: u64,
+    offset: u64,
+) -> Result<(Vec<Ranked>, u64)> {
+    let window = plan::TYPED_RERANK_WINDOW;
+    if sql.typed.is_empty() || offset >= window {
+        return rank_order_page(conn, tally, sql, limit, offset);
+    }
+    let (mut ids, total) = rank_order_page(conn, tally, sql, window, 0)?;
+    let holds = typed_held(conn, sql, &ids)?;
+    // A stable sort: rank order within each group.
+    let mut keyed: Vec<(usize, Ranked)> = holds.into_iter().zip(ids.drain(..)).collect();
+    keyed.sort_by_key(|(held, _)| std::cmp::Reverse(*held));
+    let end = offset.saturating_add(limit);
+    let mut page: Vec<Ranked> = keyed
+        .into_iter()
+        .map(|(_, r)| r)
+        .skip(offset as usize)
+        .take((end.min(window) - offset) as usize)
+        .collect();
+    if end > window {
+        page.extend(rank_order_page(conn, tally, sql, end - window, window)?.0);
+    }
+    Ok((page, total))
+}
+
+/// The rows whose text [`ranked_page`] reads to put those holding the
+/// identifiers typed first (their payload rows: the lazy warm-up fetches
+/// them before ranking), or `None` when it reads none for this page.
+pub fn typed_window(
+    conn: &Connection,
+    tally: &index::rank::Tally,
+    sql: &TargetSql,
+    offset: u64,
+) -> Result<Option<Vec<i64>>> {
+    if sql.typed.is_empty() || offset >= plan::TYPED_RERANK_WINDOW {
+        return Ok(None);
+    }
+    let (ids, _) = rank_order_page(conn, tally, sql, plan::TYPED_RERANK_WINDOW, 0)?;
+    Ok(Some(ids.into_iter().map(|r| r.id).collect()))
+}
+
+/// For each of `ids` (messages), how many of the identifiers typed its
+/// text holds, ignoring case.
+fn typed_held(conn: &Connection, sql: &TargetSql, ids: &[Ranked]) -> Result<Vec<usize>> {
+    let mut s = conn
+        .prepare_cached(plan::MESSAGE_TEXT_SQL)
+        .map_err(fts_error)?;
+    ids.iter()
+        .map(|r| {
+            let text: Option<String> = s
+                .query_row(params![r.id], |row| row.get(0))
+                .optional()
+                .map_err(fts_error)?;
+            let text = text.unwrap_or_default().to_lowercase();
+            Ok(sql
+                .typed
+                .iter()
+                .filter(|t| text.contains(t.as_str()))
+                .count())
+        })
+        .collect()
+}
+
+/// [`ranked_page`] in the ranking's own order.
+fn rank_order_page(
     conn: &Connection,
     tally: &index::rank::Tally,
     sql: &TargetSql,
