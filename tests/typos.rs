@@ -146,6 +146,14 @@ fn a_typo_among_other_words_and_in_the_search_box_is_corrected() {
         pages(&r).first().map(String::as_str),
         Some("library/itertools.html")
     );
+    // A word of a name is corrected in place.
+    let r = search(&e, "subprocess.Popne", QueryMode::Strict);
+    let d = r.did_you_mean.clone().expect("corrected");
+    assert_eq!(d.query, "subprocess.popen");
+    assert_eq!(
+        pages(&r).first().map(String::as_str),
+        Some("library/subprocess.html")
+    );
     // In the search box the last word is a prefix being typed: it is
     // corrected only when no indexed word starts with it.
     let r = search(&e, "contextmanger", QueryMode::Box);

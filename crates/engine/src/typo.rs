@@ -143,7 +143,7 @@ pub fn corrected_text(text: &str, corrections: &[Correction]) -> String {
     let mut kept = false;
     let mut last = ' ';
     for ch in text.chars().chain(std::iter::once(' ')) {
-        if ch.is_alphanumeric() || ch == '_' {
+        if ch.is_alphanumeric() {
             if word.is_empty() {
                 kept = matches!(last, '-' | ':');
             }
@@ -199,6 +199,42 @@ fn rewrite(e: &Expr, negated: bool, fix: &mut Fixer<'_>) -> Result<Expr> {
                         .collect(),
                 },
                 None => e.clone(),
+            }
+        }
+        // A name of several words (`os.path.jion`, `operater<<`): each
+        // word of it the index does not hold is replaced in place by its
+        // nearest indexed word.
+        Expr::Term { text, prefix } if !negated => {
+            let mut out = String::with_capacity(text.len());
+            let mut changed = false;
+            let mut rest = text.as_str();
+            while let Some(start) = rest.find(|c: char| c.is_ascii_alphanumeric()) {
+                out.push_str(&rest[..start]);
+                rest = &rest[start..];
+                let end = rest
+                    .find(|c: char| !c.is_ascii_alphanumeric())
+                    .unwrap_or(rest.len());
+                let (word, tail) = rest.split_at(end);
+                let lower = word.to_lowercase();
+                // Only the last word of a name being typed is a prefix.
+                let open = *prefix && tail.is_empty();
+                match considered(&lower).then(|| fix(&lower, open)).transpose()? {
+                    Some(Some(r)) => {
+                        out.push_str(&r[0]);
+                        changed = true;
+                    }
+                    _ => out.push_str(word),
+                }
+                rest = tail;
+            }
+            out.push_str(rest);
+            if changed {
+                Expr::Term {
+                    text: out,
+                    prefix: *prefix,
+                }
+            } else {
+                e.clone()
             }
         }
         Expr::And { items } => Expr::And {
