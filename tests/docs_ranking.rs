@@ -4,12 +4,16 @@
 //! first), and words found in their other inflections with an exact name
 //! still first.
 
-mod common;
-use common::{section_titles, write_file};
 use gitsense_engine::{Engine, SearchOptions, SearchResults};
 use gitsense_import as import;
 use gitsense_import::docs::DocsOptions;
 use std::path::Path;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
 
 /// A module page whose "Lock objects" section names `Lock` while the
 /// word "class" is only in the page's other sections, a FAQ page with a
@@ -83,9 +87,9 @@ fn build(site: &Path, out: &Path) -> Engine {
 fn site() -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("site");
-    write_file(&root, "library/threading.md", THREADING);
-    write_file(&root, "faq.md", FAQ);
-    write_file(&root, "pool.md", POOL);
+    write(&root, "library/threading.md", THREADING);
+    write(&root, "faq.md", FAQ);
+    write(&root, "pool.md", POOL);
     let engine = build(&root, &dir.path().join("site.gsx"));
     (dir, engine)
 }
@@ -101,6 +105,21 @@ fn search(e: &Engine, q: &str) -> SearchResults {
     .unwrap()
 }
 
+/// The section titles of the messages found, best first.
+fn titles(r: &SearchResults) -> Vec<String> {
+    r.results
+        .messages
+        .iter()
+        .map(|m| {
+            m.meta
+                .get("messages_meta_title")
+                .and_then(|t| t.as_str())
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
 fn fallback(r: &SearchResults) -> bool {
     serde_json::to_value(&r.search_criteria).unwrap()["fallback"].is_object()
 }
@@ -110,7 +129,7 @@ fn the_page_naming_the_thing_and_its_kind_comes_first_with_that_section() {
     let (_dir, e) = site();
     let r = search(&e, "Lock class");
     assert!(!fallback(&r));
-    let t = section_titles(&r);
+    let t = titles(&r);
     let m = &r.results.messages;
     // "Lock objects" lacks "class" (only its page has it): judged per
     // section it would not be found at all.
@@ -129,7 +148,7 @@ fn words_no_page_holds_together_fall_back_to_any_term() {
     let (_dir, e) = site();
     let r = search(&e, "timer socket");
     assert!(fallback(&r));
-    let t = section_titles(&r);
+    let t = titles(&r);
     assert!(t.contains(&"Timer objects".to_string()), "{t:?}");
     assert!(t.contains(&"connections".to_string()), "{t:?}");
 }
@@ -137,14 +156,14 @@ fn words_no_page_holds_together_fall_back_to_any_term() {
 #[test]
 fn a_word_finds_its_inflections_and_an_exact_name_stays_first() {
     let (_dir, e) = site();
-    let t = section_titles(&search(&e, "connections"));
+    let t = titles(&search(&e, "connections"));
     assert_eq!(t.first().map(String::as_str), Some("connections"), "{t:?}");
     // `connection` and `connecting` are found from `connections`.
     assert!(t.contains(&"Opening".to_string()), "{t:?}");
     assert!(t.contains(&"Retries".to_string()), "{t:?}");
     // A variant's hit ranks below the word's own: `connection` (typed)
     // finds the section saying it before the one saying `connecting`.
-    let t = section_titles(&search(&e, "connection"));
+    let t = titles(&search(&e, "connection"));
     let at = |s: &str| t.iter().position(|x| x == s).unwrap();
     assert!(at("Opening") < at("Retries"), "{t:?}");
 }
@@ -152,7 +171,7 @@ fn a_word_finds_its_inflections_and_an_exact_name_stays_first() {
 #[test]
 fn a_quoted_word_is_searched_exactly() {
     let (_dir, e) = site();
-    let t = section_titles(&search(&e, "\"connecting\""));
+    let t = titles(&search(&e, "\"connecting\""));
     assert_eq!(t, vec!["Retries".to_string()]);
 }
 
@@ -168,7 +187,7 @@ fn common_words_site() -> (tempfile::TempDir, Engine) {
         } else {
             ""
         };
-        write_file(
+        write(
             &root,
             &format!("p{i:03}.md"),
             &format!(

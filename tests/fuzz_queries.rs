@@ -309,8 +309,7 @@ fn a_fallback_that_cannot_be_planned_leaves_the_all_terms_answer() {
             ..Default::default()
         };
         let r = engine
-            // (`a (`: a group; `a(` would be a call, one word.)
-            .search("a ( \u{202e}  NOT  \" 𝔻\")\u{11180} ", &opts)
+            .search("a( \u{202e}  NOT  \" 𝔻\")\u{11180} ", &opts)
             .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
         assert_eq!(r.total_results_returned, 0, "{mode:?}");
     }

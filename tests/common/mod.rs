@@ -647,26 +647,3 @@ pub fn git_as(dir: &Path, author: &str, email: &str, date: &str, args: &[&str]) 
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
-
-/// Writes `text` to `root/rel`, creating its directories (a site built by
-/// code).
-pub fn write_file(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-/// The section titles of the messages found, best first.
-pub fn section_titles(r: &SearchResults) -> Vec<String> {
-    r.results
-        .messages
-        .iter()
-        .map(|m| {
-            m.meta
-                .get("messages_meta_title")
-                .and_then(|t| t.as_str())
-                .unwrap_or_default()
-                .to_string()
-        })
-        .collect()
-}

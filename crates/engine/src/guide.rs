@@ -31,7 +31,6 @@ pub fn directive_values(name: &str) -> String {
 const GRAMMAR_LINES: &[&str] = &[
     "- words: all must match (AND); `a OR b`; `-word` or `NOT word` excludes; `(a OR b)` groups; `word*` matches a prefix",
     "- phrases: `\"exact phrase\"` or `'exact phrase'`",
-    "- code as typed: `--flag` is a word, not a negation; parentheses glued to a word are part of it, not a group (`main()`, `super().__init__`); a name of several words (`os.path.join`) finds rows holding its words, those holding it whole first; messages holding a term exactly as typed (`__init__`) come first",
     "- filters: `field:value`, `field:v1,v2` (any of), `field:\"a phrase\"`, `field:null`, `field:not_null`, `-field:value` excludes; a key repeated accumulates (`lang:js lang:py` = `lang:js,py`), different keys all apply",
 ];
 

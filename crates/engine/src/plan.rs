@@ -219,54 +219,6 @@ pub struct TargetSql {
     /// executor finds the pages of the rarest term's sections first and
     /// scores only theirs.
     pub page_term_fts: Vec<String>,
-    /// The identifiers the query requires as typed, lowercased, where the
-    /// word tokenizer drops what sets them apart (`__init__` is the word
-    /// `init`, `super().__init__` the words of `super().__init_subclass__`
-    /// too): among the first [`TYPED_RERANK_WINDOW`] results the executor
-    /// puts the rows whose text holds them ([`MESSAGE_TEXT_SQL`]) first.
-    /// Empty for other targets (code blocks are matched by substring) and
-    /// other sorts.
-    pub typed: Vec<String>,
-}
-
-/// The results among which the rows holding the identifiers typed
-/// ([`TargetSql::typed`]) come first: a window, so later pages keep the
-/// ranking's order and a search reads the text of this many rows at most.
-pub const TYPED_RERANK_WINDOW: u64 = 50;
-
-/// A message's text, as identifiers typed are looked for in it (binds:
-/// the message id).
-pub const MESSAGE_TEXT_SQL: &str = formatcp!(
-    "SELECT {title} || ' ' || {body} || ' ' || {keywords} FROM {message_text} WHERE {id} = ?1",
-    title = message_text::TITLE,
-    body = message_text::BODY,
-    keywords = message_text::KEYWORDS,
-    message_text = message_text::TABLE,
-    id = message_text::ID,
-);
-
-/// The identifiers `e` requires whose punctuation the word tokenizer drops
-/// ([`TargetSql::typed`]): its terms holding a character that is neither a
-/// letter, a digit nor a space, lowercased. A prefix being typed is not
-/// one yet.
-fn typed_identifiers(e: &Expr) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for l in e.positive_literals() {
-        if let Expr::Term {
-            text,
-            prefix: false,
-        } = l
-        {
-            let marked = text
-                .chars()
-                .any(|c| !c.is_alphanumeric() && !c.is_whitespace());
-            let lower = text.to_lowercase();
-            if marked && text.chars().any(char::is_alphanumeric) && !out.contains(&lower) {
-                out.push(lower);
-            }
-        }
-    }
-    out
 }
 
 /// The phrases of an FTS5 expression the planner wrote, left to right
@@ -494,28 +446,17 @@ pub(crate) fn plan_in(
     // With option:regex the literals are patterns: FTS5 only narrows the
     // candidates to rows holding the words every match must contain.
     let patterns = query.expr.as_ref().filter(|_| query.regex);
-    let typed = if query.regex {
+    let expr = if query.regex {
         patterns.and_then(crate::pattern::required_words)
     } else {
         query.expr.as_ref().map(|e| {
             let e = drop_stop_words(e, &mut warnings);
             let e = whole_words_for_short_prefixes(&e, &mut short_prefixes);
-            match e {
-                Expr::And { items } => {
-                    let mut items = distinct(items);
-                    if items.len() == 1 {
-                        items.pop().unwrap()
-                    } else {
-                        Expr::And { items }
-                    }
-                }
-                other => other,
+            match match_mode {
+                MatchMode::AllTerms => e,
+                MatchMode::AnyTerm => any_term(&e),
             }
         })
-    };
-    let expr = match (match_mode, &typed) {
-        (MatchMode::AnyTerm, Some(e)) if !query.regex => Some(any_term(e)),
-        _ => typed.clone(),
     };
 
     let exact = query
@@ -537,7 +478,6 @@ pub(crate) fn plan_in(
     });
     let inputs = TargetInputs {
         expr: expr.as_ref(),
-        typed: typed.as_ref(),
         corpus,
         match_mode,
         filters: &filters,
@@ -591,7 +531,6 @@ pub(crate) fn can_fall_back(query: &Query) -> bool {
         // Patterns are not words: matching any of them is another query.
         return false;
     }
-    // Several required terms, or an identifier of several words.
     match &query.expr {
         Some(Expr::And { items }) => {
             items
@@ -599,10 +538,8 @@ pub(crate) fn can_fall_back(query: &Query) -> bool {
                 .filter(|i| !matches!(i, Expr::Not { .. }))
                 .count()
                 >= 2
-                || items.iter().any(|i| identifier_words(i).is_some())
         }
-        Some(e) => identifier_words(e).is_some(),
-        None => false,
+        _ => false,
     }
 }
 
@@ -668,177 +605,23 @@ fn whole_words_for_short_prefixes(e: &Expr, short: &mut Vec<String>) -> Expr {
     }
 }
 
-/// `e` matching any of its required terms; an identifier of several
-/// words ([`identifier_words`]) among them gives each of its words, and
-/// itself as typed, as terms.
 fn any_term(e: &Expr) -> Expr {
-    let items = match e {
-        Expr::And { items } => items.as_slice(),
-        other => std::slice::from_ref(other),
-    };
-    let (neg, pos): (Vec<&Expr>, Vec<&Expr>) =
-        items.iter().partition(|i| matches!(i, Expr::Not { .. }));
-    if pos.is_empty() {
-        return e.clone();
-    }
-    let mut alts = Vec::new();
-    for p in pos {
-        match identifier_words(p) {
-            Some((parts, whole)) => {
-                alts.extend(parts);
-                alts.push(whole);
-            }
-            None => alts.push(p.clone()),
-        }
-    }
-    let mut alts = distinct(alts);
-    let or = if alts.len() == 1 {
-        alts.pop().unwrap()
-    } else {
-        Expr::Or { items: alts }
-    };
-    if neg.is_empty() {
-        or
-    } else {
-        let mut all = vec![or];
-        all.extend(neg.into_iter().cloned());
-        Expr::And { items: all }
-    }
-}
-
-/// `items` without repeats, in order: a term required (or alternative)
-/// twice is one term, and FTS5 would match and rank it twice.
-fn distinct(items: Vec<Expr>) -> Vec<Expr> {
-    let mut seen = std::collections::HashSet::new();
-    items
-        .into_iter()
-        .filter(|i| seen.insert(format!("{i:?}")))
-        .collect()
-}
-
-/// The words FTS5's unicode61 tokenizer reads in `text`: its runs of
-/// letters and digits (`os.path.join` → `os`, `path`, `join`;
-/// `__init__` → `init`).
-fn word_tokens(text: &str) -> Vec<&str> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect()
-}
-
-/// An identifier as typed that the word tokenizer reads as several words
-/// (`os.path.join`, `struct.member`, `super().__init__`, `--no-verify`):
-/// its words, each as typed (the last one a prefix when the term is), and
-/// the whole as typed, which FTS5 reads as the phrase of those words.
-fn identifier_words(e: &Expr) -> Option<(Vec<Expr>, Expr)> {
-    let Expr::Term { text, prefix } = e else {
-        return None;
-    };
-    let words = word_tokens(text);
-    if words.len() < 2 {
-        return None;
-    }
-    let last = words.len() - 1;
-    let mut parts: Vec<Expr> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (i, w) in words.iter().enumerate() {
-        // A word repeated (`a.a`) is one term.
-        if !seen.insert((*w, i == last && *prefix)) {
-            continue;
-        }
-        let part = if i == last && *prefix {
-            Expr::Term {
-                text: w.to_string(),
-                prefix: true,
-            }
-        } else {
-            // A phrase: matched as typed, without inflections.
-            Expr::Phrase {
-                text: w.to_string(),
-            }
-        };
-        parts.push(part);
-    }
-    if parts.len() < 2 {
-        return None;
-    }
-    let whole = if *prefix {
-        e.clone()
-    } else {
-        Expr::Phrase { text: text.clone() }
-    };
-    Some((parts, whole))
-}
-
-/// `e` with each identifier of several words ([`identifier_words`]) it
-/// requires made "all of its words, wherever they are": its words may
-/// stand apart in a row (a page writes `xNext` of `sqlite3_module`, a
-/// message `console` here and `log()` there), and the identifier as typed
-/// is an alternative that adds nothing to what matches but ranks the
-/// rows holding it whole first (its phrase is scored). An excluded
-/// identifier is excluded as typed.
-fn identifiers_by_words(e: &Expr) -> Expr {
-    if let Some((parts, whole)) = identifier_words(e) {
-        return Expr::Or {
-            items: vec![Expr::And { items: parts }, whole],
-        };
-    }
     match e {
-        Expr::And { items } => Expr::And {
-            items: items.iter().map(identifiers_by_words).collect(),
-        },
-        Expr::Or { items } => Expr::Or {
-            items: items.iter().map(identifiers_by_words).collect(),
-        },
+        Expr::And { items } => {
+            let (neg, pos): (Vec<Expr>, Vec<Expr>) = items
+                .iter()
+                .cloned()
+                .partition(|i| matches!(i, Expr::Not { .. }));
+            let or = Expr::Or { items: pos };
+            if neg.is_empty() {
+                or
+            } else {
+                let mut all = vec![or];
+                all.extend(neg);
+                Expr::And { items: all }
+            }
+        }
         other => other.clone(),
-    }
-}
-
-/// For a search judged per page: `e` as required terms, where each
-/// identifier of several words the query requires at its top level gives
-/// its words as terms of their own (a page may hold them in different
-/// sections), and those identifiers as typed (see
-/// [`identifiers_by_words`]), to rank by only.
-fn page_identifiers(e: &Expr) -> (Expr, Vec<Expr>) {
-    let items = match e {
-        Expr::And { items } => items.clone(),
-        other => vec![other.clone()],
-    };
-    let mut terms = Vec::new();
-    let mut whole = Vec::new();
-    for item in &items {
-        match identifier_words(item) {
-            Some((parts, typed)) => {
-                terms.extend(parts);
-                whole.push(typed);
-            }
-            None => terms.push(identifiers_by_words(item)),
-        }
-    }
-    let mut terms = distinct(terms);
-    let e = if terms.len() == 1 {
-        terms.pop().unwrap()
-    } else {
-        Expr::And { items: terms }
-    };
-    (e, distinct(whole))
-}
-
-/// [`any_term`] of a search judged per page, with the identifiers as
-/// typed as alternatives after its terms (so the terms keep their phrase
-/// numbers, [`page_terms`]).
-fn page_any_term(e: &Expr, whole: &[Expr]) -> Expr {
-    match any_term(e) {
-        Expr::And { mut items } => {
-            if let Some(Expr::Or { items: alts }) = items.first_mut() {
-                alts.extend(whole.iter().cloned());
-            }
-            Expr::And { items }
-        }
-        Expr::Or { mut items } => {
-            items.extend(whole.iter().cloned());
-            Expr::Or { items }
-        }
-        other => other,
     }
 }
 
@@ -912,37 +695,10 @@ fn with_variants(word: &str) -> String {
     format!("({})", alts.join(" OR "))
 }
 
-/// How much more than a word the phrase of an identifier of several
-/// words typed whole weighs in ranking ([`identifiers_by_words`]): the
-/// rows holding `os.path.join` come before those holding its words apart.
-const IDENTIFIER_WEIGHT: f64 = 4.0;
-
-/// The FTS5 strings of the identifiers of several words `e` requires, as
-/// typed ([`identifier_words`]).
-fn identifiers_as_typed(e: &Expr) -> std::collections::HashSet<String> {
-    e.positive_literals()
-        .into_iter()
-        .filter_map(|l| match l {
-            Expr::Term { text, prefix } if identifier_words(l).is_some() => Some(if *prefix {
-                format!("{}*", fts_string(text))
-            } else {
-                fts_string(text)
-            }),
-            _ => None,
-        })
-        .collect()
-}
-
 /// The ranking weight of each of `phrases` (an expression's, in FTS5's
 /// order): [`morphology::VARIANT_WEIGHT`] for a phrase that is only an
-/// inflection the planner added, [`IDENTIFIER_WEIGHT`] for an identifier
-/// of several words as typed (one of `identifiers`), 1 for the rest of
-/// what the reader typed.
-fn phrase_weights(
-    e: &Expr,
-    phrases: &[String],
-    identifiers: &std::collections::HashSet<String>,
-) -> Vec<f64> {
+/// inflection the planner added, 1 for what the reader typed.
+fn phrase_weights(e: &Expr, phrases: &[String]) -> Vec<f64> {
     let mut typed = std::collections::HashSet::new();
     let mut added = std::collections::HashSet::new();
     fn walk(
@@ -975,9 +731,7 @@ fn phrase_weights(
     phrases
         .iter()
         .map(|p| {
-            if identifiers.contains(p) {
-                IDENTIFIER_WEIGHT
-            } else if added.contains(p) && !typed.contains(p) {
+            if added.contains(p) && !typed.contains(p) {
                 morphology::VARIANT_WEIGHT
             } else {
                 1.0
@@ -1774,7 +1528,6 @@ fn page_sql(
     terms: Vec<PageTerm>,
     conds: Conds,
     exact: Option<i64>,
-    typed: Vec<String>,
 ) -> TargetSql {
     const ROWID: &str = formatcp!("{fts_messages}.rowid", fts_messages = fts_messages::TABLE);
     let (section, section_params) = message_section(exact);
@@ -1801,7 +1554,6 @@ fn page_sql(
         counted_by_rank: true,
         page_terms: Some(terms.iter().map(|t| t.mask).collect()),
         page_term_fts: terms.into_iter().map(|t| t.fts).collect(),
-        typed,
     }
 }
 
@@ -1828,9 +1580,6 @@ struct RowTests<'a> {
 #[derive(Clone, Copy)]
 struct TargetInputs<'a> {
     expr: Option<&'a Expr>,
-    /// The words as the reader typed them, before the any-term fallback
-    /// reshapes them (`expr` is then any of them).
-    typed: Option<&'a Expr>,
     corpus: Corpus,
     match_mode: MatchMode,
     filters: &'a [Filter],
@@ -1964,35 +1713,23 @@ fn target_sql(
         doc_site,
         doc_site && inputs.match_mode == MatchMode::AllTerms,
     );
-    // The trigram tokenizer finds an identifier as typed, anywhere; the
-    // word tokenizer reads its words.
-    let by_words = side.kind == TokenizerKind::Words;
-    let expr = inputs.expr.map(|e| {
-        if by_words {
-            identifiers_by_words(e)
-        } else {
-            e.clone()
-        }
-    });
-    let identifiers = inputs
-        .typed
-        .filter(|_| by_words)
-        .map(identifiers_as_typed)
-        .unwrap_or_default();
     let page_terms = match inputs.expr {
-        Some(e) if by_words && by_page && by_rank && target == Target::Messages => {
-            let (terms, whole) = page_identifiers(e);
-            page_terms(&terms, side.kind, inflect)?.map(|t| (t, page_any_term(&terms, &whole)))
+        Some(e) if by_page && by_rank && target == Target::Messages => {
+            page_terms(e, side.kind, inflect)?
         }
         _ => None,
     };
-    let expr = match &page_terms {
-        Some((_, any)) => Some(any.clone()),
-        None => expr,
-    };
     let mut conds = Conds::default();
-    let fts = match (inputs.typed, &expr) {
-        (Some(e), Some(terms)) => {
+    let fts = match inputs.expr {
+        Some(e) => {
+            let any;
+            let terms = match &page_terms {
+                Some(_) => {
+                    any = any_term(e);
+                    &any
+                }
+                None => e,
+            };
             let fts = text_condition(&mut conds, target, terms, &side, &own, inflect, notes)?;
             if inputs.case_sensitive {
                 for lit in e.positive_literals() {
@@ -2007,7 +1744,7 @@ fn target_sql(
             }
             fts
         }
-        _ => None,
+        None => None,
     };
     filter_conditions(&mut conds, target, inputs.filters)?;
     row_test_conditions(&mut conds, target, &own, inputs)?;
@@ -2020,20 +1757,9 @@ fn target_sql(
         Rank::none()
     };
 
-    let typed = match inputs.typed {
-        Some(e) if target == Target::Messages && by_rank && fts.is_some() => typed_identifiers(e),
-        _ => Vec::new(),
-    };
-    if let (Some((terms, any)), Some(fts)) = (page_terms, &fts) {
-        let weights = phrase_weights(&any, &fts_phrases(fts), &identifiers);
-        return Ok(page_sql(
-            fts.clone(),
-            weights,
-            terms,
-            conds,
-            inputs.exact,
-            typed,
-        ));
+    if let (Some(terms), Some(fts), Some(expr_of_terms)) = (page_terms, &fts, inputs.expr) {
+        let weights = phrase_weights(expr_of_terms, &fts_phrases(fts));
+        return Ok(page_sql(fts.clone(), weights, terms, conds, inputs.exact));
     }
     // With FTS the row id is the FTS rowid: no table needs joining for it.
     let own_id = match fts {
@@ -2076,8 +1802,8 @@ fn target_sql(
             None
         },
         counted_by_rank: fts.is_some() && target != Target::Chats && by_rank,
-        phrase_weights: match (&expr, &fts) {
-            (Some(e), Some(f)) => phrase_weights(e, &fts_phrases(f), &identifiers),
+        phrase_weights: match (inputs.expr, &fts) {
+            (Some(e), Some(f)) => phrase_weights(e, &fts_phrases(f)),
             _ => Vec::new(),
         },
         phrases: fts.as_deref().map(fts_phrases).unwrap_or_default(),
@@ -2085,7 +1811,6 @@ fn target_sql(
         tables,
         page_terms: None,
         page_term_fts: Vec::new(),
-        typed,
     })
 }
 
@@ -2334,17 +2059,12 @@ mod tests {
     fn user_text_becomes_quoted_fts_strings() {
         // FTS5 syntax typed by the user is searched for, never executed.
         assert_eq!(
-            fts_of("NEAR (a b) x*y", Target::Messages).unwrap(),
-            "\"NEAR\" AND (\"a\" AND \"b\") AND ((\"x\" AND \"y\") OR \"x*y\")"
-        );
-        // A call typed whole is one identifier: its words, or it whole.
-        assert_eq!(
-            fts_of("NEAR(a b)", Target::Messages).unwrap(),
-            "(\"NEAR\" AND \"a\" AND \"b\") OR \"NEAR(a b)\""
+            fts_of("NEAR(a b) x*y", Target::Messages).unwrap(),
+            "\"NEAR\" AND (\"a\" AND \"b\") AND \"x*y\""
         );
         assert_eq!(
             fts_of("a\"b cat*", Target::Messages).unwrap(),
-            "((\"a\" AND \"b\") OR \"a\"\"b\") AND \"cat\"*"
+            "\"a\"\"b\" AND \"cat\"*"
         );
     }
 
@@ -2659,14 +2379,14 @@ mod tests {
         use crate::SearchOptions;
         let strict = SearchOptions::default();
         assert_eq!(
-            plan_text("(fn main ", &strict).unwrap_err().code,
-            "query.unbalanced_paren"
+            plan_text("fn main()", &strict).unwrap_err().code,
+            "query.empty_group"
         );
         let boxed = SearchOptions {
             mode: QueryMode::Box,
             ..strict
         };
-        let (_, p) = plan_text("(fn main ", &boxed).unwrap();
-        assert_eq!(p.effective_expr.as_deref(), Some("\"(fn\" main"));
+        let (_, p) = plan_text("fn main()", &boxed).unwrap();
+        assert_eq!(p.effective_expr.as_deref(), Some("fn \"main()\""));
     }
 }

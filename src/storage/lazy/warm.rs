@@ -553,28 +553,6 @@ pub async fn warm(
     returned_page(lazy, conn, tally, p).await
 }
 
-/// Before ranking, when identifiers typed reorder the first results
-/// (`TargetSql::typed`): the text of those rows, which ranking reads.
-async fn typed_texts(
-    lazy: &LazyIndex,
-    conn: &Connection,
-    tally: &Tally,
-    p: &Plan,
-    offset: u64,
-) -> Result<()> {
-    let mut keys = Keys::new();
-    for sql in p.target_plans.iter().filter_map(|tp| tp.sql.as_ref()) {
-        if let Some(ids) = search::typed_window(conn, tally, sql, offset)? {
-            keys.entry(message_text::TABLE).or_default().extend(ids);
-        }
-    }
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let leaves = walk(lazy, conn, &keys, &[]).await?;
-    lazy.fetch_pages(&overflow_pages(lazy, &leaves)).await
-}
-
 /// Rounds 3 and 4 (see the module docs): ranking (as the engine will run
 /// it; pages are in place now), then the rows of the returned page: their
 /// own rows, payload, chats and the messages of code blocks (known from
@@ -585,7 +563,6 @@ async fn returned_page(lazy: &LazyIndex, conn: &Connection, tally: &Tally, p: &P
     let mut keys = Keys::new();
     let mut code_later = BTreeSet::new();
     let offset = (p.page.saturating_sub(1)) * p.per_page;
-    typed_texts(lazy, conn, tally, p, offset).await?;
     for tp in &p.target_plans {
         let Some(sql) = &tp.sql else { continue };
         // Ranked as the search will rank them (a search judged per page

@@ -66,7 +66,6 @@ pub fn parse(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query>
     let mut i = 0usize;
     let n = chars.len();
     let is_space = |c: char| c.is_whitespace() || c.is_control();
-    let closing = matching_parens(&chars);
     while i < n {
         let c = chars[i];
         if is_space(c) {
@@ -75,19 +74,6 @@ pub fn parse(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query>
         }
         let start = i;
         match c {
-            '(' if closing[i].is_some_and(|end| chars[i + 1..end].iter().all(|&c| is_space(c))) => {
-                // `()` is not a group: it is punctuation, a call's empty
-                // argument list typed apart (`main ()`).
-                let end = closing[i].unwrap_or(i);
-                toks.push((
-                    Tok::Term {
-                        text: chars[i..=end].iter().collect(),
-                        prefix: false,
-                    },
-                    start,
-                ));
-                i = end + 1;
-            }
             '(' => {
                 depth += 1;
                 toks.push((Tok::LParen, start));
@@ -108,9 +94,7 @@ pub fn parse(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query>
                     toks.push((Tok::Phrase { text: inner }, start));
                 }
             }
-            // `--word` is a command-line flag to find (`--onto`,
-            // `--no-verify`), not a negation of a negation.
-            '-' if i + 1 < n && !is_space(chars[i + 1]) && !matches!(chars[i + 1], ')' | '-') => {
+            '-' if i + 1 < n && !is_space(chars[i + 1]) && chars[i + 1] != ')' => {
                 // A leading minus negates what follows: a term, phrase,
                 // group or filter.
                 let after = i + 1;
@@ -134,7 +118,10 @@ pub fn parse(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query>
                     i = next;
                     continue;
                 }
-                let j = word_end(&chars, i, &closing);
+                let mut j = i;
+                while j < n && !is_space(chars[j]) && chars[j] != '(' && chars[j] != ')' {
+                    j += 1;
+                }
                 let word: String = chars[i..j].iter().collect();
                 i = j;
                 match word.as_str() {
@@ -201,48 +188,6 @@ pub fn parse(text: &str, profile_exists: &dyn Fn(&str) -> bool) -> Result<Query>
         q.expr = Some(e);
     }
     Ok(q)
-}
-
-/// For each `(` of `chars`, the index of the `)` that closes it, if any.
-fn matching_parens(chars: &[char]) -> Vec<Option<usize>> {
-    let mut closing = vec![None; chars.len()];
-    let mut open = Vec::new();
-    for (i, &c) in chars.iter().enumerate() {
-        match c {
-            '(' => open.push(i),
-            ')' => {
-                if let Some(o) = open.pop() {
-                    closing[o] = Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    closing
-}
-
-/// Where the word starting at `i` ends: at whitespace, at a `)` closing
-/// a group, or before a `(` opening one. A `(` glued to the word before
-/// it (not an operator) belongs to the word, a call as code writes it
-/// (`main()`, `super().__init__`, `f(a, b)`): the word runs on past its
-/// matching `)`, spaces included; an unclosed one is just a character
-/// (`main(` while being typed).
-fn word_end(chars: &[char], i: usize, closing: &[Option<usize>]) -> usize {
-    let is_space = |c: char| c.is_whitespace() || c.is_control();
-    let mut j = i;
-    while j < chars.len() && !is_space(chars[j]) && chars[j] != ')' {
-        if chars[j] == '(' {
-            let before: String = chars[i..j].iter().collect();
-            if j == i || matches!(before.as_str(), "OR" | "||" | "AND" | "&&" | "NOT") {
-                break;
-            }
-            if let Some(end) = closing[j] {
-                j = end;
-            }
-        }
-        j += 1;
-    }
-    j
 }
 
 fn filter_in_group(at: usize) -> Error {
@@ -757,6 +702,9 @@ impl Parser<'_> {
             }
             Some(Tok::LParen) => {
                 self.pos += 1;
+                if matches!(self.peek(), Some(Tok::RParen)) {
+                    return Err(Error::at("query.empty_group", "empty parentheses", at));
+                }
                 if self.peek().is_none() {
                     return Err(Error::at(
                         "query.unbalanced_paren",
@@ -922,6 +870,7 @@ mod tests {
         assert_eq!(p("a b)").unwrap_err().code, "query.unbalanced_paren");
         assert_eq!(p("a OR").unwrap_err().code, "query.dangling_operator");
         assert_eq!(p("OR a").unwrap_err().code, "query.dangling_operator");
+        assert_eq!(p("()").unwrap_err().code, "query.empty_group");
         assert_eq!(p("(lang:x a)").unwrap_err().code, "query.filter_in_group");
         assert_eq!(p("chat-id:abc").unwrap_err().code, "query.bad_value");
         assert_eq!(p("profile:nope").unwrap_err().code, "query.unknown_profile");
@@ -931,32 +880,6 @@ mod tests {
         );
         assert_eq!(p(&"x ".repeat(5000)).unwrap_err().code, "query.too_long");
         assert_eq!(p(&"(".repeat(100)).unwrap_err().code, "query.too_complex");
-    }
-
-    #[test]
-    fn a_double_dash_word_is_a_flag_to_find_and_a_single_dash_still_excludes() {
-        assert_eq!(expr("git rebase --onto"), "git rebase \"--onto\"");
-        assert_eq!(expr("git commit --no-verify"), "git commit \"--no-verify\"");
-        assert_eq!(expr("payment -refund"), "payment -refund");
-        assert_eq!(expr("rebase NOT --onto"), "rebase -\"--onto\"");
-        assert_eq!(expr("a -(b OR c)"), "a -(b OR c)");
-    }
-
-    #[test]
-    fn code_with_parentheses_is_searched_as_typed_not_grouped() {
-        assert_eq!(expr("super().__init__"), "\"super().__init__\"");
-        assert_eq!(expr("fn main()"), "fn \"main()\"");
-        assert_eq!(expr("print(a, b) x"), "\"print(a, b)\" x");
-        assert_eq!(expr("a.b(c).d(e(f))"), "\"a.b(c).d(e(f))\"");
-        // Typed apart, empty parentheses are punctuation, never a group.
-        assert_eq!(expr("main ()"), "main \"()\"");
-        assert_eq!(expr("()"), "\"()\"");
-        // An unclosed call being typed is a word too.
-        assert_eq!(expr("foo("), "\"foo(\"");
-        // Parentheses standing apart, or after an operator, still group.
-        assert_eq!(expr("(a OR f(x)) b"), "(a OR \"f(x)\") b");
-        assert_eq!(expr("a NOT(b OR c)"), "a -(b OR c)");
-        assert_eq!(p("(a b").unwrap_err().code, "query.unbalanced_paren");
     }
 
     #[test]

@@ -285,6 +285,6 @@ mod tests {
                 prefix: true
             })
         );
-        assert!(searchbox::with_grammar("(fn main", &|_| false).is_err());
+        assert!(searchbox::with_grammar("fn main()", &|_| false).is_err());
     }
 }
