@@ -9,7 +9,7 @@
 //! changed, so a search that finds something exactly is never touched.
 //!
 //! The words are the `typo_terms` table, written when an index is built
-//! ([`build_terms`]): each word as `w` + word and as `r` + the word
+//! (`build_terms`): each word as `w` + word and as `r` + the word
 //! reversed. One edit leaves the first or the last half of a word intact,
 //! so its neighbours are found by two range scans of a few keys (a page or
 //! two of a b-tree when the index is read lazily), never by reading the
