@@ -841,3 +841,128 @@ fn a_query_without_words_reads_only_the_btrees_its_plan_scans() {
         );
     }
 }
+
+/// The pages a walk of a text-keyed b-tree visits for key `ranges`, in the
+/// file's bytes.
+fn range_pages_of(
+    bytes: &[u8],
+    page_size: usize,
+    root: u32,
+    ranges: &[btree::KeyRange],
+) -> BTreeSet<u32> {
+    let mut out = BTreeSet::new();
+    let mut frontier = vec![(root, ranges.to_vec())];
+    while let Some((at, rs)) = frontier.pop() {
+        out.insert(at);
+        let p = page(bytes, at, page_size);
+        match btree::kind(p, at) {
+            Some(btree::PageKind::InteriorIndex) => {
+                frontier.extend(btree::descend_ranges(p, at, page_size, &rs).unwrap())
+            }
+            Some(btree::PageKind::LeafIndex) => {}
+            other => panic!("unexpected page kind {other:?} at {at}"),
+        }
+    }
+    out
+}
+
+#[test]
+fn typo_lookups_are_predicted_from_interior_pages() {
+    // A vocabulary of 30,000 words (as an index's `typo_terms` holds them,
+    // each forward and reversed) on small pages: a b-tree three levels
+    // deep. A search that matches nothing reads it to correct its typos;
+    // lazy mode fetches what that reads from the query alone.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("typos.db");
+    let page_size = 1024;
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rand = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let words: Vec<String> = (0..30_000)
+        .map(|_| {
+            let r = rand();
+            (0..5 + (r % 6) as usize)
+                .map(|i| (b'a' + ((r >> (8 + 5 * i)) % 26) as u8) as char)
+                .collect()
+        })
+        .collect();
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(&format!(
+            "PRAGMA page_size={page_size};
+             CREATE TABLE typo_terms(key TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;"
+        ))
+        .unwrap();
+        let tx = c.unchecked_transaction().unwrap();
+        for (i, w) in words.iter().enumerate() {
+            let reversed: String = w.chars().rev().collect();
+            for key in [format!("w{w}"), format!("r{reversed}")] {
+                tx.execute(
+                    "INSERT OR IGNORE INTO typo_terms(key, rows) VALUES (?1, ?2)",
+                    rusqlite::params![key, 1 + (i % 7) as i64],
+                )
+                .unwrap();
+            }
+        }
+        tx.commit().unwrap();
+        c.execute_batch("VACUUM;").unwrap();
+    }
+    let bytes = std::fs::read(&path).unwrap();
+    let root = {
+        let t = Traced::open(&path).unwrap();
+        root_page(&t.conn, "typo_terms")
+    };
+    // Queries are planned on any index: correcting one reads only the
+    // connection it is given.
+    let engine = common::sample_engine();
+    let mut probes: Vec<String> = Vec::new();
+    for (i, w) in words.iter().enumerate().step_by(997) {
+        // A letter dropped, changed, or two swapped; the word as it is.
+        let c: Vec<char> = w.chars().collect();
+        let k = 1 + i % (c.len() - 2);
+        let mut dropped = c.clone();
+        dropped.remove(k);
+        let mut changed = c.clone();
+        changed[k] = if c[k] == 'q' { 'x' } else { 'q' };
+        let mut swapped = c.clone();
+        swapped.swap(k, k + 1);
+        for v in [dropped, changed, swapped, c] {
+            probes.push(v.into_iter().collect());
+        }
+    }
+    probes.push(format!("{} {}", words[5], &words[6][1..]));
+    probes.push(format!("{}*", &words[7][..6.min(words[7].len())]));
+    probes.push("zzzzzzzzzz".into());
+    let mut corrected = 0;
+    let mut deep = 0;
+    for q in &probes {
+        let planned = engine.plan_search(q, &SearchOptions::default()).unwrap();
+        let ranges = planned.typo_lookups();
+        let predicted = range_pages_of(&bytes, page_size, root, &ranges);
+        // A fresh connection each time: SQLite's page cache hides reads.
+        let t = Traced::open(&path).unwrap();
+        root_page(&t.conn, "typo_terms");
+        t.take_pages();
+        if planned.corrected(&t.conn).unwrap().is_some() {
+            corrected += 1;
+        }
+        let read: BTreeSet<u32> = t.take_pages().into_iter().filter(|&p| p != 1).collect();
+        assert!(
+            read.is_subset(&predicted),
+            "{q}: SQLite read {read:?}, the walk predicts {predicted:?}"
+        );
+        if read.len() > 2 {
+            deep += 1;
+        }
+    }
+    assert!(
+        corrected > probes.len() / 2,
+        "{corrected} of {} corrected",
+        probes.len()
+    );
+    assert!(deep > 0, "lookups cross several levels of the b-tree");
+}

@@ -363,6 +363,15 @@ fn build_vocab(out: &Path, facts: &Path) -> gitsense_engine::Result<()> {
         format!("{} OR {}", words(10)[0], words(2_500)[79]),
         format!("{}*", &words(777)[5][..3]),
         "zzzzzzzzz".to_string(),
+        // A typo: a word with a letter dropped, searched as the words
+        // nearest it.
+        {
+            let w = words(321)
+                .into_iter()
+                .find(|w| w.len() >= 8)
+                .unwrap_or("abcdefgh");
+            format!("{}{}", &w[..3], &w[4..])
+        },
     ];
     let conn = rusqlite::Connection::open(out).map_err(sqlite_error)?;
     conn.execute_batch(

@@ -54,6 +54,7 @@ pub struct PlannedSearch {
     opts: SearchOptions,
     query: Query,
     plan: Plan,
+    corpus: plan::Corpus,
     revision: String,
     plan_ms: f64,
 }
@@ -78,6 +79,69 @@ impl PlannedSearch {
     pub fn from_cursor(&self) -> bool {
         self.asked.cursor.is_some()
     }
+
+    /// This search with another query and plan (what it runs when nothing
+    /// matched every word).
+    fn instead(&self, query: Query, plan: Plan) -> PlannedSearch {
+        PlannedSearch {
+            text: self.text.clone(),
+            asked: self.asked.clone(),
+            opts: self.opts.clone(),
+            query,
+            plan,
+            corpus: self.corpus,
+            revision: self.revision.clone(),
+            plan_ms: self.plan_ms,
+        }
+    }
+
+    /// The keys of `typo_terms` typo correction reads when nothing
+    /// matched every word ([`crate::typo::lookups`]).
+    pub fn typo_lookups(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        crate::typo::lookups(&self.query)
+    }
+
+    /// When nothing matched every word: the search with its typos
+    /// corrected, as the engine runs it then; `None` when no word is
+    /// corrected. Reads `typo_terms` through `conn`.
+    pub fn corrected(&self, conn: &Connection) -> Result<Option<PlannedSearch>> {
+        Ok(corrected_plan(conn, &self.query, &self.opts, self.corpus)?
+            .map(|(query, plan, _)| self.instead(query, plan)))
+    }
+
+    /// When nothing matched every word (typos corrected): the search
+    /// matching any of them, as the engine runs it then; `None` when the
+    /// query has no such reading.
+    pub fn any_term(&self) -> Option<PlannedSearch> {
+        any_term_plan(&self.query, &self.opts, self.corpus)
+            .map(|p| self.instead(self.query.clone(), p))
+    }
+}
+
+/// The query typo correction makes of `q` (see [`crate::typo`]) and its
+/// plan, with the corrections; `None` when no word is corrected.
+fn corrected_plan(
+    conn: &Connection,
+    q: &Query,
+    opts: &SearchOptions,
+    corpus: plan::Corpus,
+) -> Result<Option<(Query, Plan, Vec<crate::typo::Correction>)>> {
+    let Some((fixed, corrections)) = crate::typo::correct(conn, q)? else {
+        return Ok(None);
+    };
+    Ok(plan::plan_in(&fixed, opts, MatchMode::AllTerms, corpus)
+        .ok()
+        .map(|p| (fixed, p, corrections)))
+}
+
+/// The any-term reading of `q`, a second chance: none where it cannot be
+/// planned (an OR branch left with only an excluded term, once a word
+/// that holds no token is dropped).
+fn any_term_plan(q: &Query, opts: &SearchOptions, corpus: plan::Corpus) -> Option<Plan> {
+    if !plan::can_fall_back(q) {
+        return None;
+    }
+    plan::plan_in(q, opts, MatchMode::AnyTerm, corpus).ok()
 }
 
 /// The results object as JSON text, as [`Engine::search_json`] returns it.
@@ -436,6 +500,7 @@ impl Engine {
             opts: planned_opts,
             query,
             plan,
+            corpus: self.corpus(),
             revision: self.info.revision.clone(),
             plan_ms: (self.clock)() - t0,
         })
@@ -483,10 +548,10 @@ impl Engine {
             opts,
             query: q,
             plan: mut p,
+            corpus,
             ..
         } = planned;
         let text = text.as_str();
-        let corpus = self.corpus();
         let strict = opts.mode == QueryMode::Strict;
         let facet_requests = facets::requested(&q, &opts.facets, &p.profile.name, strict)?;
         if let (Some(cur), Some(scope)) = (opts.current_chat_id, q.scope) {
@@ -509,27 +574,23 @@ impl Engine {
         // that drops a word.
         let mut q = q;
         if counted.iter().all(|c| c.total == 0) && !self.budget.interrupted.get() {
-            if let Some((fixed, corrections)) = crate::typo::correct(&self.conn, &q)? {
-                if let Ok(fixed_plan) = plan::plan_in(&fixed, &opts, MatchMode::AllTerms, corpus) {
-                    counted = self.count(&fixed_plan)?;
-                    did_you_mean = Some(DidYouMean {
-                        query: crate::typo::corrected_text(text, &corrections),
-                        corrections,
-                    });
-                    p = fixed_plan;
-                    q = fixed;
-                }
+            if let Some((fixed, fixed_plan, corrections)) =
+                corrected_plan(&self.conn, &q, &opts, corpus)?
+            {
+                counted = self.count(&fixed_plan)?;
+                did_you_mean = Some(DidYouMean {
+                    query: crate::typo::corrected_text(text, &corrections),
+                    corrections,
+                });
+                p = fixed_plan;
+                q = fixed;
             }
         }
         // The any-term reading is a second chance, not the query: where it
-        // cannot be planned (an OR branch left with only an excluded term,
-        // once a word that holds no token is dropped), the all-terms
-        // answer stands; nor is it tried once the time budget ran out.
-        let any_plan = if counted.iter().all(|c| c.total == 0)
-            && !self.budget.interrupted.get()
-            && plan::can_fall_back(&q)
-        {
-            plan::plan_in(&q, &opts, MatchMode::AnyTerm, corpus).ok()
+        // cannot be planned the all-terms answer stands; nor is it tried
+        // once the time budget ran out.
+        let any_plan = if counted.iter().all(|c| c.total == 0) && !self.budget.interrupted.get() {
+            any_term_plan(&q, &opts, corpus)
         } else {
             None
         };

@@ -109,11 +109,20 @@ pub(crate) fn correct(
     let Some(expr) = &query.expr else {
         return Ok(None);
     };
-    if query.regex || !has_terms(conn)? {
+    if query.regex {
         return Ok(None);
     }
     let mut corrections: Vec<Correction> = Vec::new();
+    // Looked at with the first word to correct: a query with none reads
+    // nothing of the table.
+    let mut usable = None;
     let corrected = rewrite(expr, false, &mut |word, prefix| {
+        if usable.is_none() {
+            usable = Some(has_terms(conn)?);
+        }
+        if usable == Some(false) {
+            return Ok(None);
+        }
         if let Some(c) = corrections.iter().find(|c| c.word == word) {
             return Ok(Some(c.replacements.clone()));
         }
@@ -280,16 +289,11 @@ fn neighbours(conn: &Connection, word: &str, prefix: bool) -> Result<Option<Vec<
     }
     let chars: Vec<char> = word.chars().collect();
     let n = chars.len();
-    let max = if n >= TWO_EDITS_FROM { 2 } else { 1 };
-    // The part of the word an edit leaves intact: with one edit, a half
-    // (less one letter, so that two letters swapped across the middle
-    // break neither); with two, a third.
-    let part = if max == 1 { (n - 1) / 2 } else { n / 3 }.max(2);
-    let start: String = chars[..part].iter().collect();
-    let end: String = chars[n - part..].iter().rev().collect();
+    let max = edits_allowed(n);
     let mut best: Vec<(usize, i64, String)> = Vec::new();
-    for (tag, stem) in [(FORWARD, &start), (REVERSED, &end)] {
-        for (k, rows) in scan(conn, &format!("{tag}{stem}"), MAX_SCANNED)? {
+    for stem in stems(&chars) {
+        let tag = stem.chars().next().unwrap_or(FORWARD);
+        for (k, rows) in scan(conn, &stem, MAX_SCANNED)? {
             let candidate: String = if tag == FORWARD {
                 k.chars().skip(1).collect()
             } else {
@@ -324,10 +328,72 @@ fn neighbours(conn: &Connection, word: &str, prefix: bool) -> Result<Option<Vec<
     ))
 }
 
+/// Edits a word of `n` letters may be from its replacement.
+fn edits_allowed(n: usize) -> usize {
+    if n >= TWO_EDITS_FROM {
+        2
+    } else {
+        1
+    }
+}
+
+/// The two key prefixes a word's neighbours are scanned by: its start
+/// (`w`) and its end reversed (`r`), each the part of the word an edit
+/// leaves intact: with one edit, a half (less one letter, so that two
+/// letters swapped across the middle break neither); with two, a third.
+fn stems(chars: &[char]) -> [String; 2] {
+    let n = chars.len();
+    let part = if edits_allowed(n) == 1 {
+        (n - 1) / 2
+    } else {
+        n / 3
+    }
+    .max(2);
+    let start: String = chars[..part].iter().collect();
+    let end: String = chars[n - part..].iter().rev().collect();
+    [format!("{FORWARD}{start}"), format!("{REVERSED}{end}")]
+}
+
+/// The end of a scan of the keys starting with `prefix`: U+10FFFF sorts
+/// after every character in UTF-8 (BINARY collation).
+fn scan_end(prefix: &str) -> String {
+    format!("{prefix}\u{10FFFF}")
+}
+
+/// The keys of `typo_terms` [`correct`] reads for `query`, as inclusive
+/// ranges (low, high) of key bytes, without reading anything: for a query
+/// with a word it may correct, whether the table holds any, then, for
+/// each such word, the word itself and the two scans of its neighbours. A lazily read index
+/// fetches their pages in one round before a search that matched nothing.
+pub fn lookups(query: &Query) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let Some(expr) = &query.expr else {
+        return Vec::new();
+    };
+    if query.regex {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let _ = rewrite(expr, false, &mut |word, prefix| {
+        if out.is_empty() {
+            // `has_terms`: the table's first key.
+            out.push((Vec::new(), Vec::new()));
+        }
+        let key = format!("{FORWARD}{word}");
+        let high = if prefix { scan_end(&key) } else { key.clone() };
+        out.push((key.into_bytes(), high.into_bytes()));
+        let chars: Vec<char> = word.chars().collect();
+        for stem in stems(&chars) {
+            let end = scan_end(&stem);
+            out.push((stem.into_bytes(), end.into_bytes()));
+        }
+        Ok(None)
+    });
+    out
+}
+
 /// The keys starting with `prefix`, and their rows (at most `limit`).
 fn scan(conn: &Connection, prefix: &str, limit: i64) -> Result<Vec<(String, i64)>> {
-    // U+10FFFF sorts after every character in UTF-8 (BINARY collation).
-    let end = format!("{prefix}\u{10FFFF}");
+    let end = scan_end(prefix);
     let mut stmt = conn
         .prepare_cached(&format!(
             "SELECT {k}, {r} FROM {t} WHERE {k} >= ?1 AND {k} < ?2 LIMIT ?3",

@@ -23,6 +23,13 @@
 //!    that ranks nothing, in a round of their own),
 //! 4. the overflow pages of those rows.
 //!
+//! When nothing matches every word, the search corrects its typos
+//! (`gitsense_engine::typo`), and failing that matches any word: the
+//! `typo_terms` pages the correction reads come in a round (a level of
+//! its b-tree at a time: the lookups are key ranges known from the query,
+//! [`PlannedSearch::typo_lookups`]), then the corrected query is warmed as
+//! above, then (if that matches nothing either) the any-term reading.
+//!
 //! A query without words (filters only) scans its targets' tables: their
 //! pages and their indexes' come in one round
 //! ([`gitsense_engine::plan::TargetPlan::scanned`]; the inner pages are hot, so
@@ -41,7 +48,7 @@ use gitsense_engine::index::rank::Tally;
 use gitsense_engine::index::records::{self, Col};
 use gitsense_engine::index::schema::{
     chat_details, chats, code_blocks, code_rank, code_text, fts_chats, fts_code_blocks,
-    fts_messages, message_names, message_rank, message_text, messages,
+    fts_messages, message_names, message_rank, message_text, messages, typo_terms,
 };
 use gitsense_engine::plan::{Plan, QueryMode};
 use gitsense_engine::query::ast::Target;
@@ -402,19 +409,70 @@ fn add_chats(keys: &mut Keys, ids: &[i64]) {
     keys.entry(chat_details::TABLE).or_default().extend(ids);
 }
 
-/// See the module docs. `options_json` holds [`SearchOptions`].
+/// See the module docs.
 pub async fn warm(
     lazy: &LazyIndex,
     conn: &Connection,
     tally: &Tally,
     planned: &PlannedSearch,
 ) -> Result<()> {
-    if planned.from_cursor() {
+    if planned.from_cursor() || warm_plan(lazy, conn, tally, planned).await? {
         return Ok(());
     }
+    // Nothing matches every word: the search corrects its typos, and
+    // failing that matches any word; each of those readings is warmed
+    // in turn.
+    let corrected = correct_typos(lazy, conn, planned).await?;
+    let now = match corrected {
+        Some(fixed) if warm_plan(lazy, conn, tally, &fixed).await? => return Ok(()),
+        Some(fixed) => fixed,
+        None => planned.clone(),
+    };
+    if let Some(any) = now.any_term() {
+        warm_plan(lazy, conn, tally, &any).await?;
+    }
+    Ok(())
+}
+
+/// Fetches the pages of `typo_terms` typo correction reads for `planned`
+/// (its b-tree a level at a time), then corrects it as the search will
+/// (pages in place): the corrected search, if a word was corrected.
+async fn correct_typos(
+    lazy: &LazyIndex,
+    conn: &Connection,
+    planned: &PlannedSearch,
+) -> Result<Option<PlannedSearch>> {
+    let ranges = planned.typo_lookups();
+    if ranges.is_empty() {
+        return Ok(None);
+    }
+    if let Some(root) = root_of(conn, typo_terms::TABLE) {
+        let usable = lazy.usable_size();
+        walk_by(
+            lazy,
+            vec![(root, ranges)],
+            &[],
+            |page, page_no, rs| match btree::kind(page, page_no)? {
+                PageKind::InteriorIndex => btree::descend_ranges(page, page_no, usable, rs),
+                _ => None,
+            },
+        )
+        .await?;
+    }
+    planned.corrected(conn)
+}
+
+/// Warms one reading of a query (rounds 1 to 4); whether it matched
+/// anything (the rounds after the first run only then).
+async fn warm_plan(
+    lazy: &LazyIndex,
+    conn: &Connection,
+    tally: &Tally,
+    planned: &PlannedSearch,
+) -> Result<bool> {
     let p = planned.plan();
     if planned.options().mode == QueryMode::Box && planned.query().is_blank() {
-        return Ok(());
+        return Ok(true);
     }
 
     // Round 1: the doclists (found through the FTS index), then the rows
@@ -450,14 +508,15 @@ pub async fn warm(
             .flat_map(|tp| tp.scanned().iter().copied())
             .collect();
         if tables.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         let names = gitsense_engine::index::btrees_of(conn, &tables)?;
         meanwhile(scan(lazy, conn, &names), || {
             gitsense_engine::search::prepare_statements(conn, p)
         })
         .await?;
-        return returned_page(lazy, conn, tally, p).await;
+        returned_page(lazy, conn, tally, p).await?;
+        return Ok(true);
     }
     let mut keys = Keys::new();
     for ((t, expr), segs) in exprs.iter().zip(&segids) {
@@ -499,7 +558,7 @@ pub async fn warm(
         matched.push((target, ids.into_iter().collect()));
     }
     if matched.iter().all(|(_, ids)| ids.is_empty()) {
-        return Ok(());
+        return Ok(false);
     }
 
     // Round 2: the rows of the tables ranking joins (for plain words only
@@ -550,7 +609,8 @@ pub async fn warm(
         }
     }
     walk(lazy, conn, &keys, &[]).await?;
-    returned_page(lazy, conn, tally, p).await
+    returned_page(lazy, conn, tally, p).await?;
+    Ok(true)
 }
 
 /// Rounds 3 and 4 (see the module docs): ranking (as the engine will run

@@ -334,6 +334,108 @@ pub fn descend_terms(
     Some(out)
 }
 
+/// An inclusive range of keys (low, high) of an index b-tree whose records
+/// start with a TEXT or BLOB column, compared as bytes (BINARY collation).
+pub type KeyRange = (Vec<u8>, Vec<u8>);
+
+/// Children of one page a range reaches at most: a scan past them reads
+/// on its own.
+const MAX_RANGE_CHILDREN: usize = 16;
+
+/// How the first column (TEXT or BLOB) of an index cell's record at `at`
+/// (`local` bytes of it on the page) compares with `key`; `None` when the
+/// record is not of that shape or the bytes on the page do not decide it.
+fn cmp_first_bytes(b: &[u8], at: usize, local: usize, key: &[u8]) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    let rec = b.get(at..at + local)?;
+    let (header_len, h) = varint(rec, 0)?;
+    let header_len = header_len as usize;
+    let (serial, _) = varint(rec, h)?;
+    if serial < 12 || h >= header_len || header_len > rec.len() {
+        return None;
+    }
+    let len = ((serial - 12) / 2) as usize;
+    let avail = rec.len().saturating_sub(header_len).min(len);
+    let here = rec.get(header_len..header_len + avail)?;
+    let n = avail.min(key.len());
+    match here[..n].cmp(&key[..n]) {
+        Ordering::Equal => {}
+        o => return Some(o),
+    }
+    if avail < len && avail < key.len() {
+        // The rest of the key is on an overflow page.
+        return None;
+    }
+    Some(len.cmp(&key.len()))
+}
+
+/// For an interior page of an index b-tree keyed by a TEXT or BLOB first
+/// column (a `WITHOUT ROWID` table's primary key; `usable` bytes of each
+/// page in use): the children holding keys of each of `ranges`, each
+/// child with the ranges it holds keys of, in page order. A range of one
+/// key found on this page needs no child (SQLite's seek stops there); a
+/// range that runs over more than [`MAX_RANGE_CHILDREN`] children is cut
+/// there, and one the bytes on this page cannot place is dropped: both
+/// read the rest on their own.
+pub fn descend_ranges(
+    page: &[u8],
+    page_no: u32,
+    usable: usize,
+    ranges: &[KeyRange],
+) -> Option<Vec<(u32, Vec<KeyRange>)>> {
+    let (k, offsets) = cells(page, page_no)?;
+    if k != PageKind::InteriorIndex {
+        return None;
+    }
+    let h = header_at(page_no);
+    let right = u32_at(page, h + 8)?;
+    let max_local = (usable - 12) * 64 / 255 - 23;
+    let min_local = (usable - 12) * 32 / 255 - 23;
+    // (record offset, local record bytes, left child), ascending.
+    let cells = offsets
+        .iter()
+        .map(|&o| {
+            let (payload, n) = varint(page, o + 4)?;
+            let (local, _) = local_split(payload as usize, min_local, max_local, usable);
+            Some((o + 4 + n, local, u32_at(page, o)?))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let child = |i: usize| cells.get(i).map(|c| c.2).unwrap_or(right);
+    let mut out: Vec<(u32, Vec<KeyRange>)> = Vec::new();
+    'ranges: for range in ranges {
+        // The first cell at or after the low key, the first after the high.
+        let (mut first, mut past) = (cells.len(), cells.len());
+        let mut exact = false;
+        for (i, &(at, local, _)) in cells.iter().enumerate() {
+            let Some(low) = cmp_first_bytes(page, at, local, &range.0) else {
+                continue 'ranges;
+            };
+            let Some(high) = cmp_first_bytes(page, at, local, &range.1) else {
+                continue 'ranges;
+            };
+            if first == cells.len() && low.is_ge() {
+                first = i;
+                exact = low.is_eq() && range.0 == range.1;
+            }
+            if high.is_gt() {
+                past = i;
+                break;
+            }
+        }
+        if exact {
+            continue;
+        }
+        for i in first..=past.min(first + MAX_RANGE_CHILDREN - 1) {
+            let c = child(i);
+            match out.iter_mut().find(|(p, _)| *p == c) {
+                Some((_, rs)) => rs.push(range.clone()),
+                None => out.push((c, vec![range.clone()])),
+            }
+        }
+    }
+    Some(out)
+}
+
 /// For a leaf table page: the overflow pages of the rows with `keys`,
 /// assuming each chain is contiguous (as VACUUM writes it; a wrong guess
 /// only costs a synchronous read later): (first page, pages).
