@@ -18,8 +18,19 @@ use std::io::Read;
 fn the_packed_file_holds_every_page_and_its_lengths_follow_the_hot_pages() {
     let out = temp_dir().join("published");
     let m = publish(&sample_index(), &out).expect("publish");
-    let raw = std::fs::read(out.join(m.raw_file.as_deref().unwrap())).unwrap();
-    assert_eq!(raw, std::fs::read(sample_index()).unwrap());
+    // One copy for range reads: the packed file, no raw index beside it.
+    assert_eq!(m.raw_file, None);
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".gsx")), "{names:?}");
+    let raw = std::fs::read(sample_index()).unwrap();
+    let mut downloaded = Vec::new();
+    GzDecoder::new(&std::fs::read(out.join(&m.file)).unwrap()[..])
+        .read_to_end(&mut downloaded)
+        .unwrap();
+    assert_eq!(downloaded, raw, "the full download is the index");
     // What the manifest on disk says is what publish returned.
     let on_disk = Manifest::parse(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
         .expect("manifest parses");
@@ -194,7 +205,7 @@ fn in_memory_publish(index: &std::path::Path) -> Vec<(String, Vec<u8>)> {
         sha256,
         format!("{stem}.gsx.gz"),
         compressed.len() as u64,
-        Some(format!("{stem}.gsx")),
+        None,
     );
     m.hot_pages = hot;
     m.hot_file = Some(format!("{stem}.hot.gz"));
@@ -203,7 +214,6 @@ fn in_memory_publish(index: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     m.packed_size = packed.len() as u64;
     let json = serde_json::to_string_pretty(&m).unwrap() + "\n";
     vec![
-        (format!("{stem}.gsx"), bytes),
         (format!("{stem}.gsx.gz"), compressed),
         (format!("{stem}.pages"), packed),
         (format!("{stem}.hot.gz"), zopfli(&hot_bytes)),

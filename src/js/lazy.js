@@ -763,10 +763,12 @@ async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest
     const m = JSON.parse(text);
     // An index too large to open is refused by the session, which reads
     // the manifest next: nothing of it is asked for here.
-    const usable = m && typeof m.rawFile === 'string' && Number.isInteger(m.size) && m.size <= MAX_INDEX_BYTES;
+    // Pages are read by range from the raw index when one is published,
+    // else from the packed file (then the session reads only that).
+    const ranged = m && (typeof m.rawFile === 'string' ? [m.rawFile, m.size] : [m.packedFile, m.packedSize]);
+    const usable = ranged && typeof ranged[0] === 'string' && Number.isInteger(ranged[1]) && Number.isInteger(m.size) && m.size <= MAX_INDEX_BYTES;
     if (!usable) return handOff({ manifest: text });
-    const raw = new URL(m.rawFile, res.url || manifestUrl).href;
-    const probe = probeRanges(raw, m.size, timeoutMs ?? 10000);
+    const probe = probeRanges(new URL(ranged[0], res.url || manifestUrl).href, ranged[1], timeoutMs ?? 10000);
     let hot = Promise.resolve(null);
     // Why the hot pages are not used, when a file failed (too large:
     // download.too_large); the session reports it in info().lazy.hotOff.

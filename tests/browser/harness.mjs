@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../../www/serve.mjs';
 import { CHROMIUM, CHROMIUM_ARGS as ARGS } from './chromium.mjs';
@@ -33,6 +34,36 @@ export function cli(...args) {
 export function publish(site, index, dir = 'data') {
   cli('publish', index, '--out-dir', path.join(site.root, dir));
   return JSON.parse(fs.readFileSync(path.join(site.root, dir, 'manifest.json'), 'utf8'));
+}
+
+/**
+ * Adds the raw index (`bytes`) beside a published index in `dir` and names
+ * it in the manifest as `rawFile`, as sites published before the packed
+ * file was the one copy are laid out; `packed: false` also drops the
+ * packed file (manifest and page lengths), so every page comes from the
+ * raw index. Returns the new manifest.
+ */
+export function withRawIndex(site, dir, bytes, { packed = true } = {}) {
+  const at = path.join(site.root, dir);
+  const m = JSON.parse(fs.readFileSync(path.join(at, 'manifest.json'), 'utf8'));
+  m.rawFile = m.file.replace(/\.gz$/, '');
+  fs.writeFileSync(path.join(at, m.rawFile), bytes);
+  if (!packed) {
+    fs.rmSync(path.join(at, m.packedFile));
+    // The hot file without the packed file's page lengths at its end.
+    const hot = zlib.gunzipSync(fs.readFileSync(path.join(at, m.hotFile)));
+    fs.writeFileSync(path.join(at, m.hotFile), zlib.gzipSync(hot.subarray(0, hot.length - 2 * m.pageCount)));
+    delete m.packedFile;
+    delete m.packedSize;
+  }
+  const text = JSON.stringify(m, null, 2);
+  fs.writeFileSync(path.join(at, 'manifest.json'), text);
+  // The first visit's file with the new manifest (as publish lays it out).
+  const hot = zlib.gunzipSync(fs.readFileSync(path.join(at, m.hotFile)));
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(Buffer.byteLength(text));
+  fs.writeFileSync(path.join(at, 'manifest.hot.gz'), zlib.gzipSync(Buffer.concat([Buffer.from('GSXHOT1\n'), len, Buffer.from(text), hot])));
+  return m;
 }
 
 /**

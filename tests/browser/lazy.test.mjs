@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import crypto from 'node:crypto';
-import { setup, publish, cli, call, openEngine, closePage, clearStorage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
+import { setup, publish, withRawIndex, cli, call, openEngine, closePage, clearStorage, SAMPLE_INDEX, HOSTILE_INDEX, FIXTURES } from './harness.mjs';
 import { firstVisitHot, readFirstVisitHot, inflateRaw, inflateRuns, FILL_DIRECTORY } from '../../src/js/lazy.js';
 
 let site;
@@ -23,15 +23,15 @@ after(async () => {
   await site.close();
 });
 
-/** The published hot file at `dir` as format 1 lays it out: the hot pages
- * as they are, then the packed file's page lengths. The pages are read
- * from the raw index (only the engine decodes hotFormat 2: the Rust
- * tests check that it gives these pages); the lengths follow the encoded
- * pages, whose lengths lead the file. */
-function hotFile(dir, m) {
+/** The hot file of `index` published at `dir` as format 1 lays it out:
+ * the hot pages as they are, then the packed file's page lengths. The
+ * pages are read from the index (only the engine decodes hotFormat 2: the
+ * Rust tests check that it gives these pages); the lengths follow the
+ * encoded pages, whose lengths lead the file. */
+function hotFile(dir, m, index) {
   const bytes = zlib.gunzipSync(fs.readFileSync(path.join(dir, m.hotFile)));
   assert.equal(m.hotFormat, 2, 'publish encodes the hot pages');
-  const raw = fs.readFileSync(path.join(dir, m.rawFile));
+  const raw = fs.readFileSync(index);
   const end = m.hotPages.reduce((at, _, i) => at + bytes.readUInt32LE(4 * i), 4 * m.hotPages.length);
   return Buffer.concat([...m.hotPages.map((p) => raw.subarray((p - 1) * m.pageSize, p * m.pageSize)), bytes.subarray(end)]);
 }
@@ -393,7 +393,7 @@ test('leaf-end hashes not at hand are not fetched for: the warm-up fetches the n
   const root = path.join(site.root, 'vocab-noends');
   const m = JSON.parse(fs.readFileSync(path.join(root, 'manifest.json'), 'utf8'));
   assert.ok(facts.leafEndsPages.every((p) => m.hotPages.includes(p)), 'published hot, as small tables are');
-  const hot = hotFile(root, m);
+  const hot = hotFile(root, m, index);
   const keep = m.hotPages.map((p, i) => [p, i]).filter(([p]) => !facts.leafEndsPages.includes(p));
   // (The packed file's page lengths follow the hot pages.)
   const lengths = hot.subarray(m.hotPages.length * m.pageSize);
@@ -412,8 +412,11 @@ test('leaf-end hashes not at hand are not fetched for: the warm-up fetches the n
   await closePage(page);
 });
 
-test('the engine decodes the hot file (hotFormat 2); one cut short or with a page of an unknown codec is refused (download.corrupt in info().lazy.hotOff) and the visit answers by range reads, the CLI\'s answers', async () => {
-  const m = publish(site, SAMPLE_INDEX, 'hot-corrupt');
+test('the engine decodes the hot file (hotFormat 2); one cut short or with a page of an unknown codec is refused (download.corrupt in info().lazy.hotOff) and a site with a raw index answers by range reads of it, the CLI\'s answers', async () => {
+  publish(site, SAMPLE_INDEX, 'hot-corrupt');
+  // (Without the hot file's page lengths the packed file cannot be read:
+  // the raw index serves the visit.)
+  const m = withRawIndex(site, 'hot-corrupt', fs.readFileSync(SAMPLE_INDEX));
   const dir = path.join(site.root, 'hot-corrupt');
   const manifestText = fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8');
   const bytes = zlib.gunzipSync(fs.readFileSync(path.join(dir, m.hotFile)));
@@ -473,9 +476,9 @@ test('the packed file inflates to the index\'s own pages (lazy.js inflateRaw, ev
   for (const [index, dir] of [[SAMPLE_INDEX, 'inflate-sample'], [path.join(FIXTURES, 'vocab.gsx'), 'inflate-vocab']]) {
     const m = publish(site, index, dir);
     const root = path.join(site.root, dir);
-    const raw = fs.readFileSync(path.join(root, m.rawFile));
+    const raw = fs.readFileSync(index);
     const packed = fs.readFileSync(path.join(root, m.packedFile));
-    const lengths = packedLengths(hotFile(root, m), m);
+    const lengths = packedLengths(hotFile(root, m, index), m);
     // Runs of up to 7 pages, as a round asks for them.
     const answers = [];
     const counts = [];
@@ -562,21 +565,30 @@ test('inflateRaw gives zlib\'s bytes for every kind of DEFLATE block, and refuse
   }
 });
 
-test('a hot file of a format the engine does not know is left out: those pages are read like any other, the CLI\'s answers', async () => {
-  const m = publish(site, SAMPLE_INDEX, 'hot-unknown');
-  m.hotFormat = 99;
-  fs.writeFileSync(path.join(site.root, 'hot-unknown', 'manifest.json'), JSON.stringify(m));
-  const page = await freshPage();
-  const info = await openEngine(page, { manifestUrl: '/hot-unknown/manifest.json', lazyFill: false });
-  assert.equal(info.storage, 'lazy');
-  assert.equal(info.lazy.hotPages, 0, 'no hot pages used');
-  assert.match(info.lazy.hotOff || '', /^index\.version_mismatch: .*hotFormat 99/, JSON.stringify(info.lazy));
-  for (const [query, options] of QUERIES.slice(0, 4)) {
-    const { value: json, error } = await call(page, 'searchJson', query, { ...options, ...UNBOUNDED });
-    assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
-    assert.equal(json, cliJson(query, options), query);
+test('a hot file of a format the engine does not know is left out: with a raw index its pages are read like any other; with the packed file alone (its page lengths are in the hot file) the whole index is downloaded; the CLI\'s answers', async () => {
+  for (const raw of [true, false]) {
+    const dir = `hot-unknown-${raw}`;
+    publish(site, SAMPLE_INDEX, dir);
+    const m = raw ? withRawIndex(site, dir, fs.readFileSync(SAMPLE_INDEX)) : JSON.parse(fs.readFileSync(path.join(site.root, dir, 'manifest.json'), 'utf8'));
+    m.hotFormat = 99;
+    fs.writeFileSync(path.join(site.root, dir, 'manifest.json'), JSON.stringify(m));
+    const page = await freshPage();
+    const info = await openEngine(page, { manifestUrl: `/${dir}/manifest.json`, lazyFill: false });
+    if (raw) {
+      assert.equal(info.storage, 'lazy');
+      assert.equal(info.lazy.hotPages, 0, 'no hot pages used');
+      assert.match(info.lazy.hotOff || '', /^index\.version_mismatch: .*hotFormat 99/, JSON.stringify(info.lazy));
+    } else {
+      assert.notEqual(info.storage, 'lazy');
+      assert.match(info.storageReason, /lazy loading is not possible \(lazy\.unavailable: the packed file cannot be read without its page lengths \(index\.version_mismatch: .*hotFormat 99/, info.storageReason);
+    }
+    for (const [query, options] of QUERIES.slice(0, 4)) {
+      const { value: json, error } = await call(page, 'searchJson', query, { ...options, ...UNBOUNDED });
+      assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
+      assert.equal(json, cliJson(query, options), query);
+    }
+    await closePage(page);
   }
-  await closePage(page);
 });
 
 // Servers that answer several ranges in one request with a multipart body
@@ -634,11 +646,15 @@ test('pages come compressed from the packed file: fewer bytes than the pages the
   const { value: info } = await call(page, 'info');
   const t = indexTraffic();
   assert.ok(t.packedRequests > 0 && t.packed > 0, JSON.stringify(t));
-  // The raw index serves the range probes and SQLite's synchronous reads (a
-  // page the warm-up did not foresee) only.
-  assert.ok(t.raw - info.lazy.readBytes < 1024, `${t.raw} bytes of the raw index, ${info.lazy.readBytes} read synchronously`);
-  // (The server's count holds the multipart answers' part headers too.)
-  assert.ok(info.lazy.prefetchBytes <= t.packed && t.packed < info.lazy.prefetchBytes * 1.1, `info() counts the compressed bytes: ${info.lazy.prefetchBytes} of ${t.packed}`);
+  // One copy of the index on the host: the packed file serves the range
+  // probes, the warm-up and SQLite's synchronous reads (a page the warm-up
+  // did not foresee); there is no raw index to read.
+  assert.equal(manifest.rawFile, undefined);
+  assert.equal(t.rawRequests, 0, JSON.stringify(t));
+  // (The server's count holds the multipart answers' part headers and the
+  // probes' bytes too.)
+  const read = info.lazy.prefetchBytes + info.lazy.readBytes;
+  assert.ok(read <= t.packed && t.packed < read * 1.1 + 1024, `info() counts the compressed bytes: ${read} of ${t.packed}`);
   const pages = info.lazy.pagesStored + info.lazy.pagesCached - info.lazy.hotPages;
   assert.ok(pages > 0);
   assert.ok(t.packed < pages * manifest.pageSize * 0.75, `${t.packed} bytes for ${pages} pages`);
@@ -650,11 +666,12 @@ for (const [n, [what, spoil, reason]] of [
   ['is another index\'s', (file) => fs.copyFileSync(path.join(site.root, 'packed-other', publish(site, HOSTILE_INDEX, 'packed-other').packedFile), file), /not the published index/],
   ['holds bytes that do not inflate', (file) => fs.writeFileSync(file, Buffer.alloc(fs.statSync(file).size, 0xff)), /does not inflate|inflated to/],
 ].entries()) {
-  test(`a packed file that ${what}: the pages come from the raw index, the CLI's answers, info() says why`, async () => {
+  test(`a site published with a raw index too, whose packed file ${what}: the pages come from the raw index, the CLI's answers, info() says why`, async () => {
     // A directory of its own (the browser's HTTP cache keeps range answers
     // of other URLs).
     const dir = `packed-spoiled-${n}`;
-    const m = publish(site, SAMPLE_INDEX, dir);
+    publish(site, SAMPLE_INDEX, dir);
+    const m = withRawIndex(site, dir, fs.readFileSync(SAMPLE_INDEX));
     spoil(path.join(site.root, dir, m.packedFile));
     const page = await freshPage();
     const opened = await openEngine(page, { manifestUrl: `/${dir}/manifest.json`, lazyFill: false });
@@ -674,6 +691,32 @@ for (const [n, [what, spoil, reason]] of [
     await closePage(page);
   });
 }
+
+test('one copy on the host: without its packed file the whole index is downloaded; a packed file whose pages do not inflate fails the reads that need them with lazy.packed_invalid', async () => {
+  const missing = publish(site, SAMPLE_INDEX, 'packed-only-missing');
+  fs.rmSync(path.join(site.root, 'packed-only-missing', missing.packedFile));
+  let page = await freshPage();
+  const opened = await openEngine(page, { manifestUrl: '/packed-only-missing/manifest.json', lazyFill: false });
+  assert.notEqual(opened.storage, 'lazy');
+  assert.match(opened.storageReason, /lazy loading is not possible \(.*HTTP 404/, opened.storageReason);
+  for (const [query, options] of QUERIES.slice(0, 3)) {
+    const { value: json, error } = await call(page, 'searchJson', query, { ...options, ...UNBOUNDED });
+    assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
+    assert.equal(json, cliJson(query, options), query);
+  }
+  await closePage(page);
+  const spoiled = publish(site, SAMPLE_INDEX, 'packed-only-spoiled');
+  const file = path.join(site.root, 'packed-only-spoiled', spoiled.packedFile);
+  fs.writeFileSync(file, Buffer.alloc(fs.statSync(file).size, 0xff));
+  page = await freshPage();
+  const lazy = await openEngine(page, { manifestUrl: '/packed-only-spoiled/manifest.json', lazyFill: false });
+  assert.equal(lazy.storage, 'lazy');
+  const { error } = await call(page, 'search', 'stripe checkout webhook', UNBOUNDED);
+  assert.equal(error?.code, 'lazy.packed_invalid', JSON.stringify(error));
+  const { value: info } = await call(page, 'info');
+  assert.equal(info.lazy.packed, true, 'still the only file to read');
+  await closePage(page);
+});
 
 test('a query of filters only fetches the tables it scans in one round: no synchronous reads, the CLI\'s answers', async () => {
   const page = await freshPage();
@@ -838,7 +881,7 @@ test('the fill completes, the engine switches to OPFS, and the next visit reads 
   // the packed file (the pages compressed one by one), read instead of the raw index.
   const traffic = indexTraffic();
   assert.equal(detail.lazy.packed, true, JSON.stringify(detail.lazy));
-  assert.ok(traffic.raw < 1024, `${traffic.raw} raw bytes: the range probes only`);
+  assert.equal(traffic.raw, 0, 'no raw index on the host');
   assert.ok(traffic.packed <= manifest.packedSize + 16 * 1024, `${traffic.packed} packed bytes for a ${manifest.packedSize}-byte packed file`);
   const counted = detail.lazy.fillBytes + detail.lazy.prefetchBytes;
   assert.ok(counted <= traffic.packed && traffic.packed < counted * 1.1, `info() counts the bytes on the wire: ${counted} of ${traffic.packed}`);
@@ -868,10 +911,10 @@ test('the fill completes, the engine switches to OPFS, and the next visit reads 
   const info2 = await openEngine(unmarked);
   assert.equal(info2.source, 'stored');
   assert.equal((await call(unmarked, 'searchJson', 'payment', {})).value, before);
-  // At most the hot pages and the range probes (a few hundred bytes of the raw index).
+  // At most the hot pages and the range probes (a few hundred bytes of the packed file).
   const spent = indexTraffic();
-  assert.ok(spent.raw < 1024, JSON.stringify(site.server.stats().byPath));
-  assert.deepEqual([spent.packed, spent.gzip], [0, 0], JSON.stringify(site.server.stats().byPath));
+  assert.ok(spent.packed < 1024, JSON.stringify(site.server.stats().byPath));
+  assert.deepEqual([spent.raw, spent.gzip], [0, 0], JSON.stringify(site.server.stats().byPath));
   assert.ok(await unmarked.evaluate(() => Object.keys(localStorage).some((k) => k.startsWith('gitsense-search:'))), 'the mark is back');
   // The fill files the worker opened while it did not know yet are gone:
   // nothing of the index's size is left behind in OPFS.
@@ -981,7 +1024,7 @@ test('a reload during the fill resumes it without fetching stored pages again', 
   // Of the packed file (pages compressed one by one): what the missing pages take there.
   const fetched = indexTraffic().packed;
   const m = JSON.parse(fs.readFileSync(path.join(site.root, 'data/manifest.json'), 'utf8'));
-  const lengths = packedLengths(hotFile(path.join(site.root, 'data'), m), m);
+  const lengths = packedLengths(hotFile(path.join(site.root, 'data'), m, SAMPLE_INDEX), m);
   const missing = lengths.reduce((n, l, i) => n + (resumedPresent[i] ? 0 : l), 0);
   assert.ok(fetched <= missing + 16 * 1024, `fetched ${fetched} bytes for ${missing} missing`);
   await closePage(page);
@@ -992,18 +1035,16 @@ test('a republished index never mixes pages of two versions', async () => {
   await openEngine(page, { lazyFill: false });
   const answer = (await call(page, 'searchJson', 'payment', UNBOUNDED)).value;
   assert.equal(answer, cliJson('payment', {}));
-  // A new version is published; the old raw file stays (content-addressed
-  // names), and the session keeps reading its own version.
+  // A new version is published; the old packed file stays
+  // (content-addressed names), and the session keeps reading its own
+  // version.
   const next = publish(site, HOSTILE_INDEX);
-  assert.notEqual(next.rawFile, manifest.rawFile);
+  assert.notEqual(next.packedFile, manifest.packedFile);
   assert.equal((await call(page, 'searchJson', 'token OR session', UNBOUNDED)).value, cliJson('token OR session', {}));
   // Were the old file replaced by other bytes, a range answer naming
   // another size is refused rather than mixed in.
-  const raw = path.join(site.root, 'data', manifest.rawFile);
   const packed = path.join(site.root, 'data', manifest.packedFile);
-  const original = fs.readFileSync(raw);
   const originalPacked = fs.readFileSync(packed);
-  fs.copyFileSync(path.join(site.root, 'data', next.rawFile), raw);
   fs.copyFileSync(path.join(site.root, 'data', next.packedFile), packed);
   try {
     const { error } = await call(page, 'search', 'stripe checkout webhook', {});
@@ -1013,7 +1054,6 @@ test('a republished index never mixes pages of two versions', async () => {
     // Pages already read still answer, identically.
     assert.equal((await call(page, 'searchJson', 'payment', UNBOUNDED)).value, answer);
   } finally {
-    fs.writeFileSync(raw, original);
     fs.writeFileSync(packed, originalPacked);
     publish(site, SAMPLE_INDEX);
   }
@@ -1038,10 +1078,11 @@ test('offline, a lazy engine answers from the pages it has and says network.offl
 
 test('dropped range requests are retried and the answers stay the CLI\'s', async () => {
   const page = await freshPage();
-  // The next two requests for the raw index are cut off (connection
-  // destroyed): the range probe, page prefetches or reads; each request
-  // is tried three times, so two drops can hit even the same one.
-  site.server.options.dropFirst = { match: /\.gsx$/, count: 2 };
+  // The next two range requests (of the packed file) are cut off
+  // (connection destroyed): the range probe, page prefetches or reads;
+  // each request is tried three times, so two drops can hit even the
+  // same one.
+  site.server.options.dropFirst = { match: /\.pages$/, count: 2 };
   const info = await openEngine(page, { lazyFill: false });
   assert.equal(info.storage, 'lazy', JSON.stringify(info.storageReason));
   for (const [query, options] of QUERIES.slice(0, 3)) {
@@ -1059,7 +1100,7 @@ test('a range request without an answer times out after requestTimeoutMs, then t
   assert.equal(bad && bad.code, 'options.invalid', JSON.stringify(bad));
   await openEngine(page, { lazyFill: false, requestTimeoutMs: 300 });
   // From now on the server takes range requests and never answers them.
-  site.server.options.stall = [/\.gsx$/];
+  site.server.options.stall = [/\.pages$/];
   const t0 = Date.now();
   const { error } = await call(page, 'search', 'stripe checkout webhook refund invoice', {});
   const waited = Date.now() - t0;

@@ -629,13 +629,16 @@ fn publish(
         outln!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
     } else {
         outln!(
-            "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}, {} ({} hot pages{}), {} ({} bytes: pages compressed one by one), {}",
+            "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}{} ({} hot pages{}), {} ({} bytes: pages compressed one by one), {}",
             m.revision,
             out_dir.display(),
             m.file,
             m.compressed_size,
             m.size,
-            m.raw_file.as_deref().unwrap_or("-"),
+            m.raw_file
+                .as_deref()
+                .map(|r| format!("{r}, "))
+                .unwrap_or_default(),
             m.hot_file.as_deref().unwrap_or("-"),
             m.hot_pages.len(),
             if m.hot_file.is_some() {

@@ -90,6 +90,9 @@ pub struct Manifest {
     pub compressed_size: u64,
     /// The uncompressed index, relative to the manifest's URL, for clients
     /// that read pages with HTTP Range requests instead of downloading.
+    /// Published only when there is no `packed_file` (which such clients
+    /// read instead): the host keeps one copy to read by range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_file: Option<String>,
     /// Bytes of the uncompressed index.
     pub size: u64,
@@ -111,8 +114,8 @@ pub struct Manifest {
     /// How `hot_file` holds the pages: 1, each page as it is; 2, each
     /// encoded by [`crate::pagecodec::encode_hot`] (interior table
     /// pages as deltas). A client that knows neither leaves the hot file
-    /// out, and with it the packed file's page lengths: it reads those
-    /// pages like any other, from the raw index. Format 2's pages never
+    /// out, and with it the packed file's page lengths: it cannot read
+    /// the packed file, and downloads `file` instead. Format 2's pages never
     /// take format 1's length, so a client of format 1 leaves it out too.
     #[serde(
         default = "hot_format_plain",
@@ -574,7 +577,15 @@ mod write {
         // What a publish killed before it could clean up (SIGKILL, a
         // crash) left here.
         index::tempfiles::remove_stale_named(out_dir, &["index-", "manifest"]);
-        let mut raw = Output::create(out_dir.join(&raw_file))?;
+        // One copy of the index for range reads: the packed file when
+        // there is one (its pages inflate to the raw index's), else the
+        // raw index itself.
+        let packs = page_size <= 65536 && !hot.is_empty();
+        let mut raw = if packs {
+            None
+        } else {
+            Some(Output::create(out_dir.join(&raw_file))?)
+        };
         let compressed_path = out_dir.join(&file);
         let mut gz = GzEncoder::new(
             Output::create(compressed_path.clone())?,
@@ -582,7 +593,7 @@ mod write {
         );
         // Pages of at most 64 KiB (SQLite's largest) always fit the
         // 16-bit lengths; the check is for a corrupt header.
-        let mut packed = if page_size <= 65536 && !hot.is_empty() {
+        let mut packed = if packs {
             Some(Output::create(out_dir.join(&packed_file))?)
         } else {
             None
@@ -593,7 +604,9 @@ mod write {
         let mut again = Sha256::new();
         read_pages(index_path, page_size, |first, bytes| {
             again.update(bytes);
-            raw.put(bytes)?;
+            if let Some(raw) = &mut raw {
+                raw.put(bytes)?;
+            }
             gz.write_all(bytes)
                 .map_err(|e| Error::io("compressing the index", e).with_location(at()))?;
             for (i, page) in bytes.chunks(page_size).enumerate() {
@@ -635,13 +648,13 @@ mod write {
             hot_bytes.extend_from_slice(&encode_packed_lengths(&lengths));
         }
 
-        raw.commit()?;
+        let raw_file = raw.map(Output::commit).transpose()?.map(|_| raw_file);
         let compressed_size = gz.commit()?;
         let packed_size = packed.map(Output::commit).transpose()?;
         if !hot.is_empty() {
             write_atomically(&out_dir.join(&hot_file), &gzip_smallest(&hot_bytes)?)?;
         }
-        let mut manifest = Manifest::gzip_of(&info, sha256, file, compressed_size, Some(raw_file));
+        let mut manifest = Manifest::gzip_of(&info, sha256, file, compressed_size, raw_file);
         if !hot.is_empty() {
             manifest.hot_pages = hot;
             manifest.hot_file = Some(hot_file);

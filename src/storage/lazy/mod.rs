@@ -1,8 +1,10 @@
-//! Lazy mode: the published raw index read page by page over HTTP Range
-//! requests, while a background fill copies it into OPFS.
+//! Lazy mode: the published index read page by page over HTTP Range
+//! requests (of its packed file, pages compressed one by one, else of the
+//! raw index), while a background fill copies it into OPFS.
 //!
-//! In: a manifest with `rawFile` (and its hot pages, prefetched by the
-//! worker while the module compiled). Out: a read-only connection on the
+//! In: a manifest with `packedFile` or `rawFile` (and its hot pages, with
+//! the packed file's page lengths, prefetched by the worker while the
+//! module compiled). Out: a read-only connection on the
 //! VFS [`VFS_NAME`] that answers at once, and [`LazyIndex::fill_step`],
 //! which the session calls until every page is stored, then
 //! [`LazyIndex::store_verified`] to import the copy into the storage pool.
@@ -209,7 +211,9 @@ impl Packed {
 
 /// The page source of one lazily read index.
 pub struct LazySource {
-    url: String,
+    /// The raw index, when published (a site published with a packed file
+    /// has none: every page comes from the packed file).
+    raw: Option<String>,
     /// Timeouts of a synchronous page read and of an async range request.
     sync_timeout_ms: u32,
     fetch_timeout_ms: u32,
@@ -315,25 +319,79 @@ impl LazySource {
         self.fill_stopped = Some(reason);
     }
 
-    /// Fetches pages `first..=last` (0-based) synchronously.
+    /// Stops reading the packed file for the session (it failed with
+    /// `e`); pages come from the raw index from now on.
+    fn drop_packed(&mut self, e: &Error) {
+        self.packed = None;
+        self.stats.packed = false;
+        self.packed_off = Some(format!(
+            "the packed file failed, pages are read from the raw index: {}",
+            e.message
+        ));
+    }
+
+    /// The URL pages are read from: the packed file's while it is used,
+    /// else the raw index's.
+    fn reads_from(&self) -> String {
+        match &self.packed {
+            Some(p) => p.url.clone(),
+            None => self.raw.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Fetches pages `first..=last` (0-based) synchronously: from the
+    /// packed file when there is one (should that fail and a raw index be
+    /// published, from the raw index from then on).
     fn fetch_sync(&mut self, first: u32, last: u32) -> Result<()> {
-        let start = u64::from(first) * self.page_size;
-        let end = (u64::from(last) + 1) * self.page_size - 1;
         let t = host::now_ms();
-        let bytes = host::range_sync(
-            &self.url,
-            start as f64,
-            end as f64,
-            self.size as f64,
-            self.sync_timeout_ms,
-        )
-        .map_err(|e| js_error(&e, "network.failed", "reading index pages"))?;
-        let bytes = Uint8Array::new(&bytes).to_vec();
+        let fail = |e: JsValue| js_error(&e, "network.failed", "reading index pages");
+        let mut fetched = None;
+        if let Some(p) = &self.packed {
+            let (start, end, lengths) = p.range(first, last);
+            let got = host::range_sync(
+                &p.url,
+                start as f64,
+                end as f64,
+                p.size as f64,
+                self.sync_timeout_ms,
+            )
+            .and_then(|answer| {
+                let answers = js_sys::Array::of1(&answer);
+                host::inflate_runs(&answers, lengths, vec![last - first + 1], self.page_size as f64)
+                    .map(|pages| Uint8Array::new(&pages.get(0)).to_vec())
+            });
+            match got {
+                Ok(pages) => fetched = Some((pages, end - start + 1)),
+                Err(e) if self.raw.is_some() => self.drop_packed(&fail(e)),
+                Err(e) => return Err(fail(e)),
+            }
+        }
+        let (bytes, wire) = match fetched {
+            Some(f) => f,
+            None => {
+                let raw = self.raw.as_deref().ok_or_else(|| {
+                    Error::new("lazy.unavailable", "the index has no file to read pages from")
+                })?;
+                let start = u64::from(first) * self.page_size;
+                let end = (u64::from(last) + 1) * self.page_size - 1;
+                let bytes = host::range_sync(
+                    raw,
+                    start as f64,
+                    end as f64,
+                    self.size as f64,
+                    self.sync_timeout_ms,
+                )
+                .map_err(fail)?;
+                let bytes = Uint8Array::new(&bytes).to_vec();
+                let n = bytes.len() as u64;
+                (bytes, n)
+            }
+        };
         let t2 = host::now_ms();
         self.stats.read_wait_ms += t2 - t;
         NETWORK_WAIT_MS.with(|w| w.set(w.get() + (t2 - t)));
         self.stats.read_requests += 1;
-        self.stats.read_bytes += bytes.len() as u64;
+        self.stats.read_bytes += wire;
         self.keep(first, &bytes);
         self.commit();
         self.stats.store_ms += host::now_ms() - t2;
@@ -557,7 +615,7 @@ pub fn fill_base(scope: &str, sha256: &str) -> String {
 /// whole file to each one. The page's probe is used when it made one.
 async fn range_support(
     url: &str,
-    manifest: &Manifest,
+    size: u64,
     prefetched: &Prefetched,
     timeout_ms: u32,
 ) -> Result<bool> {
@@ -565,7 +623,7 @@ async fn range_support(
         (true, Some(e)) => Err(e.clone()),
         (true, None) => Ok(prefetched.multi_range),
         (false, _) => {
-            let probe = host::probe_ranges(url, manifest.size as f64, timeout_ms).await;
+            let probe = host::probe_ranges(url, size as f64, timeout_ms).await;
             match serde_wasm_bindgen::from_value::<RangeProbe>(probe) {
                 Ok(RangeProbe { probe: Some(e), .. }) => Err(e),
                 Ok(RangeProbe { probe: None, multi }) => Ok(multi),
@@ -577,16 +635,17 @@ async fn range_support(
 }
 
 impl LazySource {
-    /// A source of the raw index at `url` with no page in hand yet.
+    /// A source of the index (its raw file at `raw`, if published) with
+    /// no page in hand yet.
     fn new(
-        url: String,
+        raw: Option<String>,
         manifest: &Manifest,
         request_timeout_ms: Option<u32>,
         multi_range: bool,
     ) -> LazySource {
         let page_count = manifest.page_count as u32;
         LazySource {
-            url,
+            raw,
             sync_timeout_ms: request_timeout_ms.unwrap_or(SYNC_TIMEOUT_MS),
             fetch_timeout_ms: request_timeout_ms.unwrap_or(FILL_TIMEOUT_MS),
             size: manifest.size,
@@ -761,17 +820,26 @@ impl LazyIndex {
         request_timeout_ms: Option<u32>,
     ) -> Result<(LazyIndex, rusqlite::Connection)> {
         let fetch_timeout_ms = request_timeout_ms.unwrap_or(FILL_TIMEOUT_MS);
-        let raw = manifest.raw_file.as_deref().ok_or_else(|| {
-            Error::new(
-                "lazy.unavailable",
-                "the manifest names no raw index (rawFile) to read by range",
-            )
-        })?;
-        let url = host::resolve_url(raw, manifest_url)
-            .map_err(|e| js_error(&e, "manifest.invalid", "resolving the raw index URL"))?;
-        let multi_range = range_support(&url, manifest, &prefetched, fetch_timeout_ms).await?;
+        let resolve = |file: &str| {
+            host::resolve_url(file, manifest_url)
+                .map_err(|e| js_error(&e, "manifest.invalid", "resolving an index file's URL"))
+        };
+        let raw = manifest.raw_file.as_deref().map(resolve).transpose()?;
+        // The file range reads go to (as the page's probe chose it).
+        let (ranged, ranged_size) = match (&raw, &manifest.packed_file) {
+            (Some(url), _) => (url.clone(), manifest.size),
+            (None, Some(file)) => (resolve(file)?, manifest.packed_size),
+            (None, None) => {
+                return Err(Error::new(
+                    "lazy.unavailable",
+                    "the manifest names no file to read by range (packedFile or rawFile)",
+                ))
+            }
+        };
+        let multi_range =
+            range_support(&ranged, ranged_size, &prefetched, fetch_timeout_ms).await?;
         let base = fill_base(scope, &manifest.sha256);
-        let mut source = LazySource::new(url, manifest, request_timeout_ms, multi_range);
+        let mut source = LazySource::new(raw, manifest, request_timeout_ms, multi_range);
         source.hot_off = prefetched
             .hot_error
             .as_ref()
@@ -795,6 +863,20 @@ impl LazyIndex {
         }
         if let Some(hot) = prefetched.hot {
             source.take_hot(manifest, manifest_url, &hot);
+        }
+        if source.raw.is_none() && source.packed.is_none() {
+            // The packed file's page lengths come with the hot pages.
+            if let Some(fill) = source.fill.take() {
+                host::fill_close(&fill);
+            }
+            let why = source
+                .packed_off
+                .or(source.hot_off)
+                .unwrap_or_else(|| "the hot file did not come".into());
+            return Err(Error::new(
+                "lazy.unavailable",
+                format!("the packed file cannot be read without its page lengths ({why})"),
+            ));
         }
         let name = format!("lazy-{}.db", manifest.sha256);
         let files = files()?;
@@ -839,12 +921,13 @@ impl LazyIndex {
     /// requests of `RANGES_PER_REQUEST` ranges; else runs joined as
     /// [`gitsense_engine::index::pagevfs::coalesce_runs`] says, at most
     /// `MAX_PARALLEL` requests. From the packed file when there is one:
-    /// if that fails in any way (not there, not what its lengths say),
-    /// the round is asked again of the raw index, which serves every
-    /// later one, and `info().lazy.packedOff` says why.
+    /// if that fails in any way (not there, not what its lengths say) and
+    /// a raw index is published, the round is asked again of the raw
+    /// index, which serves every later one, and `info().lazy.packedOff`
+    /// says why.
     pub async fn fetch_pages(&self, pages: &[u32]) -> Result<()> {
         match self.fetch_round(pages).await {
-            Err((e, true)) => {
+            Err((e, true)) if lock(&self.source).raw.is_some() => {
                 self.drop_packed(&e);
                 self.fetch_round(pages).await.map_err(|(e, _)| e)
             }
@@ -854,13 +937,7 @@ impl LazyIndex {
 
     /// Stops reading the packed file for the session (it failed with `e`).
     fn drop_packed(&self, e: &Error) {
-        let mut s = lock(&self.source);
-        s.packed = None;
-        s.stats.packed = false;
-        s.packed_off = Some(format!(
-            "the packed file failed, pages are read from the raw index: {}",
-            e.message
-        ));
+        lock(&self.source).drop_packed(e);
     }
 
     /// One round of [`LazyIndex::fetch_pages`]; a failure says whether
@@ -893,7 +970,7 @@ impl LazyIndex {
                 )
             });
             (
-                s.url.clone(),
+                s.raw.clone().unwrap_or_default(),
                 s.size,
                 s.page_size,
                 s.fetch_timeout_ms,
@@ -1054,7 +1131,7 @@ impl LazyIndex {
                 _ => None,
             };
             (
-                s.url.clone(),
+                s.raw.clone(),
                 s.size,
                 s.page_size,
                 s.fetch_timeout_ms,
@@ -1083,16 +1160,23 @@ impl LazyIndex {
                 };
             match got {
                 Ok(b) => bytes = Some(b),
-                Err(e) => {
+                Err(e) if url.is_some() => {
                     self.drop_packed(&fail(e));
                     // The next step asks the raw index.
                     return Ok(true);
                 }
+                Err(e) => return Err(fail(e)),
             }
         }
-        let bytes = match bytes {
-            Some(b) => b,
-            None => {
+        let bytes = match (bytes, url) {
+            (Some(b), _) => b,
+            (None, None) => {
+                return Err(Error::new(
+                    "lazy.unavailable",
+                    "the index has no file to read pages from",
+                ))
+            }
+            (None, Some(url)) => {
                 let start = u64::from(first) * page_size;
                 let end = u64::from(first + count) * page_size - 1;
                 let b = host::range_fetch(&url, start as f64, end as f64, size as f64, timeout)
@@ -1198,7 +1282,7 @@ impl LazyIndex {
         LazyInfo {
             state,
             reason: s.fill_stopped.clone(),
-            url: s.url.clone(),
+            url: s.reads_from(),
             page_size: s.page_size,
             page_count: s.page_count,
             pages_stored: s.stored,
