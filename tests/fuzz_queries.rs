@@ -314,3 +314,81 @@ fn a_fallback_that_cannot_be_planned_leaves_the_all_terms_answer() {
         assert_eq!(r.total_results_returned, 0, "{mode:?}");
     }
 }
+
+/// Words of the sample's messages (as the full-text index holds them).
+fn indexed_words() -> Vec<String> {
+    let conn = rusqlite::Connection::open(sample_index()).unwrap();
+    conn.execute_batch("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, fts_messages, 'row');")
+        .unwrap();
+    let mut s = conn.prepare("SELECT term FROM temp.v").unwrap();
+    let words: Vec<String> = s
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|w| w.len() >= 3 && w.chars().all(|c| c.is_ascii_alphanumeric()))
+        .collect();
+    assert!(words.len() > 1000, "{} words", words.len());
+    words
+}
+
+/// No query whose words are all in the index finds nothing: one to four
+/// indexed words, written apart or as one name (`a.b.c`, `a/b`), as typed
+/// (in search-box mode, the last word a prefix) or not. Where no message
+/// holds them all (or, for a name, not side by side), the search falls
+/// back to any of them.
+#[test]
+fn a_query_of_indexed_words_always_finds_something() {
+    let engine = sample_engine();
+    let words = indexed_words();
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut rand = move |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let mut fell_back = 0;
+    for _ in 0..400 {
+        let n = 1 + rand(4);
+        let picked: Vec<&str> = (0..n).map(|_| words[rand(words.len())].as_str()).collect();
+        let sep = [" ", ".", "/", " ."][rand(4)];
+        let query = picked.join(sep);
+        for mode in [QueryMode::Strict, QueryMode::Box] {
+            let opts = SearchOptions {
+                mode,
+                per_page: Some(3),
+                ..Default::default()
+            };
+            let r = engine
+                .search(&query, &opts)
+                .unwrap_or_else(|e| panic!("{query:?} ({mode:?}): {e}"));
+            assert!(
+                r.total_results_returned > 0,
+                "{query:?} ({mode:?}) found nothing"
+            );
+            fell_back += usize::from(r.search_criteria.get("fallback").is_some());
+        }
+    }
+    assert!(
+        fell_back > 50,
+        "{fell_back} fell back: most generated queries match nothing whole"
+    );
+}
+
+#[test]
+fn a_name_no_message_holds_side_by_side_falls_back_to_its_words() {
+    let engine = sample_engine();
+    // Both words are indexed; no message has them as one name.
+    let r = engine
+        .search("payment.xyzzyquux", &SearchOptions::default())
+        .unwrap();
+    assert!(r.total_counts.messages > 0);
+    assert_eq!(r.search_criteria["fallback"]["to"], "any-term");
+    let r = engine
+        .search("payment.refund", &SearchOptions::default())
+        .unwrap();
+    assert!(r.total_results_returned > 0);
+    // A name that is there is found as a name, without a fallback.
+    let found = engine.search("payment", &SearchOptions::default()).unwrap();
+    assert!(found.search_criteria.get("fallback").is_none());
+}

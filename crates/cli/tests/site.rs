@@ -136,7 +136,11 @@ fn site_publishes_the_index_and_module_and_prints_lines_naming_real_files() {
     // The index as a reader's full download gets it (the site keeps no
     // raw copy: range reads go to the packed file).
     assert!(manifest.get("rawFile").is_none(), "{manifest}");
-    let gz = std::fs::read(root.join("_gitsense").join(manifest["file"].as_str().unwrap())).unwrap();
+    let gz = std::fs::read(
+        root.join("_gitsense")
+            .join(manifest["file"].as_str().unwrap()),
+    )
+    .unwrap();
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut bytes).unwrap();
     let raw = root.join("downloaded.gsx");

@@ -525,22 +525,57 @@ pub(crate) fn plan_in(
     })
 }
 
-/// Whether the any-term fallback can change anything for this query.
+/// The most words of a name the any-term reading looks for one by one.
+const MAX_NAME_WORDS: usize = 16;
+
+/// Whether the any-term fallback can change anything for this query: it
+/// has two or more positive words, counting each word of a name
+/// (`os.path.exists`) on its own.
 pub(crate) fn can_fall_back(query: &Query) -> bool {
     if query.regex {
         // Patterns are not words: matching any of them is another query.
         return false;
     }
+    let positives = |items: &[Expr]| -> usize {
+        items
+            .iter()
+            .filter(|i| !matches!(i, Expr::Not { .. }))
+            .map(|i| name_words(i).len())
+            .sum()
+    };
     match &query.expr {
-        Some(Expr::And { items }) => {
-            items
-                .iter()
-                .filter(|i| !matches!(i, Expr::Not { .. }))
-                .count()
-                >= 2
-        }
+        Some(Expr::And { items }) => positives(items) >= 2,
+        Some(e @ Expr::Term { .. }) => positives(std::slice::from_ref(e)) >= 2,
         _ => false,
     }
+}
+
+/// A name of several words (`os.path.exists`, `Connection.xNext`) as its
+/// words, the last one keeping a prefix's `*`; anything else as it is. The
+/// full-text index finds a name only where its words stand together in
+/// that order: the any-term reading looks for each of them.
+/// A name of more words than [`MAX_NAME_WORDS`] is not an identifier: it
+/// stays whole.
+fn name_words(e: &Expr) -> Vec<Expr> {
+    let Expr::Term { text, prefix } = e else {
+        return vec![e.clone()];
+    };
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.len() < 2 || words.len() > MAX_NAME_WORDS {
+        return vec![e.clone()];
+    }
+    let last = words.len() - 1;
+    words
+        .into_iter()
+        .enumerate()
+        .map(|(i, w)| Expr::Term {
+            text: w.to_string(),
+            prefix: *prefix && i == last,
+        })
+        .collect()
 }
 
 fn is_stop_word(e: &Expr) -> bool {
@@ -612,6 +647,14 @@ fn any_term(e: &Expr) -> Expr {
                 .iter()
                 .cloned()
                 .partition(|i| matches!(i, Expr::Not { .. }));
+            // Names split into their words, unless that makes more terms
+            // than a query may have (FTS5 bounds an expression's depth).
+            let split: Vec<Expr> = pos.iter().flat_map(name_words).collect();
+            let pos = if split.len() <= crate::query::parser::MAX_LITERALS {
+                split
+            } else {
+                pos
+            };
             let or = Expr::Or { items: pos };
             if neg.is_empty() {
                 or
@@ -621,6 +664,10 @@ fn any_term(e: &Expr) -> Expr {
                 Expr::And { items: all }
             }
         }
+        term @ Expr::Term { .. } => match name_words(term) {
+            words if words.len() >= 2 => Expr::Or { items: words },
+            _ => term.clone(),
+        },
         other => other.clone(),
     }
 }

@@ -357,8 +357,13 @@ impl LazySource {
             )
             .and_then(|answer| {
                 let answers = js_sys::Array::of1(&answer);
-                host::inflate_runs(&answers, lengths, vec![last - first + 1], self.page_size as f64)
-                    .map(|pages| Uint8Array::new(&pages.get(0)).to_vec())
+                host::inflate_runs(
+                    &answers,
+                    lengths,
+                    vec![last - first + 1],
+                    self.page_size as f64,
+                )
+                .map(|pages| Uint8Array::new(&pages.get(0)).to_vec())
             });
             match got {
                 Ok(pages) => fetched = Some((pages, end - start + 1)),
@@ -370,7 +375,10 @@ impl LazySource {
             Some(f) => f,
             None => {
                 let raw = self.raw.as_deref().ok_or_else(|| {
-                    Error::new("lazy.unavailable", "the index has no file to read pages from")
+                    Error::new(
+                        "lazy.unavailable",
+                        "the index has no file to read pages from",
+                    )
                 })?;
                 let start = u64::from(first) * self.page_size;
                 let end = (u64::from(last) + 1) * self.page_size - 1;
