@@ -360,7 +360,7 @@ fn scan_end(prefix: &str) -> String {
     format!("{prefix}\u{10FFFF}")
 }
 
-/// The keys of `typo_terms` [`correct`] reads for `query`, as inclusive
+/// The keys of `typo_terms` `correct` reads for `query`, as inclusive
 /// ranges (low, high) of key bytes, without reading anything: for a query
 /// with a word it may correct, whether the table holds any, then, for
 /// each such word, the word itself and the two scans of its neighbours. A lazily read index

@@ -374,7 +374,7 @@ fn cmp_first_bytes(b: &[u8], at: usize, local: usize, key: &[u8]) -> Option<std:
 /// page in use): the children holding keys of each of `ranges`, each
 /// child with the ranges it holds keys of, in page order. A range of one
 /// key found on this page needs no child (SQLite's seek stops there); a
-/// range that runs over more than [`MAX_RANGE_CHILDREN`] children is cut
+/// range that runs over more than `MAX_RANGE_CHILDREN` children is cut
 /// there, and one the bytes on this page cannot place is dropped: both
 /// read the rest on their own.
 pub fn descend_ranges(
