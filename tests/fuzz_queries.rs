@@ -388,6 +388,12 @@ fn a_name_no_message_holds_side_by_side_falls_back_to_its_words() {
         .search("payment.refund", &SearchOptions::default())
         .unwrap();
     assert!(r.total_results_returned > 0);
+    // One identifier (words joined by `_`) is not a path of names: the
+    // words are not looked for one by one.
+    let r = engine
+        .search("payment_xyzzyquux", &SearchOptions::default())
+        .unwrap();
+    assert_eq!(r.total_results_returned, 0);
     // A name that is there is found as a name, without a fallback.
     let found = engine.search("payment", &SearchOptions::default()).unwrap();
     assert!(found.search_criteria.get("fallback").is_none());

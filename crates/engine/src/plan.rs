@@ -525,11 +525,11 @@ pub(crate) fn plan_in(
     })
 }
 
-/// The most words of a name the any-term reading looks for one by one.
+/// The most names of a path the any-term reading looks for one by one.
 const MAX_NAME_WORDS: usize = 16;
 
 /// Whether the any-term fallback can change anything for this query: it
-/// has two or more positive words, counting each word of a name
+/// has two or more positive words, counting each name of a path
 /// (`os.path.exists`) on its own.
 pub(crate) fn can_fall_back(query: &Query) -> bool {
     if query.regex {
@@ -550,19 +550,20 @@ pub(crate) fn can_fall_back(query: &Query) -> bool {
     }
 }
 
-/// A name of several words (`os.path.exists`, `Connection.xNext`) as its
-/// words, the last one keeping a prefix's `*`; anything else as it is. The
-/// full-text index finds a name only where its words stand together in
-/// that order: the any-term reading looks for each of them.
-/// A name of more words than [`MAX_NAME_WORDS`] is not an identifier: it
-/// stays whole.
+/// A path of names (`os.path.exists`, `std::mem::swap`, `Connection.xNext`)
+/// as its names, the last one keeping a prefix's `*`; anything else as it
+/// is. The full-text index finds a path only where its names stand
+/// together in that order: the any-term reading looks for each of them.
+/// A name joined by `_` or `-` (`nonexistent_xyz_function`, `--onto`) is
+/// one identifier, not a path: it stays whole, as does a path of more
+/// names than [`MAX_NAME_WORDS`].
 fn name_words(e: &Expr) -> Vec<Expr> {
     let Expr::Term { text, prefix } = e else {
         return vec![e.clone()];
     };
     let words: Vec<&str> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .filter(|w| w.chars().any(char::is_alphanumeric))
         .collect();
     if words.len() < 2 || words.len() > MAX_NAME_WORDS {
         return vec![e.clone()];
