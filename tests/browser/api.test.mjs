@@ -352,6 +352,6 @@ test('clear() removes stored indexes, and refuses while an engine holds them', a
   site.server.reset();
   const info = await openEngine(page);
   assert.equal(info.source, 'lazy', 'nothing stored: a first visit again');
-  assert.ok(Object.keys(site.server.stats().byPath).some((p) => p.endsWith('.gsx')));
+  assert.ok(Object.keys(site.server.stats().byPath).some((p) => p.endsWith('.pages')));
   await closePage(page);
 });
