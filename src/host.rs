@@ -94,6 +94,22 @@ extern "C" {
         counts: Vec<u32>,
         page_size: f64,
     ) -> Result<js_sys::Array, JsValue>;
+    #[wasm_bindgen(catch, js_name = fetchHot)]
+    pub async fn fetch_hot(
+        url: &str,
+        manifest: JsValue,
+        timeout_ms: Option<u32>,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = downloadPacked)]
+    pub async fn download_packed(
+        url: &str,
+        size: f64,
+        packed_size: f64,
+        page_size: f64,
+        lengths: Vec<u32>,
+        on_progress: Option<Function>,
+        stall_ms: Option<u32>,
+    ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = probeRanges)]
     pub async fn probe_ranges(url: &str, size: f64, timeout_ms: u32) -> JsValue;
     #[wasm_bindgen(catch, js_name = fillOpen)]

@@ -358,24 +358,27 @@ pub(crate) async fn download_verified(
 ) -> Result<Fetched> {
     let url = host::resolve_url(&manifest.file, manifest_url)
         .map_err(|e| js_error(&e, "manifest.invalid", "resolving the index URL"))?;
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Expect<'a> {
-        size: u64,
-        compressed_size: u64,
-        compression: &'a str,
-    }
-    let expect = to_js(&Expect {
-        size: manifest.size,
-        compressed_size: manifest.compressed_size,
-        compression: &manifest.compression,
-    });
     let t = now_ms();
-    let bytes: Uint8Array =
+    let bytes = if manifest.compression == gitsense_publish::COMPRESSION_PAGES {
+        download_packed(manifest_url, manifest, &url, on_progress, request_timeout_ms).await?
+    } else {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Expect<'a> {
+            size: u64,
+            compressed_size: u64,
+            compression: &'a str,
+        }
+        let expect = to_js(&Expect {
+            size: manifest.size,
+            compressed_size: manifest.compressed_size,
+            compression: &manifest.compression,
+        });
         host::download_index(&url, expect, on_progress.cloned(), request_timeout_ms)
             .await
             .map_err(|e| js_error(&e, "network.failed", "downloading the index"))?
-            .unchecked_into();
+            .unchecked_into()
+    };
     let download_ms = now_ms() - t;
     let t = now_ms();
     report(on_progress, "verify", 0.0, manifest.size as f64);
@@ -405,6 +408,44 @@ pub(crate) async fn download_verified(
         download_ms,
         verify_ms: now_ms() - t,
     })
+}
+
+/// The index of a manifest of compression `pages`: the page lengths from
+/// the end of its hot file, then the packed file (`url`) fetched whole and
+/// inflated page by page.
+async fn download_packed(
+    manifest_url: &str,
+    manifest: &Manifest,
+    url: &str,
+    on_progress: Option<&Function>,
+    request_timeout_ms: Option<u32>,
+) -> Result<Uint8Array> {
+    let hot_url = manifest
+        .hot_file
+        .as_deref()
+        .ok_or_else(|| Error::new("manifest.invalid", "a packed download needs a hotFile"))
+        .and_then(|f| {
+            host::resolve_url(f, manifest_url)
+                .map_err(|e| js_error(&e, "manifest.invalid", "resolving the hot file's URL"))
+        })?;
+    let hot: Uint8Array = host::fetch_hot(&hot_url, to_js(manifest), request_timeout_ms)
+        .await
+        .map_err(|e| js_error(&e, "network.failed", "downloading the hot file"))?
+        .unchecked_into();
+    let offsets = gitsense_publish::packed_offsets_in_hot(manifest, &hot.to_vec())?;
+    let lengths = offsets.windows(2).map(|w| (w[1] - w[0]) as u32).collect();
+    Ok(host::download_packed(
+        url,
+        manifest.size as f64,
+        manifest.packed_size as f64,
+        manifest.page_size as f64,
+        lengths,
+        on_progress.cloned(),
+        request_timeout_ms,
+    )
+    .await
+    .map_err(|e| js_error(&e, "network.failed", "downloading the index"))?
+    .unchecked_into())
 }
 
 impl Session {

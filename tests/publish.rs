@@ -25,12 +25,13 @@ fn the_packed_file_holds_every_page_and_its_lengths_follow_the_hot_pages() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(!names.iter().any(|n| n.ends_with(".gsx")), "{names:?}");
+    assert!(!names.iter().any(|n| n.ends_with(".gsx.gz")), "{names:?}");
     let raw = std::fs::read(sample_index()).unwrap();
-    let mut downloaded = Vec::new();
-    GzDecoder::new(&std::fs::read(out.join(&m.file)).unwrap()[..])
-        .read_to_end(&mut downloaded)
-        .unwrap();
-    assert_eq!(downloaded, raw, "the full download is the index");
+    // The whole download is the packed file itself (checked page by page
+    // below): the host keeps one copy of the index.
+    assert_eq!(m.compression, gitsense_publish::COMPRESSION_PAGES);
+    assert_eq!(Some(&m.file), m.packed_file.as_ref());
+    assert_eq!(m.compressed_size, m.packed_size);
     // What the manifest on disk says is what publish returned.
     let on_disk = Manifest::parse(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
         .expect("manifest parses");
@@ -73,6 +74,11 @@ fn the_packed_file_holds_every_page_and_its_lengths_follow_the_hot_pages() {
     assert_eq!(encoded, interior);
     let lengths = decode_packed_lengths(tail, pages).unwrap();
     let offsets = packed_offsets(&lengths, m.page_size, m.packed_size).expect("lengths add up");
+    // What a browser downloading the whole index reads them with.
+    assert_eq!(
+        gitsense_publish::packed_offsets_in_hot(&m, &hot).unwrap(),
+        offsets
+    );
     let mut compressed = 0;
     for i in 0..pages {
         let bytes = &packed[offsets[i] as usize..offsets[i + 1] as usize];
@@ -159,10 +165,8 @@ fn the_first_visit_file_holds_the_manifest_as_published_then_the_hot_file() {
 /// whole, gzipped in one call, pages packed from the slice), by name:
 /// what the streaming publish must still write, byte for byte.
 fn in_memory_publish(index: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    use flate2::{write::GzEncoder, Compression};
     use gitsense_publish::{encode_packed_lengths, first_visit_bytes, hot, pack_page, pagecodec};
     use sha2::{Digest, Sha256};
-    use std::io::Write;
     let zopfli = |bytes: &[u8]| {
         let mut out = Vec::new();
         zopfli::compress(
@@ -180,10 +184,6 @@ fn in_memory_publish(index: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     let bytes = std::fs::read(index).unwrap();
     let sha256 = gitsense_engine::util::hex(&Sha256::digest(&bytes));
     let stem = format!("index-{}", &sha256[..16]);
-    let mut gz = GzEncoder::new(Vec::new(), Compression::best());
-    gz.write_all(&bytes).unwrap();
-    gz.flush().unwrap();
-    let compressed = gz.finish().unwrap();
     let hot = hot::hot_pages(index).unwrap().pages;
     let ps = info.page_size as usize;
     let mut hot_pages = Vec::new();
@@ -203,10 +203,11 @@ fn in_memory_publish(index: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     let mut m = Manifest::gzip_of(
         &info,
         sha256,
-        format!("{stem}.gsx.gz"),
-        compressed.len() as u64,
+        format!("{stem}.pages"),
+        packed.len() as u64,
         None,
     );
+    m.compression = gitsense_publish::COMPRESSION_PAGES.into();
     m.hot_pages = hot;
     m.hot_file = Some(format!("{stem}.hot.gz"));
     m.hot_format = HOT_FORMAT_DELTA;
@@ -214,7 +215,6 @@ fn in_memory_publish(index: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     m.packed_size = packed.len() as u64;
     let json = serde_json::to_string_pretty(&m).unwrap() + "\n";
     vec![
-        (format!("{stem}.gsx.gz"), compressed),
         (format!("{stem}.pages"), packed),
         (format!("{stem}.hot.gz"), zopfli(&hot_bytes)),
         (

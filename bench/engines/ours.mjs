@@ -30,7 +30,7 @@ export function prepare({ site, index, dir = 'ours', cli }) {
     // The module's second part (docs/lazy-loading.md, "The module in two parts") comes
     // after the first answer.
     firstBundleFiles: code.filter((f) => !/gitsense_search_bg-[0-9a-f]{16}\.wasm$/.test(f)),
-    // What a full download fetches; lazy reads take parts of the raw file.
+    // What a full download fetches; lazy reads take parts of the same file.
     indexFiles: [path.join(base, 'data', manifest.file)],
     block: [`/${dir}/data/`],
     config: { module: `/${dir}/pkg/index.js`, manifestUrl: `/${dir}/data/manifest.json` },

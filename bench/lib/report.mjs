@@ -157,7 +157,7 @@ export function markdown(r) {
       ),
     );
     out.push('');
-    out.push(`brotli: quality 11, window 24 (quality ${5} above 64 MiB). Pagefind's files are gzip already: their size is the gzip column, raw is unpacked. Ours: the published \`.gsx.gz\`; index build of ours is \`gitsense-search build\` (see the corpus table).`);
+    out.push(`brotli: quality 11, window 24 (quality ${5} above 64 MiB). Pagefind's files are gzip already: their size is the gzip column, raw is unpacked. Ours: the published \`.pages\` file (the full download: every page DEFLATEd on its own, which gzip cannot shrink further); index build of ours is \`gitsense-search build\` (see the corpus table).`);
     out.push('');
 
     for (const [net, label] of networks) {

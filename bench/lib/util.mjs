@@ -35,7 +35,7 @@ export const BROTLI_MAX_Q11 = 64 << 20;
 /**
  * Raw, gzip (-9) and brotli sizes of a set of files, as one would serve
  * them. Files that are already gzip (Pagefind's `.pf_*` and `.pagefind`
- * files, our `.gsx.gz`) count their own size as gzip and their
+ * files, a gzip index of ours) count their own size as gzip and their
  * decompressed size as raw.
  */
 export function sizes(files) {

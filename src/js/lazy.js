@@ -801,6 +801,145 @@ async function prefetchWith(manifestUrl, timeoutMs, manifestResponse, onManifest
   }
 }
 
+// --- the whole index from the packed file ---------------------------------
+//
+// A manifest of compression "pages" names the packed file as the file to
+// download: a session that cannot read by range (a host without Range, a
+// browser without OPFS sync access handles) fetches it whole and inflates
+// it page by page, with the page lengths the hot file ends with. The host
+// keeps one copy of the index, not a gzip beside the packed file.
+
+/**
+ * The hot file of manifest `m` at `url`, gunzipped (at most hotLimit(m)
+ * bytes), within `timeoutMs` in all. Throws network.http_status,
+ * network.failed, network.timeout, download.too_large, download.corrupt
+ * (not gzip) or download.unsupported (no DecompressionStream).
+ */
+export async function fetchHot(url, m, timeoutMs) {
+  if (typeof DecompressionStream === 'undefined') {
+    throw fail('download.unsupported', 'this browser has no DecompressionStream, which the hot file needs');
+  }
+  const ms = timeoutMs || 15000;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), ms);
+  try {
+    let res;
+    try {
+      res = await fetch(url, { credentials: 'same-origin', signal: abort.signal });
+    } catch (e) {
+      throw readFailed(abort.signal.aborted, `fetching ${url} failed`, ms, e);
+    }
+    if (!res.ok) {
+      discard(res);
+      throw fail('network.http_status', `${url} answered HTTP ${res.status} ${res.statusText}`);
+    }
+    try {
+      return await gunzip(res, hotLimit(m), url);
+    } catch (e) {
+      if (e && e.code) throw e;
+      if (abort.signal.aborted) throw readFailed(true, `reading ${url}`, ms, e);
+      throw fail('download.corrupt', `${url} is not valid gzip: ${e && e.message}`);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Downloads the packed file at `url` (`packedSize` bytes) whole and
+ * inflates it into the index's `size` bytes as it arrives: page i is the
+ * next `lengths[i]` bytes, raw DEFLATE, or as is when that is `pageSize`.
+ * A wait of more than `stallMs` for the next bytes fails with
+ * network.timeout. onProgress({ phase: 'download', loaded, total }) at most
+ * every 50 ms and once at the end, counting the packed file's bytes.
+ * Throws download.too_large or download.truncated (a file of another
+ * size), download.corrupt (a page that does not inflate to `pageSize`),
+ * network.*.
+ */
+export async function downloadPacked(url, size, packedSize, pageSize, lengths, onProgress, stallMs) {
+  const ms = stallMs || 60000;
+  const abort = new AbortController();
+  let timer = null;
+  const touch = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => abort.abort(), ms);
+  };
+  touch();
+  let received = 0;
+  const stalled = (e, doing) => readFailed(abort.signal.aborted, `${doing} ${url}${received ? ` after ${received} bytes` : ''}`, ms, e);
+  let reader = null;
+  try {
+    let res;
+    try {
+      res = await fetch(url, { cache: 'no-cache', credentials: 'same-origin', signal: abort.signal });
+    } catch (e) {
+      throw stalled(e, 'fetching');
+    }
+    if (!res.ok || !res.body) {
+      discard(res);
+      throw fail('network.http_status', `${url} answered HTTP ${res.status} ${res.statusText}`);
+    }
+    const packed = new Uint8Array(packedSize);
+    const out = new Uint8Array(size);
+    let page = 0;
+    let at = 0;
+    let lastReport = 0;
+    const report = (force) => {
+      const now = performance.now();
+      if (onProgress && (force || now - lastReport >= 50)) {
+        lastReport = now;
+        onProgress({ phase: 'download', loaded: received, total: packedSize });
+      }
+    };
+    report(true);
+    reader = res.body.getReader();
+    for (;;) {
+      let r;
+      try {
+        r = await reader.read();
+      } catch (e) {
+        throw stalled(e, 'downloading');
+      }
+      touch();
+      if (r.done) break;
+      if (received + r.value.length > packedSize) {
+        throw fail('download.too_large', `${url} is larger than the ${packedSize} bytes the manifest announces`);
+      }
+      packed.set(r.value, received);
+      received += r.value.length;
+      // Pages are inflated as soon as they are in, so the work is spread
+      // over the download.
+      while (page < lengths.length && at + lengths[page] <= received) {
+        const src = packed.subarray(at, at + lengths[page]);
+        const into = out.subarray(page * pageSize, (page + 1) * pageSize);
+        if (src.length === pageSize) {
+          into.set(src);
+        } else {
+          try {
+            inflateRaw(src, into);
+          } catch (e) {
+            throw fail('download.corrupt', `page ${page + 1} of ${url} does not inflate to ${pageSize} bytes (${e.message})`);
+          }
+        }
+        at += lengths[page];
+        page += 1;
+      }
+      report(false);
+    }
+    if (received < packedSize) {
+      throw fail('download.truncated', `${url} ended after ${received} of ${packedSize} bytes`);
+    }
+    if (page !== lengths.length || page * pageSize !== size) {
+      throw fail('download.corrupt', `${url} holds ${page} pages, not the ${size / pageSize} of the index`);
+    }
+    report(true);
+    return out;
+  } finally {
+    clearTimeout(timer);
+    if (reader) reader.cancel().catch(() => {});
+  }
+}
+
 // --- the OPFS files a lazy session fills -----------------------------------
 //
 // In the directory FILL_DIR: `<base>.part` holds the pages fetched so far at

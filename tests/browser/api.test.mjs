@@ -147,7 +147,7 @@ test('a changed manifest swaps in the new index and removes the old file', async
   assert.deepEqual(await again.evaluate(() => window.engineEvents.map((e) => [e.type, e.detail.status])), [['update', 'current']]);
   const byPath = site.server.stats().byPath;
   assert.equal(byPath['/data/manifest.json'], 1);
-  assert.equal(Object.keys(byPath).filter((p) => p.endsWith('.gz')).length, 0, JSON.stringify(byPath));
+  assert.equal(Object.keys(byPath).filter((p) => /\.(gz|pages)$/.test(p)).length, 0, JSON.stringify(byPath));
   await closePage(again);
   publish(site, SAMPLE_INDEX);
 });
@@ -182,6 +182,7 @@ test('a corrupt download keeps the old index, now and after a reload', async () 
 
   // A new publish whose file is damaged on the server.
   const m = publish(site, HOSTILE_INDEX, 'data');
+  // (The packed file: the whole index is downloaded from it.)
   const gz = path.join(site.root, 'data', m.file);
   const bytes = fs.readFileSync(gz);
   const cases = [

@@ -28,7 +28,8 @@ test('first visit reads the index on demand, answers, and saves it for offline u
   assert.match(await page.textContent('#storage-badge'), /^Reading on demand/);
   const paths = () => Object.keys(site.server.stats().byPath);
   assert.ok(paths().some((p) => p.endsWith('.hot.gz')), paths().join());
-  assert.ok(!paths().some((p) => p.endsWith('.gsx.gz')), 'no full download');
+  const whole = site.server.log().filter((r) => /\.(pages|gsx\.gz)$/.test(r.path) && !r.range);
+  assert.deepEqual(whole, [], 'no full download');
   // The page preloads the module, its API and lazy.js; the engine uses those
   // requests instead of making its own.
   const requests = site.server.stats().byPath;
@@ -84,7 +85,8 @@ test('first visit on a server without range requests shows download progress', a
   assert.equal(await page.textContent('#storage-badge'), 'Stored in OPFS');
   assert.match(await page.getAttribute('#storage-badge', 'title'), /lazy loading is not possible/);
   assert.ok(await page.isHidden('#download'));
-  assert.ok(Object.keys(site.server.stats().byPath).some((p) => p.endsWith('.gsx.gz')));
+  // The packed file, fetched whole (no Range) and inflated page by page.
+  assert.ok(site.server.log().some((r) => r.path.endsWith('.pages') && !r.range), JSON.stringify(site.server.log()));
   assert.deepEqual(page.errors, []);
   await closePage(page);
 });
@@ -103,7 +105,7 @@ test('a reload with the index server blocked answers from OPFS', async () => {
     // The background check failed: the page says it is offline.
     await page.waitForSelector('#offline-badge:not([hidden])');
     const paths = Object.keys(site.server.stats().byPath);
-    assert.ok(!paths.some((p) => p.endsWith('.gz')), paths.join());
+    assert.ok(!paths.some((p) => /\.(gz|pages)$/.test(p)), paths.join());
     await page.screenshot({ path: screenshotPath('demo-offline.png') });
   } finally {
     site.server.options.block = [];

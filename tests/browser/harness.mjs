@@ -40,16 +40,24 @@ export function publish(site, index, dir = 'data') {
  * Adds the raw index (`bytes`) beside a published index in `dir` and names
  * it in the manifest as `rawFile`, as sites published before the packed
  * file was the one copy are laid out; `packed: false` also drops the
- * packed file (manifest and page lengths), so every page comes from the
- * raw index. Returns the new manifest.
+ * packed file (manifest and page lengths) for a gzip index to download
+ * (of `whole`: the index as published, when `bytes` is an altered copy),
+ * so every page comes from the raw index. Returns the new manifest.
  */
-export function withRawIndex(site, dir, bytes, { packed = true } = {}) {
+export function withRawIndex(site, dir, bytes, { packed = true, whole = bytes } = {}) {
   const at = path.join(site.root, dir);
   const m = JSON.parse(fs.readFileSync(path.join(at, 'manifest.json'), 'utf8'));
-  m.rawFile = m.file.replace(/\.gz$/, '');
+  const stem = `index-${m.sha256.slice(0, 16)}`;
+  m.rawFile = `${stem}.gsx`;
   fs.writeFileSync(path.join(at, m.rawFile), bytes);
   if (!packed) {
     fs.rmSync(path.join(at, m.packedFile));
+    // The whole index to download is then the gzip one (of `whole`).
+    const gz = zlib.gzipSync(whole);
+    m.file = `${stem}.gsx.gz`;
+    m.compression = 'gzip';
+    m.compressedSize = gz.length;
+    fs.writeFileSync(path.join(at, m.file), gz);
     // The hot file without the packed file's page lengths at its end.
     const hot = zlib.gunzipSync(fs.readFileSync(path.join(at, m.hotFile)));
     fs.writeFileSync(path.join(at, m.hotFile), zlib.gzipSync(hot.subarray(0, hot.length - 2 * m.pageCount)));

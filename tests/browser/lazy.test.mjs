@@ -58,9 +58,14 @@ async function freshPage() {
   return page;
 }
 
-/** Bytes and requests of the index files (raw, packed pages, hot pages, gzip) served so far. */
+/**
+ * Bytes and requests of the index files (raw, packed pages, hot pages)
+ * served so far; `whole`: the full downloads among them (a gzip index, or
+ * the packed file asked for without Range).
+ */
 function indexTraffic() {
   const s = site.server.stats();
+  const whole = site.server.log().filter((r) => /\.(gsx\.gz|pages)$/.test(r.path) && !r.range);
   const pick = (re) => Object.entries(s.bytesByPath).filter(([p]) => re.test(p));
   const bytes = (re) => pick(re).reduce((n, [, b]) => n + b, 0);
   const requests = (re) => Object.entries(s.byPath).filter(([p]) => re.test(p)).reduce((n, [, c]) => n + c, 0);
@@ -70,8 +75,8 @@ function indexTraffic() {
     packed: bytes(/\.pages$/),
     packedRequests: requests(/\.pages$/),
     hot: bytes(/\.hot\.gz$/),
-    gzip: bytes(/\.gsx\.gz$/),
-    gzipRequests: requests(/\.gsx\.gz$/),
+    whole: whole.reduce((n, r) => n + r.bytes, 0),
+    wholeRequests: whole.length,
   };
 }
 
@@ -140,7 +145,7 @@ async function answersLikeCli(page, index, queries) {
 
 test('a first visit answers lazily before the whole index could have downloaded', async () => {
   const page = await freshPage();
-  // 20 ms per response and 2 MB/s: the gzip index alone would take ~0.4 s.
+  // 20 ms per response and 2 MB/s: the whole index alone would take ~0.5 s.
   // The module (in the HTTP cache from clear(), revalidated) comes after
   // the index's first requests, as the biggest file does on a network.
   Object.assign(site.server.options, { latencyMs: 20, bandwidth: 2_000_000, delay: [{ match: /\.wasm$/, ms: 300 }] });
@@ -163,11 +168,11 @@ test('a first visit answers lazily before the whole index could have downloaded'
   assert.equal(info.timings.storageMs, 0, JSON.stringify(info.timings));
   assert.ok(first.totalResultsReturned > 0);
   // What reached the browser for the first answer: hot pages and a few
-  // ranges, a fraction of the index (3 MB raw, 740 KB gzip).
+  // ranges, a fraction of the index (3 MB raw, 1.1 MB packed).
   const fetched = atFirst.raw + atFirst.packed + atFirst.hot;
   assert.ok(fetched < manifest.size / 4, `${fetched} bytes of ${manifest.size} before the first answer`);
-  assert.ok(fetched < manifest.compressedSize, `${fetched} bytes, less than the gzip download (${manifest.compressedSize})`);
-  assert.equal(atFirst.gzipRequests, 0, 'the gzip index is not downloaded');
+  assert.ok(fetched < manifest.compressedSize, `${fetched} bytes, less than the whole download (${manifest.compressedSize})`);
+  assert.equal(atFirst.wholeRequests, 0, 'the whole index is not downloaded');
   const { value: after } = await call(page, 'info');
   assert.ok(after.lazy.readRequests + after.lazy.prefetchRequests < 30, JSON.stringify(after.lazy));
   await closePage(page);
@@ -565,7 +570,7 @@ test('inflateRaw gives zlib\'s bytes for every kind of DEFLATE block, and refuse
   }
 });
 
-test('a hot file of a format the engine does not know is left out: with a raw index its pages are read like any other; with the packed file alone (its page lengths are in the hot file) the whole index is downloaded; the CLI\'s answers', async () => {
+test('a hot file of a format the engine does not know is left out: with a raw index its pages are read like any other; with the packed file alone (its page lengths are in the hot file) opening fails with index.version_mismatch; the CLI\'s answers', async () => {
   for (const raw of [true, false]) {
     const dir = `hot-unknown-${raw}`;
     publish(site, SAMPLE_INDEX, dir);
@@ -573,15 +578,19 @@ test('a hot file of a format the engine does not know is left out: with a raw in
     m.hotFormat = 99;
     fs.writeFileSync(path.join(site.root, dir, 'manifest.json'), JSON.stringify(m));
     const page = await freshPage();
-    const info = await openEngine(page, { manifestUrl: `/${dir}/manifest.json`, lazyFill: false });
-    if (raw) {
-      assert.equal(info.storage, 'lazy');
-      assert.equal(info.lazy.hotPages, 0, 'no hot pages used');
-      assert.match(info.lazy.hotOff || '', /^index\.version_mismatch: .*hotFormat 99/, JSON.stringify(info.lazy));
-    } else {
-      assert.notEqual(info.storage, 'lazy');
-      assert.match(info.storageReason, /lazy loading is not possible \(lazy\.unavailable: the packed file cannot be read without its page lengths \(index\.version_mismatch: .*hotFormat 99/, info.storageReason);
+    if (!raw) {
+      // Neither read by range nor downloaded whole: a module older than
+      // the site's publish, which the error says.
+      const error = await openError(page, { manifestUrl: `/${dir}/manifest.json` });
+      assert.equal(error && error.code, 'index.version_mismatch', JSON.stringify(error));
+      assert.match(error.message, /hotFormat 99.*republish/);
+      await closePage(page);
+      continue;
     }
+    const info = await openEngine(page, { manifestUrl: `/${dir}/manifest.json`, lazyFill: false });
+    assert.equal(info.storage, 'lazy');
+    assert.equal(info.lazy.hotPages, 0, 'no hot pages used');
+    assert.match(info.lazy.hotOff || '', /^index\.version_mismatch: .*hotFormat 99/, JSON.stringify(info.lazy));
     for (const [query, options] of QUERIES.slice(0, 4)) {
       const { value: json, error } = await call(page, 'searchJson', query, { ...options, ...UNBOUNDED });
       assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
@@ -692,18 +701,13 @@ for (const [n, [what, spoil, reason]] of [
   });
 }
 
-test('one copy on the host: without its packed file the whole index is downloaded; a packed file whose pages do not inflate fails the reads that need them with lazy.packed_invalid', async () => {
+test('one copy on the host: without its packed file opening fails with the host\'s answer; a packed file whose pages do not inflate fails the reads that need them with lazy.packed_invalid', async () => {
   const missing = publish(site, SAMPLE_INDEX, 'packed-only-missing');
   fs.rmSync(path.join(site.root, 'packed-only-missing', missing.packedFile));
   let page = await freshPage();
-  const opened = await openEngine(page, { manifestUrl: '/packed-only-missing/manifest.json', lazyFill: false });
-  assert.notEqual(opened.storage, 'lazy');
-  assert.match(opened.storageReason, /lazy loading is not possible \(.*HTTP 404/, opened.storageReason);
-  for (const [query, options] of QUERIES.slice(0, 3)) {
-    const { value: json, error } = await call(page, 'searchJson', query, { ...options, ...UNBOUNDED });
-    assert.equal(error, undefined, `${query}: ${JSON.stringify(error)}`);
-    assert.equal(json, cliJson(query, options), query);
-  }
+  const failed = await openError(page, { manifestUrl: '/packed-only-missing/manifest.json', lazyFill: false });
+  assert.equal(failed && failed.code, 'network.http_status', JSON.stringify(failed));
+  assert.match(failed.message, /\.pages answered HTTP 404/);
   await closePage(page);
   const spoiled = publish(site, SAMPLE_INDEX, 'packed-only-spoiled');
   const file = path.join(site.root, 'packed-only-spoiled', spoiled.packedFile);
@@ -895,7 +899,7 @@ test('the fill completes, the engine switches to OPFS, and the next visit reads 
   assert.ok((await call(again, 'search', 'payment', {})).value.totalResultsReturned > 0);
   await again.waitForFunction(() => window.engineEvents.length > 0);
   const reload = indexTraffic();
-  assert.deepEqual([reload.raw, reload.packed, reload.hot, reload.gzip], [0, 0, 0, 0], JSON.stringify(site.server.stats().byPath));
+  assert.deepEqual([reload.raw, reload.packed, reload.hot, reload.whole], [0, 0, 0, 0], JSON.stringify(site.server.stats().byPath));
   // The page's mark of an earlier visit (localStorage) lost, storage kept:
   // the hot pages are asked for before the stored copy is found, which is
   // still opened.
@@ -914,7 +918,7 @@ test('the fill completes, the engine switches to OPFS, and the next visit reads 
   // At most the hot pages and the range probes (a few hundred bytes of the packed file).
   const spent = indexTraffic();
   assert.ok(spent.packed < 1024, JSON.stringify(site.server.stats().byPath));
-  assert.deepEqual([spent.raw, spent.gzip], [0, 0], JSON.stringify(site.server.stats().byPath));
+  assert.deepEqual([spent.raw, spent.whole], [0, 0], JSON.stringify(site.server.stats().byPath));
   assert.ok(await unmarked.evaluate(() => Object.keys(localStorage).some((k) => k.startsWith('gitsense-search:'))), 'the mark is back');
   // The fill files the worker opened while it did not know yet are gone:
   // nothing of the index's size is left behind in OPFS.
@@ -973,11 +977,65 @@ for (const [what, options, reason] of [
     assert.match(info.storageReason, reason);
     assert.equal((await call(page, 'searchJson', 'payment', UNBOUNDED)).value, cliJson('payment', {}));
     const traffic = indexTraffic();
-    assert.equal(traffic.gzipRequests, 1);
+    assert.equal(traffic.wholeRequests, 1, JSON.stringify(site.server.log()));
     assert.ok(traffic.raw < manifest.size / 2, `the probe did not download the raw index (${traffic.raw} bytes)`);
     await closePage(page);
   });
 }
+
+test('the full download is the packed file, fetched once without Range and inflated page by page; a hot file without the page lengths or a page that does not inflate is download.corrupt', async () => {
+  const dir = path.join(site.root, 'whole');
+  const m = publish(site, SAMPLE_INDEX, 'whole');
+  assert.equal(m.compression, 'pages');
+  assert.equal(m.file, m.packedFile);
+  assert.ok(!fs.readdirSync(dir).some((f) => /\.gsx(\.gz)?$/.test(f)), 'one copy of the index on the host');
+  const manifestUrl = '/whole/manifest.json';
+  const page = await freshPage();
+  const progress = [];
+  await page.exposeFunction('recordProgress', (p) => progress.push(p));
+  const info = await page.evaluate(async (manifestUrl) => {
+    const { GitSenseSearch } = await import('/pkg/index.js');
+    window.engine = await GitSenseSearch.open({ manifestUrl, storage: 'memory', onProgress: (p) => window.recordProgress(p) });
+    return window.engine.info();
+  }, manifestUrl);
+  assert.equal(info.source, 'downloaded');
+  assert.equal(info.storage, 'memory');
+  assert.equal(info.downloadedBytes, m.packedSize);
+  for (const q of ['payment', 'token OR session']) {
+    assert.equal((await call(page, 'searchJson', q, UNBOUNDED)).value, cliJson(q, {}), q);
+  }
+  const log = site.server.log().filter((r) => r.path.startsWith('/whole/') && !r.path.endsWith('.json'));
+  assert.deepEqual(log.map((r) => [path.basename(r.path), r.range]), [[m.hotFile, null], [m.packedFile, null]], JSON.stringify(log));
+  const download = progress.filter((p) => p.phase === 'download');
+  assert.ok(download.length >= 2, JSON.stringify(progress));
+  assert.deepEqual(download.at(-1), { phase: 'download', loaded: m.packedSize, total: m.packedSize });
+  await closePage(page);
+
+  const hot = fs.readFileSync(path.join(dir, m.hotFile));
+  const packed = fs.readFileSync(path.join(dir, m.packedFile));
+  const lengths = packedLengths(hotFile(dir, m, SAMPLE_INDEX), m);
+  // The first page that is compressed, with its DEFLATE stream's first
+  // byte made a block of the reserved type 3.
+  let at = 0;
+  let first = 0;
+  while (lengths[first] === m.pageSize) at += lengths[first++];
+  const bad = Buffer.from(packed);
+  bad[at] = 0x07;
+  // Each damage at a directory of its own (the browser may keep the
+  // files it fetched: their names say they never change).
+  for (const [what, damaged, file, bytes, message] of [
+    ['the page lengths cut off', 'whole-lengths', m.hotFile, zlib.gzipSync(zlib.gunzipSync(hot).subarray(0, -1)), /page lengths/],
+    ['a page that does not inflate', 'whole-page', m.packedFile, bad, new RegExp(`page ${first + 1} of .* does not inflate`)],
+  ]) {
+    publish(site, SAMPLE_INDEX, damaged);
+    fs.writeFileSync(path.join(site.root, damaged, file), bytes);
+    const p = await freshPage();
+    const error = await openError(p, { manifestUrl: `/${damaged}/manifest.json`, storage: 'memory' });
+    assert.equal(error && error.code, 'download.corrupt', `${what}: ${JSON.stringify(error)}`);
+    assert.match(error.message, message, what);
+    await closePage(p);
+  }
+});
 
 test('a reload during the fill resumes it without fetching stored pages again', async () => {
   const page = await freshPage();

@@ -103,7 +103,7 @@ function publishAltered(dir, from, to) {
   let n = 0;
   for (let at = bytes.indexOf(from); at >= 0; at = bytes.indexOf(from, at + 1), n++) bytes.write(to, at);
   assert.ok(n > 0, `${from} is in the raw index`);
-  withRawIndex(site, dir, bytes, { packed: false });
+  withRawIndex(site, dir, bytes, { packed: false, whole: fs.readFileSync(SAMPLE_INDEX) });
   return `/${dir}/manifest.json`;
 }
 
@@ -161,7 +161,7 @@ test('requests that never answer fail with network.timeout after requestTimeoutM
   const options = { manifestUrl, storage: 'memory', requestTimeoutMs: 1000 };
   for (const [what, stall] of [
     ['manifest', /\/stall\/manifest\.json$/],
-    ['download', /\/stall\/.*\.gsx\.gz$/],
+    ['download', /\/stall\/.*\.pages$/],
   ]) {
     const page = await freshPage();
     site.server.options.stall = [stall];
@@ -183,7 +183,7 @@ test('requests that never answer fail with network.timeout after requestTimeoutM
   assert.match(checked.value.reason, /no answer within 1000 ms/);
   publish(site, HOSTILE_INDEX, 'stall');
   assert.notEqual(JSON.parse(fs.readFileSync(path.join(site.root, 'stall/manifest.json'))).sha256, m.sha256);
-  site.server.options.stall = [/\/stall\/.*\.gsx\.gz$/];
+  site.server.options.stall = [/\/stall\/.*\.pages$/];
   const updated = await call(page, 'update');
   assert.equal(updated.error && updated.error.code, 'network.timeout', JSON.stringify(updated));
   site.server.options.stall = [];
@@ -271,7 +271,7 @@ test('manifest.json?v=1..4 keeps one stored copy: the query string does not make
 test('a manifest that declares an index too large for the browser is refused with download.too_large before any download', async () => {
   const m = publish(site, SAMPLE_INDEX, 'huge');
   const pageCount = 1e15 / m.pageSize;
-  fs.writeFileSync(path.join(site.root, 'huge/manifest.json'), JSON.stringify({ ...m, size: 1e15, pageCount, compressedSize: 1e15 }));
+  fs.writeFileSync(path.join(site.root, 'huge/manifest.json'), JSON.stringify({ ...m, size: 1e15, pageCount, compressedSize: 1e15, packedSize: 1e15 }));
   for (const storage of ['auto', 'memory', 'opfs']) {
     const page = await freshPage();
     const error = await openError(page, { manifestUrl: '/huge/manifest.json', storage });

@@ -628,29 +628,38 @@ fn publish(
     if json {
         outln!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
     } else {
+        // The files in the order a browser asks for them: the hot pages,
+        // then the one copy of the index (packed pages, else the gzip
+        // index and the raw one for ranges).
+        let hot = match m.hot_file.as_deref() {
+            Some(f) => format!(
+                "{f} ({} hot pages; again as {} for first visits), ",
+                m.hot_pages.len(),
+                gitsense_publish::FIRST_VISIT_FILE
+            ),
+            None => String::new(),
+        };
+        let index = if m.compression == gitsense_publish::COMPRESSION_PAGES {
+            format!(
+                "{} ({} bytes for {} bytes of index: pages compressed one by one, read by range or whole)",
+                m.file, m.compressed_size, m.size
+            )
+        } else {
+            format!(
+                "{} ({} bytes, gzip of {} bytes){}",
+                m.file,
+                m.compressed_size,
+                m.size,
+                m.raw_file
+                    .as_deref()
+                    .map(|r| format!(", {r} (for range reads)"))
+                    .unwrap_or_default()
+            )
+        };
         outln!(
-            "published revision {} to {}: {} ({} bytes, gzip of {} bytes), {}{} ({} hot pages{}), {} ({} bytes: pages compressed one by one), {}",
+            "published revision {} to {}: {hot}{index}, {}",
             m.revision,
             out_dir.display(),
-            m.file,
-            m.compressed_size,
-            m.size,
-            m.raw_file
-                .as_deref()
-                .map(|r| format!("{r}, "))
-                .unwrap_or_default(),
-            m.hot_file.as_deref().unwrap_or("-"),
-            m.hot_pages.len(),
-            if m.hot_file.is_some() {
-                format!(
-                    "; again as {} for first visits",
-                    gitsense_publish::FIRST_VISIT_FILE
-                )
-            } else {
-                String::new()
-            },
-            m.packed_file.as_deref().unwrap_or("-"),
-            m.packed_size,
             gitsense_publish::MANIFEST_FILE
         );
     }

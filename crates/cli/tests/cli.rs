@@ -218,7 +218,6 @@ fn publish_names_the_files_it_wrote() {
         "manifest.hot.gz",
         ".hot.gz",
         ".pages",
-        ".gsx.gz",
     ] {
         assert!(text.contains(name), "{name}: {text}");
     }

@@ -136,13 +136,32 @@ fn site_publishes_the_index_and_module_and_prints_lines_naming_real_files() {
     // The index as a reader's full download gets it (the site keeps no
     // raw copy: range reads go to the packed file).
     assert!(manifest.get("rawFile").is_none(), "{manifest}");
-    let gz = std::fs::read(
-        root.join("_gitsense")
-            .join(manifest["file"].as_str().unwrap()),
+    // (The packed file, inflated page by page with the lengths that end
+    // the hot file, as the browser module does.)
+    let m = gitsense_publish::Manifest::parse(&manifest.to_string()).unwrap();
+    assert_eq!(m.compression, gitsense_publish::COMPRESSION_PAGES);
+    let dir = root.join("_gitsense");
+    let mut hot = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(
+            &std::fs::read(dir.join(m.hot_file.as_deref().unwrap())).unwrap()[..],
+        ),
+        &mut hot,
     )
     .unwrap();
+    let offsets = gitsense_publish::packed_offsets_in_hot(&m, &hot).unwrap();
+    let packed = std::fs::read(dir.join(&m.file)).unwrap();
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut bytes).unwrap();
+    for w in offsets.windows(2) {
+        let page = &packed[w[0] as usize..w[1] as usize];
+        if page.len() as u64 == m.page_size {
+            bytes.extend_from_slice(page);
+        } else {
+            std::io::Read::read_to_end(&mut flate2::read::DeflateDecoder::new(page), &mut bytes)
+                .unwrap();
+        }
+    }
+    assert_eq!(bytes.len() as u64, m.size);
     let raw = root.join("downloaded.gsx");
     std::fs::write(&raw, bytes).unwrap();
     assert_eq!(

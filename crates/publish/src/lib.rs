@@ -2,19 +2,18 @@
 //! names.
 //!
 //! `gitsense-search publish INDEX --out-dir DIR` writes
-//! - `index-<hash>.gsx.gz`: the gzip-compressed index (what the browser
-//!   module downloads once and stores),
-//! - `index-<hash>.gsx`: the uncompressed index (for HTTP Range reads),
+//! - `index-<hash>.pages`: every page of the index compressed on its own
+//!   (raw DEFLATE, or as is where that is not smaller), one after another.
+//!   It is the one copy of the index on the host: a browser reading lazily
+//!   asks ranges of it (static hosts do not compress range answers, so the
+//!   pages come compressed), and one downloading the whole index fetches it
+//!   and inflates it page by page (compression `pages`); 40 % of the raw
+//!   index's bytes for the Python docs,
 //! - `index-<hash>.hot.gz`: the index's hot pages (those nearly every query
 //!   reads, see [`hot`]) concatenated, then the packed file's
 //!   page lengths ([`encode_packed_lengths`]), gzipped, so a browser
 //!   reading lazily gets them in one request while its module compiles,
-//! - `index-<hash>.pages`: every page of the index compressed on its own
-//!   (raw DEFLATE, or as is where that is not smaller), one after another:
-//!   what a browser reading lazily asks ranges of, 40 % of the raw index's
-//!   bytes for the Python docs (static hosts do not compress range
-//!   answers, so the pages come compressed),
-//! - `manifest.json`: a [`Manifest`] naming both, with the size and SHA-256
+//! - `manifest.json`: a [`Manifest`] naming them, with the size and SHA-256
 //!   of the uncompressed index, its format version, corpus revision and
 //!   page geometry,
 //! - `manifest.hot.gz` ([`FIRST_VISIT_FILE`]): the hot file again under a
@@ -22,6 +21,11 @@
 //!   ([`first_visit_bytes`]), so a browser's first visit can ask for the
 //!   hot pages at once, alongside the manifest, instead of one round trip
 //!   after it; it uses them only if that text is the manifest's.
+//!
+//! An index the packed file cannot hold (pages over 64 KiB, or no hot
+//! pages to carry the lengths) is published as before the packed file
+//! existed: `index-<hash>.gsx.gz` to download (compression `gzip`) and the
+//! raw `index-<hash>.gsx` for range reads.
 //!
 //! File names carry the first 16 hex digits of the index's SHA-256, so a
 //! site can cache them forever and a new build never overwrites what a
@@ -43,6 +47,11 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the manifest layout itself.
 pub const MANIFEST_VERSION: u32 = 1;
+
+/// `compression` of a manifest whose `file` is its `packed_file`: the
+/// index is downloaded whole by inflating each page of it, with the page
+/// lengths the hot file ends with ([`packed_offsets_in_hot`]).
+pub const COMPRESSION_PAGES: &str = "pages";
 
 /// The file name a site publishes the manifest under.
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -84,7 +93,8 @@ pub struct Manifest {
     pub built_at: String,
     /// The file to download, relative to the manifest's URL.
     pub file: String,
-    /// How `file` is compressed: `gzip` or `none`.
+    /// How `file` is compressed: `gzip`, `none`, or [`COMPRESSION_PAGES`]
+    /// (`file` is `packed_file`).
     pub compression: String,
     /// Bytes of `file` as stored (compressed).
     pub compressed_size: u64,
@@ -191,6 +201,49 @@ pub fn packed_offsets(lengths: &[u32], page_size: u64, packed_size: u64) -> Opti
     (at == packed_size).then_some(offsets)
 }
 
+/// What follows the hot pages in a hot file (gunzipped) of `manifest`'s
+/// `hotFormat`; `None` when the file is shorter than its pages say or
+/// its format is one this build does not know.
+pub fn hot_file_tail<'a>(manifest: &Manifest, hot_file: &'a [u8]) -> Option<&'a [u8]> {
+    let pages = manifest.hot_pages.len();
+    match manifest.hot_format {
+        HOT_FORMAT_PLAIN => hot_file.get(pages * manifest.page_size as usize..),
+        HOT_FORMAT_DELTA => pagecodec::hot_tail(hot_file, pages),
+        _ => None,
+    }
+}
+
+/// The packed file's page offsets ([`packed_offsets`]) from the page
+/// lengths that end the hot file (gunzipped) `hot_file`:
+/// `download.corrupt` when they are not there or do not add up to the
+/// manifest's `packedSize`, `index.version_mismatch` for a hot file of a
+/// format this build does not know.
+pub fn packed_offsets_in_hot(manifest: &Manifest, hot_file: &[u8]) -> Result<Vec<u64>> {
+    if !matches!(manifest.hot_format, HOT_FORMAT_PLAIN | HOT_FORMAT_DELTA) {
+        return Err(Error::new(
+            "index.version_mismatch",
+            format!(
+                "the hot file's format (hotFormat {}) is not one this module reads, and the \
+                 packed file's page lengths are in it; republish the index with a matching \
+                 gitsense-search",
+                manifest.hot_format
+            ),
+        ));
+    }
+    let corrupt = |why: &str| {
+        Error::new(
+            "download.corrupt",
+            format!("the hot file cannot give the packed file's page lengths: {why}"),
+        )
+    };
+    let tail = hot_file_tail(manifest, hot_file)
+        .ok_or_else(|| corrupt("its pages are cut short"))?;
+    let lengths = decode_packed_lengths(tail, manifest.page_count as usize)
+        .ok_or_else(|| corrupt("it does not end with one length a page"))?;
+    packed_offsets(&lengths, manifest.page_size, manifest.packed_size)
+        .ok_or_else(|| corrupt("the lengths do not add up to the packed file's size"))
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestCounts {
@@ -268,11 +321,24 @@ impl Manifest {
                 ),
             ));
         }
-        if !matches!(self.compression.as_str(), "gzip" | "none") {
-            return Err(Error::new(
-                "manifest.invalid",
-                format!("unknown compression '{}'", self.compression),
-            ));
+        match self.compression.as_str() {
+            "gzip" | "none" => {}
+            COMPRESSION_PAGES => {
+                if self.packed_file.as_deref() != Some(self.file.as_str())
+                    || self.packed_size != self.compressed_size
+                {
+                    return Err(Error::new(
+                        "manifest.invalid",
+                        "compression \"pages\" downloads the packedFile: file must name it and compressedSize be its packedSize",
+                    ));
+                }
+            }
+            other => {
+                return Err(Error::new(
+                    "manifest.invalid",
+                    format!("unknown compression '{other}'"),
+                ))
+            }
         }
         let hex = self.sha256.len() == 64
             && self
@@ -586,11 +652,15 @@ mod write {
         } else {
             Some(Output::create(out_dir.join(&raw_file))?)
         };
-        let compressed_path = out_dir.join(&file);
-        let mut gz = GzEncoder::new(
-            Output::create(compressed_path.clone())?,
-            Compression::best(),
-        );
+        // The gzip download only where the packed file cannot serve it.
+        let mut gz = if packs {
+            None
+        } else {
+            Some(GzEncoder::new(
+                Output::create(out_dir.join(&file))?,
+                Compression::best(),
+            ))
+        };
         // Pages of at most 64 KiB (SQLite's largest) always fit the
         // 16-bit lengths; the check is for a corrupt header.
         let mut packed = if packs {
@@ -607,8 +677,10 @@ mod write {
             if let Some(raw) = &mut raw {
                 raw.put(bytes)?;
             }
-            gz.write_all(bytes)
-                .map_err(|e| Error::io("compressing the index", e).with_location(at()))?;
+            if let Some(gz) = &mut gz {
+                gz.write_all(bytes)
+                    .map_err(|e| Error::io("compressing the index", e).with_location(at()))?;
+            }
             for (i, page) in bytes.chunks(page_size).enumerate() {
                 let number = first + i as u64 + 1;
                 if next_hot.peek().is_some_and(|&&h| u64::from(h) == number) {
@@ -638,23 +710,38 @@ mod write {
             )
             .with_location(at()));
         }
-        gz.flush()
-            .map_err(|e| Error::io("compressing the index", e))?;
         let gz = gz
-            .finish()
-            .map_err(|e| Error::io("compressing the index", e))?;
+            .map(|gz| {
+                gz.finish()
+                    .map_err(|e| Error::io("compressing the index", e))
+            })
+            .transpose()?;
         let mut hot_bytes = crate::pagecodec::encode_hot(&hot, &hot_pages, page_size);
         if packed.is_some() {
             hot_bytes.extend_from_slice(&encode_packed_lengths(&lengths));
         }
 
         let raw_file = raw.map(Output::commit).transpose()?.map(|_| raw_file);
-        let compressed_size = gz.commit()?;
+        let compressed_size = gz.map(Output::commit).transpose()?;
         let packed_size = packed.map(Output::commit).transpose()?;
         if !hot.is_empty() {
             write_atomically(&out_dir.join(&hot_file), &gzip_smallest(&hot_bytes)?)?;
         }
-        let mut manifest = Manifest::gzip_of(&info, sha256, file, compressed_size, raw_file);
+        // `packs` decided both: a packed file, else the gzip index.
+        let mut manifest = match packed_size {
+            Some(size) => {
+                let mut m = Manifest::gzip_of(&info, sha256, packed_file.clone(), size, None);
+                m.compression = COMPRESSION_PAGES.into();
+                m
+            }
+            None => Manifest::gzip_of(
+                &info,
+                sha256,
+                file,
+                compressed_size.unwrap_or_default(),
+                raw_file,
+            ),
+        };
         if !hot.is_empty() {
             manifest.hot_pages = hot;
             manifest.hot_file = Some(hot_file);
@@ -840,5 +927,84 @@ mod tests {
         // page: unusable.
         assert_eq!(packed_offsets(&small, 4096, 4108), None);
         assert_eq!(packed_offsets(&[4097], 4096, 4097), None);
+    }
+
+    #[test]
+    fn a_pages_download_names_the_packed_file() {
+        let pages = Manifest {
+            file: "index-0123456789abcdef.pages".into(),
+            compression: COMPRESSION_PAGES.into(),
+            compressed_size: 5000,
+            raw_file: None,
+            ..sample()
+        };
+        pages.check().unwrap();
+        for bad in [
+            Manifest {
+                file: "index-0123456789abcdef.gsx.gz".into(),
+                ..pages.clone()
+            },
+            Manifest {
+                compressed_size: 4999,
+                ..pages.clone()
+            },
+            Manifest {
+                packed_file: None,
+                packed_size: 0,
+                ..pages.clone()
+            },
+        ] {
+            assert_eq!(bad.check().unwrap_err().code, "manifest.invalid");
+        }
+        let unknown = Manifest {
+            compression: "brotli".into(),
+            ..pages
+        };
+        assert!(unknown
+            .check()
+            .unwrap_err()
+            .message
+            .contains("unknown compression 'brotli'"));
+    }
+
+    #[test]
+    fn the_packed_offsets_come_from_the_hot_file_tail() {
+        // Two hot pages of format 1 (as they are), then two pages' lengths.
+        let m = Manifest {
+            hot_format: HOT_FORMAT_PLAIN,
+            packed_size: 5000,
+            ..sample()
+        };
+        let mut hot = vec![7u8; 2 * 4096];
+        hot.extend_from_slice(&encode_packed_lengths(&[1000, 4000]));
+        assert_eq!(packed_offsets_in_hot(&m, &hot).unwrap(), vec![0, 1000, 5000]);
+        // Lengths that do not add up, a cut file, an unknown format.
+        let short = Manifest {
+            packed_size: 4999,
+            ..m.clone()
+        };
+        let unknown = Manifest {
+            hot_format: 9,
+            ..m.clone()
+        };
+        for (manifest, bytes) in [(&short, &hot[..]), (&m, &hot[..4096])] {
+            assert_eq!(
+                packed_offsets_in_hot(manifest, bytes).unwrap_err().code,
+                "download.corrupt"
+            );
+        }
+        assert_eq!(
+            packed_offsets_in_hot(&unknown, &hot).unwrap_err().code,
+            "index.version_mismatch"
+        );
+        // Format 2: the encoded pages' own lengths say where the tail starts.
+        let nos = [1u32, 2];
+        let mut delta = pagecodec::encode_hot(&nos, &hot[..2 * 4096], 4096);
+        delta.extend_from_slice(&encode_packed_lengths(&[1000, 4000]));
+        let m2 = Manifest {
+            hot_format: HOT_FORMAT_DELTA,
+            ..m
+        };
+        assert_eq!(packed_offsets_in_hot(&m2, &delta).unwrap(), vec![0, 1000, 5000]);
     }
 }

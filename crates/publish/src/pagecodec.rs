@@ -194,6 +194,18 @@ pub fn encode_hot(page_nos: &[u32], pages: &[u8], page_size: usize) -> Vec<u8> {
     out
 }
 
+/// The bytes after the `pages` encoded pages of [`encode_hot`]'s output,
+/// without decoding them; `None` when `bytes` is shorter than its
+/// lengths say.
+pub fn hot_tail(bytes: &[u8], pages: usize) -> Option<&[u8]> {
+    let mut at = 4usize.checked_mul(pages)?;
+    for i in 0..pages {
+        let len = u32::from_le_bytes(bytes.get(4 * i..4 * i + 4)?.try_into().ok()?) as usize;
+        at = at.checked_add(len)?;
+    }
+    bytes.get(at..)
+}
+
 /// The inverse of [`encode_hot`]: the pages concatenated, and the bytes
 /// after them; `None` when `bytes` does not hold `page_nos.len()` valid
 /// encoded pages.
@@ -389,6 +401,9 @@ mod tests {
         let (back, tail) = decode_hot(&bytes, &nos, 4096).unwrap();
         assert_eq!(back, pages);
         assert_eq!(tail, b"tail");
+        assert_eq!(hot_tail(&bytes, nos.len()), Some(&b"tail"[..]));
         assert!(decode_hot(&bytes[..20], &nos, 4096).is_none());
+        assert!(hot_tail(&bytes[..20], nos.len()).is_none());
+        assert!(hot_tail(&bytes[..7], nos.len()).is_none());
     }
 }
