@@ -360,7 +360,14 @@ pub(crate) async fn download_verified(
         .map_err(|e| js_error(&e, "manifest.invalid", "resolving the index URL"))?;
     let t = now_ms();
     let bytes = if manifest.compression == gitsense_publish::COMPRESSION_PAGES {
-        download_packed(manifest_url, manifest, &url, on_progress, request_timeout_ms).await?
+        download_packed(
+            manifest_url,
+            manifest,
+            &url,
+            on_progress,
+            request_timeout_ms,
+        )
+        .await?
     } else {
         #[derive(Serialize)]
         #[serde(rename_all = "camelCase")]

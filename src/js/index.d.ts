@@ -84,6 +84,12 @@ export interface SearchOptions {
   /** Words around the matches in a message's snippet, 1 to 64 (default
    * 12; the drop-in UI asks for 30). */
   snippetTokens?: number;
+  /** The reader's language ('en', 'fr', 'pt-BR'): on a site that ships
+   * pages in several languages side by side (each page's `<html lang>`),
+   * matches on pages in it come first; the others follow. Default: the
+   * site's own language (that of most pages). The drop-in UI passes its
+   * page's `<html lang>`. */
+  lang?: string;
   /** Milliseconds this search may work before it answers with what it has
    * (`truncated`); 0 lifts the bound. Default: the engine's (150 in the
    * browser, as the CLI's --time-budget-ms is 1000). */

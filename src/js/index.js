@@ -750,10 +750,11 @@ export class GitSenseSearch extends EventTarget {
   /**
    * Searches: `options` are { page, perPage, currentChatId, highlight:
    * 'html'|'raw'|'none', includeContent, maxTokens, cursor, trace, mode:
-   * 'strict'|'box', snippetTokens, facets: ['FIELD[:TYPE]', ...] }. mode
-   * 'box' reads a search box's text: never an error, the word being typed
-   * also matched as a prefix. facets: value counts over the matches
-   * (`facets`).
+   * 'strict'|'box', snippetTokens, facets: ['FIELD[:TYPE]', ...], lang }.
+   * mode 'box' reads a search box's text: never an error, the word being
+   * typed also matched as a prefix. facets: value counts over the matches
+   * (`facets`). lang: the reader's language, whose pages come first on a
+   * site shipping translations side by side.
    */
   async search(query, options = {}) {
     return JSON.parse(await this.searchJson(query, options));

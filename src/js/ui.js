@@ -488,7 +488,10 @@ export class GitSenseSearchElement extends HTMLElement {
     const mode = this.getAttribute('mode') === 'strict' ? 'strict' : 'box';
     let res;
     try {
-      res = await this.#engine.search(query, { mode, perPage: PER_PAGE, snippetTokens: SNIPPET_TOKENS, includeContent: false });
+      // The page's language: on a site shipping translations side by
+      // side, its pages come first (JSON leaves out an empty one).
+      const lang = document.documentElement.lang || undefined;
+      res = await this.#engine.search(query, { mode, perPage: PER_PAGE, snippetTokens: SNIPPET_TOKENS, includeContent: false, lang });
     } catch (e) {
       this.#shown = '';
       if (seq !== this.#seq) return;

@@ -373,6 +373,40 @@ test('a phone: the dialog fills the screen and nothing overflows sideways', asyn
   await closePage(p);
 });
 
+test('a site shipping translations side by side: the page\'s <html lang> decides which language\'s pages come first', async () => {
+  // English pages (most of the site) and a French translation whose text
+  // matches the query better word for word.
+  const dir = path.join(site.root, 'multi');
+  const w = (rel, lang, title, body) => {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), `<!DOCTYPE html><html lang="${lang}"><head><meta charset="utf-8"><title>${title}</title></head><body><main><h1 id="top">${title}</h1><p>${body}</p></main></body></html>`);
+  };
+  w('en/core.html', 'en', 'KeepAlive Directive', 'Enables persistent connections. Syntax: KeepAlive On|Off.');
+  w('en/install.html', 'en', 'Compiling and Installing', 'Download the sources, configure, build and install the server.');
+  w('en/vhosts.html', 'en', 'Virtual Hosts', 'Several sites on one machine, each with its own name.');
+  w('fr/core.html', 'fr', 'Directive KeepAlive', 'KeepAlive active les connexions persistantes. KeepAlive On, KeepAlive Off: KeepAlive.');
+  const printed = cli('site', dir, '--pkg', path.join(ROOT, 'www/dist/pkg'), '--quiet');
+  for (const lang of ['en', 'fr']) {
+    fs.writeFileSync(path.join(dir, `${lang}/search.html`),
+      `<!DOCTYPE html><html lang="${lang}"><head><meta charset="utf-8"><title>Search</title></head><body><main>\n${printed}</main></body></html>`);
+  }
+  const server = await startServer({ root: dir, port: 0 });
+  try {
+    for (const [lang, first] of [['en', '/en/core.html'], ['fr', '/fr/core.html']]) {
+      const p = await site.page(null);
+      await p.goto(`${server.url}${lang}/search.html`);
+      await p.waitForFunction(() => customElements.get('gitsense-search'));
+      await searchFor(p, 'KeepAlive');
+      const rows = (await view(p)).rows.map((r) => r.href);
+      assert.equal(rows.length, 2, JSON.stringify(rows));
+      assert.equal(new URL(rows[0]).pathname, first, `${lang}: ${JSON.stringify(rows)}`);
+      await closePage(p);
+    }
+  } finally {
+    await server.close();
+  }
+});
+
 test('the words are translatable by attribute and by property', async () => {
   const p = await docsPage();
   await p.evaluate(() => document.querySelector('gitsense-search').setAttribute('strings', JSON.stringify({ button: 'Suchen', placeholder: 'Doku durchsuchen', noResults: 'Keine Treffer für „{query}“' })));

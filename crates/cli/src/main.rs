@@ -299,6 +299,11 @@ struct SearchArgs {
     /// Words around the matches in a message's snippet (1 to 64; default 12).
     #[arg(long, value_name = "N")]
     snippet_tokens: Option<u32>,
+    /// The reader's language (en, fr, pt-BR): on a site shipping pages in
+    /// several languages, pages in it come first (default: the site's
+    /// own).
+    #[arg(long, value_name = "TAG")]
+    lang: Option<String>,
     /// Pretty-print JSON.
     #[arg(long)]
     pretty: bool,
@@ -609,6 +614,7 @@ fn search_options(a: &SearchArgs, fmt: Format) -> SearchOptions {
         },
         snippet_tokens: a.snippet_tokens,
         time_budget_ms: Some(a.time_budget_ms),
+        lang: a.lang.clone(),
     }
 }
 

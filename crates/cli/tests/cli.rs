@@ -213,12 +213,7 @@ fn publish_names_the_files_it_wrote() {
     let o = cli(&["publish", &idx, "--out-dir", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    for name in [
-        "manifest.json",
-        "manifest.hot.gz",
-        ".hot.gz",
-        ".pages",
-    ] {
+    for name in ["manifest.json", "manifest.hot.gz", ".hot.gz", ".pages"] {
         assert!(text.contains(name), "{name}: {text}");
     }
     assert!(

@@ -66,6 +66,7 @@ pub mod format;
 pub(crate) mod gitnav;
 pub mod guide;
 pub mod index;
+pub mod langs;
 pub(crate) mod meta;
 pub mod model;
 pub(crate) mod morphology;

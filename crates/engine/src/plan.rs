@@ -96,6 +96,10 @@ pub struct SearchOptions {
     /// Milliseconds this search may work, overriding the engine's budget
     /// (`Engine::set_time_budget`); 0: no bound.
     pub time_budget_ms: Option<u64>,
+    /// The reader's language (`en`, `fr`, `pt-BR`): on a site that ships
+    /// pages in several languages, matches on pages in it come first
+    /// ([`crate::langs`]); default: the site's own language.
+    pub lang: Option<String>,
 }
 
 /// How query text is read.
@@ -126,6 +130,7 @@ impl Default for SearchOptions {
             snippet_tokens: None,
             facets: Vec::new(),
             time_budget_ms: None,
+            lang: None,
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::error::{DbContext, Error, Result};
 use crate::facets;
 use crate::index::schema::{chats, fts_chats, fts_code_blocks, fts_messages};
 use crate::index::{self, IndexInfo};
+use crate::langs::{Demoted, PageLanguages};
 use crate::plan::{self, Highlight, MatchMode, Plan, QueryMode, SearchOptions, TargetSql};
 use crate::query::ast::{Query, Scope, Target};
 use crate::results::*;
@@ -19,6 +20,7 @@ use const_format::formatcp;
 use rusqlite::{config::DbConfig, params, params_from_iter, Connection, OptionalExtension};
 use serde_json::{json, Map, Value};
 use std::cell::Cell;
+use std::sync::Arc;
 
 mod rows;
 use rows::{ChatRow, CodeRow, MessageRow};
@@ -57,9 +59,18 @@ pub struct PlannedSearch {
     corpus: plan::Corpus,
     revision: String,
     plan_ms: f64,
+    /// The pages in another language than the reader's, ranked below the
+    /// others ([`crate::langs`]).
+    demoted: Option<Arc<Demoted>>,
 }
 
 impl PlannedSearch {
+    /// The pages the search ranks below the others, for a connection
+    /// running its statements ([`index::rank::Tally::demote`]).
+    pub fn demoted(&self) -> Option<Arc<Demoted>> {
+        self.demoted.clone()
+    }
+
     /// The parsed query.
     pub fn query(&self) -> &Query {
         &self.query
@@ -92,6 +103,7 @@ impl PlannedSearch {
             corpus: self.corpus,
             revision: self.revision.clone(),
             plan_ms: self.plan_ms,
+            demoted: self.demoted.clone(),
         }
     }
 
@@ -253,6 +265,8 @@ extern "C" fn over_budget(budget: *mut std::os::raw::c_void) -> std::os::raw::c_
 pub struct Engine {
     conn: Connection,
     info: IndexInfo,
+    /// A site's page languages, when it has several ([`crate::langs`]).
+    page_languages: Option<PageLanguages>,
     clock: Clock,
     /// Rows the ranking functions scored (counts of rank-sorted targets).
     tally: index::rank::Tally,
@@ -312,6 +326,14 @@ impl Engine {
     /// VFS); checks the format version and registers the ranking function.
     pub fn from_connection(conn: Connection) -> Result<Engine> {
         let info = index::verify(&conn)?;
+        let page_languages = conn
+            .query_row(index::META_VALUE_SQL, [crate::langs::META_KEY], |r| {
+                r.get::<_, String>(0)
+            })
+            .optional()
+            .ctx("reading index_meta")?
+            .as_deref()
+            .and_then(PageLanguages::decode);
         let tally = index::rank::register(&conn)?;
         crate::pattern::register(&conn)?;
         crate::meta::register(&conn)?;
@@ -344,6 +366,7 @@ impl Engine {
         Ok(Engine {
             conn,
             info,
+            page_languages,
             clock: system_clock,
             tally,
             budget,
@@ -503,6 +526,11 @@ impl Engine {
             corpus: self.corpus(),
             revision: self.info.revision.clone(),
             plan_ms: (self.clock)() - t0,
+            demoted: self
+                .page_languages
+                .as_ref()
+                .and_then(|l| l.demoted(opts.lang.as_deref()))
+                .map(Arc::new),
         })
     }
 
@@ -535,7 +563,9 @@ impl Engine {
         };
         self.budget.ms.set(ms);
         self.budget.until.set(start + ms);
+        self.tally.demote(planned.demoted());
         let out = self.search_in_transaction(planned);
+        self.tally.demote(None);
         self.budget.until.set(f64::INFINITY);
         self.budget.deadline.set(f64::INFINITY);
         out

@@ -236,8 +236,8 @@ pub fn packed_offsets_in_hot(manifest: &Manifest, hot_file: &[u8]) -> Result<Vec
             format!("the hot file cannot give the packed file's page lengths: {why}"),
         )
     };
-    let tail = hot_file_tail(manifest, hot_file)
-        .ok_or_else(|| corrupt("its pages are cut short"))?;
+    let tail =
+        hot_file_tail(manifest, hot_file).ok_or_else(|| corrupt("its pages are cut short"))?;
     let lengths = decode_packed_lengths(tail, manifest.page_count as usize)
         .ok_or_else(|| corrupt("it does not end with one length a page"))?;
     packed_offsets(&lengths, manifest.page_size, manifest.packed_size)
@@ -977,7 +977,10 @@ mod tests {
         };
         let mut hot = vec![7u8; 2 * 4096];
         hot.extend_from_slice(&encode_packed_lengths(&[1000, 4000]));
-        assert_eq!(packed_offsets_in_hot(&m, &hot).unwrap(), vec![0, 1000, 5000]);
+        assert_eq!(
+            packed_offsets_in_hot(&m, &hot).unwrap(),
+            vec![0, 1000, 5000]
+        );
         // Lengths that do not add up, a cut file, an unknown format.
         let short = Manifest {
             packed_size: 4999,
@@ -1005,6 +1008,9 @@ mod tests {
             hot_format: HOT_FORMAT_DELTA,
             ..m
         };
-        assert_eq!(packed_offsets_in_hot(&m2, &delta).unwrap(), vec![0, 1000, 5000]);
+        assert_eq!(
+            packed_offsets_in_hot(&m2, &delta).unwrap(),
+            vec![0, 1000, 5000]
+        );
     }
 }

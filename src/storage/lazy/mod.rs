@@ -1325,7 +1325,11 @@ impl LazyIndex {
         let Ok((conn, tally)) = self.take_connection() else {
             return;
         };
+        // Ranked as the engine will rank (the reader's language first), so
+        // the rows fetched are the rows it returns.
+        tally.demote(planned.demoted());
         let _ = warm::warm(self, &conn, &tally, planned).await;
+        tally.demote(None);
         self.give_back((conn, tally));
     }
 

@@ -29,6 +29,7 @@
 use super::records::{self, Chunk, Col, CODE_FIELDS, MESSAGE_FIELDS};
 use super::{BM25_B, BM25_K1, MESSAGE_COLUMN_WEIGHTS};
 use crate::error::{Error, Result};
+use crate::langs::Demoted;
 use crate::util::lock;
 use rusqlite::{ffi, Connection};
 use std::cell::RefCell;
@@ -73,6 +74,20 @@ struct QueryData {
     /// The pages whose sections are scored ([`Tally::score_only_pages`]);
     /// `None`: every row's.
     pages: Option<Arc<HashSet<i64>>>,
+    /// The pages in another language than the reader's
+    /// ([`Tally::demote`]).
+    demoted: Option<Arc<Demoted>>,
+}
+
+impl QueryData {
+    /// `rank` of a message on page `chat`: times [`crate::langs::DEMOTED`]
+    /// on a page in another language than the reader's.
+    fn in_language(&self, chat: i64, rank: f64) -> f64 {
+        match &self.demoted {
+            Some(d) if d.contains(chat) => rank * crate::langs::DEMOTED,
+            _ => rank,
+        }
+    }
 }
 
 /// The rows the ranking functions of a connection scored since
@@ -95,6 +110,9 @@ struct TallyInner {
     /// The pages the statement running now scores the sections of
     /// ([`Tally::score_only_pages`]).
     pages: Mutex<Option<Arc<HashSet<i64>>>>,
+    /// The pages the search running now ranks below the others
+    /// ([`Tally::demote`]).
+    demoted: Mutex<Option<Arc<Demoted>>>,
     /// The rows `gs_message_section` scored since [`Tally::begin`].
     sections: Mutex<Vec<Section>>,
     /// Decoded ranking records by table and chunk, for every statement of
@@ -171,6 +189,13 @@ impl Tally {
     /// pages can hold every term: the other rows would be dropped.
     pub fn score_only_pages(&self, pages: HashSet<i64>) {
         *lock(&self.0.pages) = Some(Arc::new(pages));
+    }
+
+    /// Until the next call: messages on these pages rank below all others
+    /// (a site's pages in another language than the reader's,
+    /// [`crate::langs`]); `None`: none do.
+    pub fn demote(&self, pages: Option<Arc<Demoted>>) {
+        *lock(&self.0.demoted) = pages;
     }
 
     /// The rows `gs_message_section` scored since [`Tally::begin`] (or the
@@ -319,6 +344,7 @@ unsafe fn query_data(
         word,
         chunk: RefCell::new(None),
         pages: tally.and_then(|t| lock(&t.pages).clone()),
+        demoted: tally.and_then(|t| lock(&t.demoted).clone()),
     }));
     // On failure FTS5 frees the data itself (xDelete).
     ok(set(fts, data as *mut c_void, Some(free_query_data)))?;
@@ -463,7 +489,7 @@ unsafe fn score(
         ffi::sqlite3_value_double(*avg_keywords),
     );
     let data = &*query_data(api, fts, Kind::Message)?;
-    let [_chat, title_len, body_len, keywords_len] =
+    let [chat, title_len, body_len, keywords_len] =
         record(api, fts, &data.chunk, *records, Kind::Message)?;
     message_score(
         api,
@@ -472,7 +498,7 @@ unsafe fn score(
         [title_len, body_len, keywords_len],
         [avg_title, avg_keywords],
     )
-    .map(|(score, _)| score)
+    .map(|(score, _)| data.in_language(chat, score))
 }
 
 /// A message's score from its hits, with the phrases it holds (the bits
@@ -546,7 +572,7 @@ unsafe fn section(
             ffi::sqlite3_value_double(*avg_keywords),
         ],
     )?;
-    let rank = score * ffi::sqlite3_value_double(*factor);
+    let rank = data.in_language(chat, score * ffi::sqlite3_value_double(*factor));
     lock(&tally.sections).push(Section {
         id: rowid(fts),
         rank,

@@ -22,7 +22,7 @@ use crate::error::{DbContext, Error, Result};
 use crate::model::canonical_language;
 use crate::model::{Chat, CodeBlock, Group, Message};
 use const_format::formatcp;
-use rusqlite::{params, types::ValueRef, Connection};
+use rusqlite::{params, types::ValueRef, Connection, OptionalExtension};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
@@ -132,6 +132,9 @@ pub struct IndexWriter {
     out_path: PathBuf,
     source: SourceInfo,
     shift: IdShift,
+    /// Pages (chat ids as stored) and their languages
+    /// ([`IndexWriter::set_page_languages`]).
+    page_languages: Vec<(i64, String)>,
 }
 
 /// What is added to the ids an importer gives, so that several sources
@@ -190,6 +193,7 @@ impl IndexWriter {
             out_path: out.to_path_buf(),
             source,
             shift: IdShift::default(),
+            page_languages: Vec::new(),
         })
     }
 
@@ -264,8 +268,50 @@ impl IndexWriter {
             conn.execute_batch(&format!("INSERT INTO main.{t} SELECT * FROM base.{t}"))
                 .map_err(|e| Error::db(&format!("copying {t}"), e).with_location(at()))?;
         }
+        // The base's page languages, every page named (its own language's
+        // too: the language of most pages is elected again at the end).
+        let langs: Option<String> = conn
+            .query_row(
+                formatcp!(
+                    "SELECT {value} FROM base.{table} WHERE {key} = ?1",
+                    value = index_meta::VALUE,
+                    table = index_meta::TABLE,
+                    key = index_meta::KEY
+                ),
+                [crate::langs::META_KEY],
+                |r| r.get(0),
+            )
+            .optional()
+            .ctx("reading the page languages of the index to add to")?;
+        let mut base_languages = Vec::new();
+        if let Some(langs) = langs
+            .as_deref()
+            .and_then(crate::langs::PageLanguages::decode)
+        {
+            let mut ids = conn
+                .prepare(formatcp!(
+                    "SELECT {id} FROM {chats}",
+                    id = schema::chats::ID,
+                    chats = schema::chats::TABLE
+                ))
+                .ctx("reading the pages of the index to add to")?;
+            let ids = ids
+                .query_map([], |r| r.get::<_, i64>(0))
+                .ctx("reading the pages of the index to add to")?
+                .collect::<rusqlite::Result<Vec<i64>>>()
+                .ctx("reading the pages of the index to add to")?;
+            let lang_of = |id: i64| {
+                langs
+                    .others
+                    .iter()
+                    .find(|(_, r)| r.iter().any(|&(a, b)| (a..=b).contains(&id)))
+                    .map_or(langs.main.clone(), |(l, _)| l.clone())
+            };
+            base_languages = ids.into_iter().map(|id| (id, lang_of(id))).collect();
+        }
         conn.execute_batch("COMMIT; DETACH DATABASE base; BEGIN")
             .ctx("detaching the index to add to")?;
+        w.page_languages = base_languages;
         w.next_source()?;
         Ok(w)
     }
@@ -335,6 +381,15 @@ impl IndexWriter {
         Ok(())
     }
 
+    /// Names the languages of the pages (chats, by the ids this source
+    /// gave them) of a site that has any: `finish` records them when there
+    /// are two or more ([`crate::langs`]).
+    pub fn set_page_languages(&mut self, pages: impl IntoIterator<Item = (i64, String)>) {
+        let shift = self.shift.chat;
+        self.page_languages
+            .extend(pages.into_iter().map(|(id, lang)| (id + shift, lang)));
+    }
+
     pub fn add_chat(&mut self, c: &Chat) -> Result<()> {
         insert_chat(self.conn(), c, self.shift)
     }
@@ -392,7 +447,9 @@ impl IndexWriter {
                 super::checksum::placeholder(&revision),
             ),
         ];
-        for (k, v) in meta {
+        let langs = crate::langs::PageLanguages::of(&self.page_languages)
+            .map(|l| (crate::langs::META_KEY, l.encode()));
+        for (k, v) in meta.into_iter().chain(langs) {
             conn.execute(
                 formatcp!(
                     "INSERT INTO {table}({key}, {value}) VALUES (?1, ?2)",

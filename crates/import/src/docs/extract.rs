@@ -184,6 +184,9 @@ pub struct Page {
     pub title: String,
     /// The `<title>` element's text.
     pub html_title: Option<String>,
+    /// The page's language as `<html lang>` (or `xml:lang`) names it,
+    /// lowercased ([`page_language`]).
+    pub lang: Option<String>,
     pub skip: Option<Skip>,
     pub units: Vec<Unit>,
     /// Element id → index of the unit holding it.
@@ -302,6 +305,19 @@ const BLOCK_TAGS: &[&str] = &[
 /// recursively and the HTML parser's work grows with depth squared.
 pub const MAX_NESTING: usize = 256;
 
+/// The language tag of a page's root element (`lang`, else `xml:lang`),
+/// lowercased with `_` read as `-` (`en`, `pt-br`, `zh-cn`); `None` when
+/// there is none or it is not a tag (letters, digits and `-`, starting
+/// with a letter).
+pub fn page_language(html: &Element) -> Option<String> {
+    let raw = html.attr("lang").or_else(|| html.attr("xml:lang"))?;
+    let tag = raw.trim().replace('_', "-").to_ascii_lowercase();
+    let valid = (2..=35).contains(&tag.len())
+        && tag.starts_with(|c: char| c.is_ascii_alphabetic())
+        && tag.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    valid.then_some(tag)
+}
+
 /// Parses a page; `import.page_too_deep` for one nested deeper than
 /// `MAX_NESTING`.
 pub fn parse_page(html: &str) -> Result<Page> {
@@ -319,6 +335,7 @@ pub fn parse_page(html: &str) -> Result<Page> {
         html_title: first_element(root, &|e| e.name() == "title")
             .map(|t| normalize_ws(&t.text().collect::<String>()))
             .filter(|t| !t.is_empty()),
+        lang: page_language(root.value()),
         ..Page::default()
     };
     for meta in root

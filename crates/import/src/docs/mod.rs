@@ -246,6 +246,33 @@ struct Walk {
     filtered: usize,
 }
 
+/// Keeps one path of each file the walk reached under several (a site
+/// that links untranslated pages into each translation's directory, or
+/// the same page under two names): the file's own path when one is not a
+/// symbolic link, else the first; a link's target is read the same, so
+/// the page is indexed once where it lives. Returns how many were left
+/// out.
+fn one_path_per_file(files: &mut Vec<SourceFile>) -> usize {
+    let mut chosen: HashMap<(u64, u64), usize> = HashMap::new();
+    for (i, f) in files.iter().enumerate() {
+        let Some(key) = f.id.file() else { continue };
+        match chosen.get(&key) {
+            Some(&j) if !(files[j].id.via_link() && !f.id.via_link()) => {}
+            _ => {
+                chosen.insert(key, i);
+            }
+        }
+    }
+    let before = files.len();
+    let mut i = 0;
+    files.retain(|f| {
+        let keep = f.id.file().map_or(true, |key| chosen[&key] == i);
+        i += 1;
+        keep
+    });
+    before - files.len()
+}
+
 impl Walk {
     /// Collects page files under `dir` in sorted order. A page-named entry
     /// is read only when it is (or links to) a regular file inside the
@@ -531,6 +558,12 @@ impl Site {
                 before - files.len()
             ));
         }
+        let copies = one_path_per_file(&mut files);
+        if copies > 0 {
+            report.warnings.push(format!(
+                "left out {copies} pages: the same file as another page (a symbolic or hard link)"
+            ));
+        }
         if skipped_links > 0 {
             report.warnings.push(format!(
                 "did not follow {skipped_links} symbolic links to directories"
@@ -796,6 +829,8 @@ impl Site {
             }),
         })?;
         let mut dirs: BTreeMap<String, i64> = BTreeMap::new();
+        // Each page's language, for a site shipping several side by side.
+        let mut languages = Vec::new();
         for (i, (f, p)) in self.files.iter().zip(&self.pages).enumerate() {
             if !indexed(p) {
                 continue;
@@ -804,6 +839,9 @@ impl Site {
             let parent = self.dir_chat(f, root_id, &mut dirs, &mut next_chat, w)?;
             let chat_id = next_chat;
             next_chat += 1;
+            if let Some(lang) = &p.lang {
+                languages.push((chat_id, lang.clone()));
+            }
             let path = f.url_path();
             let file_name = f.file_name().to_string();
             let language = match f.kind {
@@ -924,6 +962,7 @@ impl Site {
                 }
             }
         }
+        w.set_page_languages(languages);
         Ok(())
     }
 

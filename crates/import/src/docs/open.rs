@@ -31,6 +31,17 @@ impl FileId {
         let (dev, ino) = dev_ino(meta);
         FileId { dev, ino, via_link }
     }
+
+    /// The file itself, whatever path or link reached it: `None` where
+    /// the platform does not tell.
+    pub(super) fn file(&self) -> Option<(u64, u64)> {
+        cfg!(unix).then_some((self.dev, self.ino))
+    }
+
+    /// Whether the walk reached the file through a symbolic link.
+    pub(super) fn via_link(&self) -> bool {
+        self.via_link
+    }
 }
 
 /// Why an opened page is not read.
