@@ -185,7 +185,7 @@ pub struct Page {
     /// The `<title>` element's text.
     pub html_title: Option<String>,
     /// The page's language as `<html lang>` (or `xml:lang`) names it,
-    /// lowercased ([`page_language`]).
+    /// lowercased (`page_language`).
     pub lang: Option<String>,
     pub skip: Option<Skip>,
     pub units: Vec<Unit>,
