@@ -191,7 +191,12 @@ async function uiVisit(i, typed) {
   return hits;
 }
 
-/** A chat app's writable index: create, add, search; reopened after a reload, add and search again. */
+/**
+ * A chat app's writable index: create, search, add, search; reopened
+ * after a reload, the same again; then another index created and written
+ * before its first search (a first add takes paths a search made before
+ * it does not).
+ */
 async function writableVisit() {
   await clearStorage();
   const messages = (chat, first, word) => Array.from({ length: 20 }, (_, k) => ({
@@ -202,20 +207,25 @@ async function writableVisit() {
     created_at: `2026-01-02T00:00:${String(k).padStart(2, '0')}Z`,
   }));
   const hits = [];
-  for (const [n, [chat, first, word]] of [[1, 1, 'reconcile'], [2, 100, 'ledger']].entries()) {
+  const visits = [
+    ['create', 'profile-chat', true, 1, 1, 'reconcile'],
+    ['open', 'profile-chat', true, 2, 100, 'ledger'],
+    ['create', 'profile-chat-added-first', false, 1, 1, 'invoice'],
+  ];
+  for (const [how, name, searchFirst, chat, first, word] of visits) {
     const page = await context.newPage();
     await page.goto(server.url + 'blank.html');
-    const out = await page.evaluate(async ({ n, chat, msgs, word }) => {
+    const out = await page.evaluate(async ({ how, name, searchFirst, chat, msgs, word }) => {
       const { GitSenseSearch } = await import('/pkg/index.js');
-      const engine = n === 0 ? await GitSenseSearch.create({ name: 'profile-chat' }) : await GitSenseSearch.open({ name: 'profile-chat' });
-      await engine.search(word);
+      const engine = how === 'create' ? await GitSenseSearch.create({ name }) : await GitSenseSearch.open({ name });
+      if (searchFirst) await engine.search(word);
       await engine.add({ chats: [{ id: chat, name: `Chat ${word}` }], messages: msgs });
       const r = await engine.search(word);
       await engine.search(`lang:python ${word}_3`);
       await engine.search(`in:chats ${word}`);
       await engine.info();
       return r.totalCounts.messages;
-    }, { n, chat, msgs: messages(chat, first, word), word });
+    }, { how, name, searchFirst, chat, msgs: messages(chat, first, word), word });
     if (!(out > 0)) throw new Error(`the writable index found nothing after add: ${out}`);
     await page.waitForTimeout(SETTLE_MS);
     hits.push(...(await workerHits(page)));
