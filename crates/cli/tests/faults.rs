@@ -373,7 +373,10 @@ fn the_docs_walk_reads_only_regular_files_inside_the_site() {
         "{err}"
     );
     let genuine = hits("genuine");
-    assert!(genuine.contains("sub/real.html") && !genuine.contains("inside.html"), "{genuine}");
+    assert!(
+        genuine.contains("sub/real.html") && !genuine.contains("inside.html"),
+        "{genuine}"
+    );
     assert!(hits("sturdy").contains("good.html"));
 }
 
