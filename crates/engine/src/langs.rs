@@ -154,7 +154,7 @@ impl PageLanguages {
         };
         let site = wanted
             .as_deref()
-            .map_or(true, |w| same_language(w, &self.main));
+            .is_none_or(|w| same_language(w, &self.main));
         if !site {
             let wanted = wanted.as_deref().unwrap_or_default();
             let kept: HashSet<i64> = self

@@ -39,11 +39,11 @@ pub fn kind(page: &[u8], page_no: u32) -> Option<PageKind> {
     }
 }
 
-fn u16_at(b: &[u8], at: usize) -> Option<usize> {
+pub(crate) fn u16_at(b: &[u8], at: usize) -> Option<usize> {
     Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]) as usize)
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
@@ -64,7 +64,7 @@ pub fn varint(b: &[u8], at: usize) -> Option<(u64, usize)> {
 }
 
 /// Cell offsets of a b-tree page.
-fn cells(page: &[u8], page_no: u32) -> Option<(PageKind, Vec<usize>)> {
+pub(crate) fn cells(page: &[u8], page_no: u32) -> Option<(PageKind, Vec<usize>)> {
     let h = header_at(page_no);
     let k = kind(page, page_no)?;
     let n = u16_at(page, h + 3)?;
@@ -136,7 +136,12 @@ fn int_width(serial: u64) -> Option<usize> {
 /// A cell's payload of `payload` bytes: how many stay on its page (the
 /// page type's `min_local` and `max_local`, `usable` bytes a page) and
 /// how many overflow pages hold the rest.
-fn local_split(payload: usize, min_local: usize, max_local: usize, usable: usize) -> (usize, u32) {
+pub(crate) fn local_split(
+    payload: usize,
+    min_local: usize,
+    max_local: usize,
+    usable: usize,
+) -> (usize, u32) {
     if payload <= max_local {
         return (payload, 0);
     }

@@ -34,11 +34,13 @@
 pub mod btree;
 pub mod checksum;
 pub mod doclists;
+pub mod fts5file;
 pub mod live;
 pub mod pagevfs;
 pub mod rank;
 pub mod records;
 pub mod schema;
+pub mod sqlfile;
 pub mod tempfiles;
 pub(crate) mod writer;
 

@@ -257,7 +257,7 @@ fn one_path_per_file(files: &mut Vec<SourceFile>) -> usize {
     for (i, f) in files.iter().enumerate() {
         let Some(key) = f.id.file() else { continue };
         match chosen.get(&key) {
-            Some(&j) if !(files[j].id.via_link() && !f.id.via_link()) => {}
+            Some(&j) if !files[j].id.via_link() || f.id.via_link() => {}
             _ => {
                 chosen.insert(key, i);
             }
@@ -266,7 +266,7 @@ fn one_path_per_file(files: &mut Vec<SourceFile>) -> usize {
     let before = files.len();
     let mut i = 0;
     files.retain(|f| {
-        let keep = f.id.file().map_or(true, |key| chosen[&key] == i);
+        let keep = f.id.file().is_none_or(|key| chosen[&key] == i);
         i += 1;
         keep
     });

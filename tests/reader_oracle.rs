@@ -1,0 +1,335 @@
+//! The SQLite-free reader (`index::sqlfile`, `index::fts5file`) against
+//! SQLite as the oracle: every row of every table, every index entry a
+//! lookup finds, and every term's doclist with its positions, on the real
+//! sample index and on random full-text indexes whose doclists and
+//! position lists run over many leaves.
+
+mod common;
+
+use common::{fixture_index, sample_index};
+use gitsense_engine::index::fts5file::{Fts5File, Posting};
+use gitsense_engine::index::sqlfile::{SqlFile, Value};
+use proptest::prelude::*;
+use rusqlite::types::ValueRef;
+use rusqlite::Connection;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn value_of(v: ValueRef<'_>) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Int(i),
+        ValueRef::Real(r) => Value::Real(r),
+        ValueRef::Text(t) => Value::Text(t.to_vec()),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
+/// The tables with a rowid, and the `WITHOUT ROWID` ones.
+fn tables(conn: &Connection) -> (Vec<String>, Vec<String>) {
+    let mut s = conn
+        .prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")
+        .unwrap();
+    let rows: Vec<(String, String)> = s
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let (without, with): (Vec<_>, Vec<_>) = rows
+        .into_iter()
+        .partition(|(_, sql)| sql.contains("WITHOUT ROWID"));
+    (
+        with.into_iter().map(|(n, _)| n).collect(),
+        without.into_iter().map(|(n, _)| n).collect(),
+    )
+}
+
+fn sql_rows(conn: &Connection, sql: &str) -> Vec<Vec<Value>> {
+    let mut s = conn.prepare(sql).unwrap();
+    let n = s.column_count();
+    s.query_map([], |r| {
+        Ok((0..n).map(|i| value_of(r.get_ref(i).unwrap())).collect())
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// Every row of every table, by scan and by rowid; every entry of every
+/// `WITHOUT ROWID` table, by lookup of its key.
+fn tables_agree(path: &Path) {
+    let conn = Connection::open(path).unwrap();
+    let file = SqlFile::open(std::fs::read(path).unwrap()).unwrap();
+    let (with_rowid, without_rowid) = tables(&conn);
+    assert!(!with_rowid.is_empty());
+    for t in &with_rowid {
+        // `rowid` first, then the columns (an INTEGER PRIMARY KEY column is
+        // stored as NULL and read as the rowid, as SQLite does).
+        let expected = sql_rows(
+            &conn,
+            &format!("SELECT rowid, * FROM \"{t}\" ORDER BY rowid"),
+        );
+        let pk = conn
+            .prepare(&format!(
+                "SELECT cid FROM pragma_table_info('{t}') WHERE pk = 1 AND lower(type) = 'integer'"
+            ))
+            .unwrap()
+            .query_map([], |r| r.get::<_, i64>(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>();
+        // An INTEGER PRIMARY KEY column is stored as NULL and read as the
+        // rowid; columns added after a row was written are absent from its
+        // record.
+        let as_sql = |rowid: i64, mut row: Vec<Value>, len: usize| {
+            row.resize(len, Value::Null);
+            if let [cid] = pk[..] {
+                row[cid as usize] = Value::Int(rowid);
+            }
+            row
+        };
+        let width = conn
+            .prepare(&format!("SELECT * FROM \"{t}\""))
+            .unwrap()
+            .column_count();
+        let mut scanned = Vec::new();
+        file.scan_tree(file.root(t).unwrap(), &mut |rowid, rec| {
+            let row = gitsense_engine::index::sqlfile::decode_record(rec)?;
+            let mut out = vec![Value::Int(rowid)];
+            out.extend(as_sql(rowid, row, width));
+            scanned.push(out);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(scanned, expected, "table {t} scanned");
+        for want in expected.iter().step_by(expected.len() / 300 + 1) {
+            let rowid = want[0].as_i64().unwrap();
+            let got = file.row(t, rowid).unwrap().expect("the row is found");
+            assert_eq!(
+                as_sql(rowid, got, want.len() - 1),
+                want[1..],
+                "{t}: row {rowid}"
+            );
+        }
+        let past = expected.last().map_or(1, |r| r[0].as_i64().unwrap() + 1);
+        assert_eq!(
+            file.row(t, past).unwrap(),
+            None,
+            "{t}: a rowid past the last"
+        );
+    }
+    for t in &without_rowid {
+        let expected = sql_rows(&conn, &format!("SELECT * FROM \"{t}\""));
+        for want in &expected {
+            // The whole entry as the key (`_idx`'s key is two columns);
+            // `index_meta`'s by its primary key alone.
+            let key = if t == "index_meta" {
+                &want[..1]
+            } else {
+                &want[..]
+            };
+            let got = file.find(t, key).unwrap().expect("the entry is found");
+            assert_eq!(&got[..want.len()], &want[..], "{t}");
+        }
+    }
+}
+
+/// Every term of every full-text table: its rows and positions as FTS5's
+/// own vocabulary table lists them; the row and token totals.
+fn doclists_agree(path: &Path, fts_tables: &[&str]) {
+    let conn = Connection::open(path).unwrap();
+    let file = SqlFile::open(std::fs::read(path).unwrap()).unwrap();
+    for &t in fts_tables {
+        conn.execute_batch(&format!(
+            "DROP TABLE IF EXISTS temp.v; CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, {t}, instance);"
+        ))
+        .unwrap();
+        let mut want: BTreeMap<Vec<u8>, Vec<Posting>> = BTreeMap::new();
+        let mut s = conn
+            .prepare("SELECT term, doc, col, offset FROM temp.v")
+            .unwrap();
+        let cols: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{t}')"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let mut rows = s.query([]).unwrap();
+        while let Some(r) = rows.next().unwrap() {
+            let term: Vec<u8> = match r.get_ref(0).unwrap() {
+                ValueRef::Text(b) | ValueRef::Blob(b) => b.to_vec(),
+                _ => unreachable!(),
+            };
+            let doc: i64 = r.get(1).unwrap();
+            let col: String = r.get(2).unwrap();
+            let col = cols.iter().position(|c| *c == col).unwrap() as u64;
+            let off: i64 = r.get(3).unwrap();
+            let list = want.entry(term).or_default();
+            match list.last_mut() {
+                Some(p) if p.rowid == doc => p.positions.push(col << 32 | off as u64),
+                _ => list.push(Posting {
+                    rowid: doc,
+                    positions: vec![col << 32 | off as u64],
+                }),
+            }
+        }
+        let fts = Fts5File::open(&file, t).unwrap();
+        assert!(!want.is_empty() || t == "fts_chats" || t == "fts_code_blocks");
+        for (term, list) in &want {
+            assert_eq!(
+                &fts.postings(term).unwrap(),
+                list,
+                "{t}: {}",
+                String::from_utf8_lossy(term)
+            );
+        }
+        // Terms that are not there.
+        for absent in [&b"zzzzqqq"[..], b"", b"\xff\xff"] {
+            if !want.contains_key(absent) {
+                assert_eq!(fts.postings(absent).unwrap(), vec![], "{t}");
+            }
+        }
+        // Prefixes: every term starting with it, in order.
+        let terms: Vec<&Vec<u8>> = want.keys().collect();
+        for probe in terms.iter().step_by(terms.len() / 40 + 1) {
+            for n in 1..=probe.len().min(3) {
+                let prefix = &probe[..n];
+                let expected: Vec<(Vec<u8>, Vec<Posting>)> = want
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(prefix))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                assert_eq!(
+                    fts.prefixed(prefix).unwrap(),
+                    expected,
+                    "{t}: prefix {prefix:?}"
+                );
+            }
+        }
+        let (rows, per_col) = fts.totals().unwrap();
+        let sql_rows: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, sql_rows, "{t}: rows");
+        for (i, total) in per_col.iter().enumerate() {
+            let want_total: usize = want
+                .values()
+                .flatten()
+                .map(|p| p.positions.iter().filter(|&&x| x >> 32 == i as u64).count())
+                .sum();
+            assert_eq!(*total as usize, want_total, "{t}: tokens in column {i}");
+        }
+    }
+}
+
+#[test]
+fn the_reader_reads_every_table_of_the_sample_index_as_sqlite_does() {
+    tables_agree(&sample_index());
+    tables_agree(&fixture_index("reader"));
+}
+
+#[test]
+fn the_reader_reads_every_doclist_of_the_sample_index_as_fts5_does() {
+    let tables = ["fts_messages", "fts_chats", "fts_code_blocks"];
+    doclists_agree(&sample_index(), &tables);
+    doclists_agree(&fixture_index("reader"), &tables);
+}
+
+#[test]
+fn an_index_of_several_segments_is_left_to_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("segments.db");
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE t USING fts5(a); INSERT INTO t(t, rank) VALUES('automerge', 0);
+         INSERT INTO t(a) VALUES('one two'); INSERT INTO t(a) VALUES('two three');",
+    )
+    .unwrap();
+    drop(conn);
+    let file = SqlFile::open(std::fs::read(&path).unwrap()).unwrap();
+    let e = Fts5File::open(&file, "t").unwrap_err();
+    assert_eq!(e.code, "reader.unsupported");
+}
+
+#[test]
+fn damaged_files_are_errors_never_panics() {
+    let bytes = std::fs::read(sample_index()).unwrap();
+    assert_eq!(
+        SqlFile::open(b"plain text".repeat(20)).unwrap_err().code,
+        "index.not_an_index"
+    );
+    let mut x: u32 = 0x2545_f491;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x
+    };
+    for _ in 0..200 {
+        let mut damaged = bytes.clone();
+        for _ in 0..64 {
+            let at = next() as usize % damaged.len();
+            damaged[at] = next() as u8;
+        }
+        let Ok(file) = SqlFile::open(damaged) else {
+            continue;
+        };
+        for t in ["messages", "message_text", "chats"] {
+            let _ = file.row(t, i64::from(next() % 500));
+        }
+        if let Ok(fts) = Fts5File::open(&file, "fts_messages") {
+            for term in [&b"retry"[..], b"pay", b"the"] {
+                let _ = fts.postings(term);
+                let _ = fts.prefixed(term);
+            }
+        }
+    }
+}
+
+/// A random full-text index: `docs` rows of words from a small vocabulary
+/// (so doclists grow long), some words repeated many times in one row (so
+/// position lists grow long), on leaves of `pgsz` bytes.
+fn random_index(path: &Path, docs: &[Vec<u16>], pgsz: u32) {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(&format!(
+        "CREATE TABLE c(id INTEGER PRIMARY KEY, a TEXT, b TEXT);
+         CREATE VIRTUAL TABLE t USING fts5(a, b, content='c', content_rowid='id');
+         INSERT INTO t(t, rank) VALUES('pgsz', {pgsz});"
+    ))
+    .unwrap();
+    let word = |w: u16| format!("w{}é{}", w % 97, "x".repeat(usize::from(w % 5)));
+    let mut insert = conn
+        .prepare("INSERT INTO c(id, a, b) VALUES(?1, ?2, ?3)")
+        .unwrap();
+    for (i, doc) in docs.iter().enumerate() {
+        let (a, b) = doc.split_at(doc.len() / 3);
+        let text = |ws: &[u16]| ws.iter().map(|&w| word(w)).collect::<Vec<_>>().join(" ");
+        // Rowids with gaps, some large (deltas of several bytes).
+        let id = (i as i64) * 3 + if i % 7 == 0 { 1 << 33 } else { 0 };
+        insert
+            .execute(rusqlite::params![id, text(a), text(b)])
+            .unwrap();
+    }
+    drop(insert);
+    conn.execute_batch("INSERT INTO t(t) VALUES('rebuild'); INSERT INTO t(t) VALUES('optimize');")
+        .unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+    #[test]
+    fn random_indexes_read_as_fts5_reads_them(
+        docs in prop::collection::vec(
+            prop::collection::vec(prop_oneof![0u16..400, Just(7u16)], 0..300),
+            1..120,
+        ),
+        pgsz in prop_oneof![Just(64u32), Just(300u32), Just(4050u32)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("random.db");
+        random_index(&path, &docs, pgsz);
+        doclists_agree(&path, &["t"]);
+        tables_agree(&path);
+    }
+}
