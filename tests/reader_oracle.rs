@@ -333,3 +333,176 @@ proptest! {
         tables_agree(&path);
     }
 }
+
+/// Characters of many kinds: ASCII, letters with diacritics, combining
+/// marks, other scripts, unassigned and private-use codepoints, planes
+/// past the first, NUL.
+fn pool() -> Vec<char> {
+    let mut out: Vec<char> = " \t\n.,;:-_'\"()[]{}<>/\\|!?@#$%^&*+=~`0123456789abcXYZ"
+        .chars()
+        .collect();
+    out.extend("éÉàÀçÇñÑøØåÅßæÆœŒĳĲłŁđĐħǅǈǋǲẞıİſﬁ".chars());
+    out.extend((0x300u32..0x340).filter_map(char::from_u32));
+    out.extend("ΑαΣσςΩωДдЖжЁёԱաოტ日本語中文한국어ไทยעבריתعربي".chars());
+    out.extend("\u{0378}\u{0870}\u{E000}\u{F8FF}\u{10400}\u{10428}\u{1D400}\u{1F600}\u{2070E}\u{E0001}\u{10FFFD}\u{00A0}\u{2028}\u{200B}\u{FEFF}\u{FFFD}\u{FFFE}\u{0000}".chars());
+    out.extend((0x1E00u32..0x1E20).filter_map(char::from_u32));
+    out.extend((0x2160u32..0x2170).filter_map(char::from_u32));
+    out.extend((0x24B6u32..0x24C0).filter_map(char::from_u32));
+    out.extend((0xFF21u32..0xFF26).filter_map(char::from_u32));
+    out
+}
+
+/// One of the engine's tokenizers: text, then what to call per token.
+type Tokenizer = fn(&[u8], &mut dyn FnMut(&[u8], usize, usize));
+
+/// Each text's tokens as FTS5 stores them and as `highlight()` marks
+/// them (the byte ranges), next to the engine's.
+fn tokenizers_agree(texts: &[Vec<u8>], tokenize: &str, ours: Tokenizer, ranges_too: bool) {
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE t USING fts5(a, tokenize='{tokenize}');
+         CREATE VIRTUAL TABLE v USING fts5vocab(t, instance);"
+    ))
+    .unwrap();
+    for (i, text) in texts.iter().enumerate() {
+        // As a blob cast to text: the bytes as they are, valid UTF-8 or not.
+        conn.execute(
+            "INSERT INTO t(rowid, a) VALUES(?1, CAST(?2 AS TEXT))",
+            rusqlite::params![i as i64 + 1, text],
+        )
+        .unwrap();
+    }
+    // Each row's (offset, token), as FTS5 stored them.
+    let mut stored: BTreeMap<i64, Vec<(i64, Vec<u8>)>> = BTreeMap::new();
+    let mut s = conn.prepare("SELECT doc, offset, term FROM v").unwrap();
+    let mut rows = s.query([]).unwrap();
+    while let Some(r) = rows.next().unwrap() {
+        let term = match r.get_ref(2).unwrap() {
+            ValueRef::Text(b) | ValueRef::Blob(b) => b.to_vec(),
+            _ => unreachable!(),
+        };
+        stored
+            .entry(r.get(0).unwrap())
+            .or_default()
+            .push((r.get(1).unwrap(), term));
+    }
+    drop(rows);
+    drop(s);
+    for (i, text) in texts.iter().enumerate() {
+        let rowid = i as i64 + 1;
+        let mut fts5 = stored.remove(&rowid).unwrap_or_default();
+        fts5.sort();
+        let mut mine = Vec::new();
+        let mut ranges = Vec::new();
+        ours(text, &mut |t, s, e| {
+            mine.push(t.to_vec());
+            ranges.push((s, e));
+        });
+        let fts5_terms: Vec<Vec<u8>> = fts5.into_iter().map(|(_, t)| t).collect();
+        assert_eq!(
+            mine,
+            fts5_terms,
+            "tokens of {:?}",
+            String::from_utf8_lossy(text)
+        );
+        // highlight() copies text with printf's `%.*s`, which stops at a
+        // NUL byte: its marks are off after one.
+        // (Bytes 1 and 2 are the marks; the query is text, so the tokens
+        // of invalid UTF-8 cannot be asked for.)
+        if !ranges_too
+            || mine.is_empty()
+            || text.iter().any(|&b| b <= 2)
+            || std::str::from_utf8(text).is_err()
+        {
+            continue;
+        }
+        // Every token matched: highlight() marks each one's byte range.
+        let query = mine
+            .iter()
+            .map(|t| format!("\"{}\"", String::from_utf8_lossy(t).replace('"', "\"\"")))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let marked: Option<Vec<u8>> = conn
+            .query_row(
+                "SELECT CAST(highlight(t, 0, char(1), char(2)) AS BLOB) FROM t WHERE t MATCH ?1 AND rowid = ?2",
+                rusqlite::params![query, rowid],
+                |r| r.get(0),
+            )
+            .ok();
+        let Some(marked) = marked else { continue };
+        let mut expected = Vec::new();
+        let mut plain = 0usize;
+        let mut open = None;
+        for &b in &marked {
+            match b {
+                1 => open = Some(plain),
+                2 => expected.push((open.take().unwrap(), plain)),
+                _ => plain += 1,
+            }
+        }
+        // highlight() joins the marks of touching tokens; split ours alike.
+        let mut joined: Vec<(usize, usize)> = Vec::new();
+        for &(s, e) in &ranges {
+            match joined.last_mut() {
+                Some(last) if last.1 >= s => last.1 = last.1.max(e),
+                _ => joined.push((s, e)),
+            }
+        }
+        if expected.len() == joined.len() {
+            assert_eq!(
+                joined,
+                expected,
+                "ranges in {:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+}
+
+fn text_strategy() -> impl Strategy<Value = Vec<u8>> {
+    let pool = pool();
+    prop_oneof![
+        4 => prop::collection::vec(prop::sample::select(pool), 0..40)
+            .prop_map(|cs| cs.into_iter().collect::<String>().into_bytes()),
+        1 => prop::collection::vec(any::<u8>(), 0..40),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
+    #[test]
+    fn the_tokenizers_split_and_fold_text_as_fts5_does(
+        texts in prop::collection::vec(text_strategy(), 1..30),
+    ) {
+        tokenizers_agree(&texts, "unicode61 remove_diacritics 2", |t, f| {
+            gitsense_engine::index::unicode61::words(t, |a, b, c| f(a, b, c))
+        }, true);
+        tokenizers_agree(&texts, "trigram", |t, f| {
+            gitsense_engine::index::unicode61::trigrams(t, |a, b, c| f(a, b, c))
+        }, true);
+    }
+}
+
+#[test]
+fn every_character_folds_and_splits_as_fts5_does() {
+    // Every codepoint of the first planes once, in runs with separators.
+    let texts: Vec<Vec<u8>> = (0u32..0x3_0000)
+        .filter_map(char::from_u32)
+        .collect::<Vec<_>>()
+        .chunks(64)
+        .map(|cs| {
+            cs.iter()
+                .map(|c| format!("x{c}y {c} "))
+                .collect::<String>()
+                .into_bytes()
+        })
+        .collect();
+    tokenizers_agree(
+        &texts,
+        "unicode61 remove_diacritics 2",
+        |t, f| gitsense_engine::index::unicode61::words(t, |a, b, c| f(a, b, c)),
+        false,
+    );
+}

@@ -42,6 +42,7 @@ pub mod records;
 pub mod schema;
 pub mod sqlfile;
 pub mod tempfiles;
+pub mod unicode61;
 pub(crate) mod writer;
 
 use crate::error::{DbContext, Error, Result};
