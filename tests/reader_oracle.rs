@@ -7,6 +7,7 @@
 mod common;
 
 use common::{fixture_index, sample_index};
+use gitsense_engine::index::fts5expr::Expr;
 use gitsense_engine::index::fts5file::{Fts5File, Posting};
 use gitsense_engine::index::sqlfile::{SqlFile, Value};
 use proptest::prelude::*;
@@ -505,4 +506,238 @@ fn every_character_folds_and_splits_as_fts5_does() {
         |t, f| gitsense_engine::index::unicode61::words(t, |a, b, c| f(a, b, c)),
         false,
     );
+}
+
+/// `test_inst(t)`: FTS5's `xInst` list of the current row,
+/// `phrase:column:offset;` each, the oracle of [`Matches::instances`].
+mod inst {
+    use rusqlite::{ffi, Connection};
+    use std::ffi::{c_int, c_void};
+    use std::fmt::Write;
+    use std::ptr;
+
+    unsafe extern "C" fn test_inst(
+        api: *const ffi::Fts5ExtensionApi,
+        fts: *mut ffi::Fts5Context,
+        ctx: *mut ffi::sqlite3_context,
+        _n: c_int,
+        _v: *mut *mut ffi::sqlite3_value,
+    ) {
+        let api = &*api;
+        let mut n: c_int = 0;
+        (api.xInstCount.unwrap())(fts, &mut n);
+        let mut s = String::new();
+        for i in 0..n {
+            let (mut p, mut c, mut o) = (0, 0, 0);
+            (api.xInst.unwrap())(fts, i, &mut p, &mut c, &mut o);
+            write!(s, "{p}:{c}:{o};").unwrap();
+        }
+        ffi::sqlite3_result_text(
+            ctx,
+            s.as_ptr().cast(),
+            s.len() as c_int,
+            ffi::SQLITE_TRANSIENT(),
+        );
+    }
+
+    pub fn register(conn: &Connection) {
+        // SAFETY: FTS5's documented way to its API (a pointer bound to
+        // `SELECT fts5(?1)`), then one function without user data.
+        unsafe {
+            let db = conn.handle();
+            let mut stmt: *mut ffi::sqlite3_stmt = ptr::null_mut();
+            assert_eq!(
+                ffi::sqlite3_prepare_v2(
+                    db,
+                    c"SELECT fts5(?1)".as_ptr(),
+                    -1,
+                    &mut stmt,
+                    ptr::null_mut()
+                ),
+                ffi::SQLITE_OK
+            );
+            let mut api: *mut ffi::fts5_api = ptr::null_mut();
+            ffi::sqlite3_bind_pointer(
+                stmt,
+                1,
+                &mut api as *mut *mut ffi::fts5_api as *mut c_void,
+                c"fts5_api_ptr".as_ptr(),
+                None,
+            );
+            ffi::sqlite3_step(stmt);
+            ffi::sqlite3_finalize(stmt);
+            let create = (*api).xCreateFunction.unwrap();
+            assert_eq!(
+                create(
+                    api,
+                    c"test_inst".as_ptr(),
+                    ptr::null_mut(),
+                    Some(test_inst),
+                    None
+                ),
+                ffi::SQLITE_OK
+            );
+        }
+    }
+}
+
+/// An expression matches the rows SQLite's `MATCH` does, with the hits
+/// `xInst` lists, and each phrase's row count; or the reader declines it.
+/// Returns whether the reader answered.
+fn expression_agrees(
+    conn: &Connection,
+    fts: &Fts5File<'_, Vec<u8>>,
+    table: &str,
+    expr: &str,
+) -> bool {
+    let parsed = match Expr::parse(expr, table) {
+        Ok(p) => p,
+        Err(e) => {
+            assert_eq!(e.code, "reader.unsupported", "{expr}: {e}");
+            return false;
+        }
+    };
+    let found = parsed.evaluate(fts).unwrap();
+    let mut s = conn
+        .prepare_cached(&format!(
+            "SELECT rowid, test_inst({table}) FROM {table} WHERE {table} MATCH ?1 ORDER BY rowid"
+        ))
+        .unwrap();
+    let want: Vec<(i64, String)> = s
+        .query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let rows: Vec<i64> = want.iter().map(|(r, _)| *r).collect();
+    assert_eq!(found.rows(), &rows[..], "rows of {expr}");
+    for (rowid, inst) in &want {
+        let mine: String = found
+            .instances(*rowid)
+            .iter()
+            .map(|(p, c, o)| format!("{p}:{c}:{o};"))
+            .collect();
+        assert_eq!(&mine, inst, "hits of {expr} in row {rowid}");
+    }
+    for (i, phrase) in gitsense_engine::plan::fts_phrases(expr).iter().enumerate() {
+        let n: i64 = conn
+            .query_row(
+                &format!("SELECT count(*) FROM {table} WHERE {table} MATCH ?1"),
+                [phrase],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            found.phrase_rows(i) as i64,
+            n,
+            "rows of phrase {phrase} of {expr}"
+        );
+    }
+    true
+}
+
+/// Queries of many shapes: words, inflections, prefixes, phrases, OR,
+/// exclusions, filters, code.
+const PLANNED: &[&str] = &[
+    "payment",
+    "payments processing",
+    "stripe lang:js",
+    "\"form validation\"",
+    "auth* -test",
+    "token OR session",
+    "in:messages role:user checkout",
+    "retry backoff",
+    "error handling",
+    "react hooks useEffect",
+    "async await",
+    "database connection pool",
+    "git rebase",
+    "json parse",
+    "test*",
+    "c",
+    "in:code-blocks function",
+    "config file",
+    "(api OR http) -client",
+    "build system",
+    "connect*",
+    "user authentication flow",
+    "how to",
+];
+
+#[test]
+fn the_planners_expressions_match_as_fts5_matches_them() {
+    let path = sample_index();
+    let engine = gitsense_engine::Engine::open(&path).unwrap();
+    let conn = Connection::open(&path).unwrap();
+    inst::register(&conn);
+    let file = SqlFile::open(std::fs::read(&path).unwrap()).unwrap();
+    let mut answered = 0;
+    let mut asked = 0;
+    for q in PLANNED {
+        let planned = engine
+            .plan_search(q, &gitsense_engine::SearchOptions::default())
+            .unwrap();
+        for tp in &planned.plan().target_plans {
+            let Some(sql) = &tp.sql else { continue };
+            let table = match tp.target {
+                gitsense_engine::query::ast::Target::Chats => "fts_chats",
+                gitsense_engine::query::ast::Target::Messages => "fts_messages",
+                gitsense_engine::query::ast::Target::CodeBlocks => "fts_code_blocks",
+            };
+            let fts = Fts5File::open(&file, table).unwrap();
+            for expr in sql.fts.iter().chain(&sql.page_term_fts) {
+                asked += 1;
+                answered += usize::from(expression_agrees(&conn, &fts, table, expr));
+            }
+        }
+    }
+    assert!(
+        asked > 40 && answered == asked,
+        "{answered} of {asked} answered"
+    );
+}
+
+/// A random expression over the random index's words.
+fn expr_strategy() -> impl Strategy<Value = String> {
+    let word = (0u16..120, any::<bool>(), 0u8..4).prop_map(|(w, prefix, len)| {
+        let text = format!("w{}é{}", w % 97, "x".repeat(usize::from(len)));
+        if prefix {
+            format!("\"{}\"*", text.chars().take(3).collect::<String>())
+        } else {
+            format!("\"{text}\"")
+        }
+    });
+    let phrase = (0u16..97, 0u16..97).prop_map(|(a, b)| format!("\"w{a}e w{b}é\""));
+    let leaf = prop_oneof![4 => word, 1 => phrase];
+    leaf.prop_recursive(4, 24, 3, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} AND {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} OR {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} NOT {b})")),
+            (inner.clone(), inner.clone(), inner)
+                .prop_map(|(a, b, c)| format!("{a} OR {b} AND {c}")),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #[test]
+    fn random_expressions_match_as_fts5_matches_them(
+        docs in prop::collection::vec(
+            prop::collection::vec(prop_oneof![0u16..400, Just(7u16)], 0..60),
+            1..80,
+        ),
+        exprs in prop::collection::vec(expr_strategy(), 1..12),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("random.db");
+        random_index(&path, &docs, 300);
+        let conn = Connection::open(&path).unwrap();
+        inst::register(&conn);
+        let file = SqlFile::open(std::fs::read(&path).unwrap()).unwrap();
+        let fts = Fts5File::open(&file, "t").unwrap();
+        for e in &exprs {
+            prop_assert!(expression_agrees(&conn, &fts, "t", e), "{}", e);
+        }
+    }
 }

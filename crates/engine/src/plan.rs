@@ -230,7 +230,7 @@ pub struct TargetSql {
 /// (FTS5 numbers them so, those under NOT included): each quoted string
 /// with its `*`, as written. The planner writes nothing else but `AND`,
 /// `OR`, `NOT` and parentheses.
-pub(crate) fn fts_phrases(expr: &str) -> Vec<String> {
+pub fn fts_phrases(expr: &str) -> Vec<String> {
     let mut out = Vec::new();
     let b = expr.as_bytes();
     let mut i = 0;

@@ -34,6 +34,7 @@
 pub mod btree;
 pub mod checksum;
 pub mod doclists;
+pub mod fts5expr;
 pub mod fts5file;
 pub mod live;
 pub mod pagevfs;
