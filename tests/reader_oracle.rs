@@ -9,6 +9,7 @@ mod common;
 use common::{fixture_index, sample_index};
 use gitsense_engine::index::fts5expr::Expr;
 use gitsense_engine::index::fts5file::{Fts5File, Posting};
+use gitsense_engine::index::records;
 use gitsense_engine::index::sqlfile::{SqlFile, Value};
 use proptest::prelude::*;
 use rusqlite::types::ValueRef;
@@ -740,4 +741,206 @@ proptest! {
             prop_assert!(expression_agrees(&conn, &fts, "t", e), "{}", e);
         }
     }
+}
+
+/// A documentation site: this repository's own `docs/`, as the docs
+/// importer reads it.
+fn docs_index() -> std::path::PathBuf {
+    static IDX: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    IDX.get_or_init(|| {
+        let out = common::temp_dir().join("reader-docs.gsx");
+        gitsense_import::build_with(&out, "docs:reader".into(), |w| {
+            gitsense_import::docs::import(
+                &common::repo_root().join("docs"),
+                &gitsense_import::docs::DocsOptions::default(),
+                w,
+                &gitsense_import::no_progress(),
+            )
+        })
+        .expect("the docs index builds");
+        out
+    })
+    .clone()
+}
+
+/// A row's ranking record: its fields, from the chunk's blob.
+fn ranking_record(
+    file: &SqlFile<Vec<u8>>,
+    table: &str,
+    id: i64,
+    cols: &[records::Col],
+) -> Vec<i64> {
+    let chunk = records::chunk_of(id);
+    let row = file
+        .row(table, chunk)
+        .unwrap()
+        .expect("the chunk's record row");
+    let blob = row[1].as_bytes().unwrap();
+    records::decode(chunk, blob, cols)
+        .unwrap()
+        .get(id)
+        .unwrap()
+        .to_vec()
+}
+
+/// Every row an expression matches scores what the ranking functions
+/// give it in SQL, bit for bit: messages (`gs_message_rank`, and
+/// `gs_message_section` with the phrases a row holds) and code blocks.
+fn ranks_agree(path: &Path, queries: &[&str]) -> usize {
+    use gitsense_engine::index::rank::{self, Scorer};
+    let engine = gitsense_engine::Engine::open(path).unwrap();
+    let conn = Connection::open(path).unwrap();
+    let tally = rank::register(&conn).unwrap();
+    let file = SqlFile::open(std::fs::read(path).unwrap()).unwrap();
+    let averages: Vec<f64> = {
+        let mut out = Vec::new();
+        file.scan_tree(file.root("rank_stats").unwrap(), &mut |_, rec| {
+            let row = gitsense_engine::index::sqlfile::decode_record(rec)?;
+            out = row
+                .iter()
+                .map(|v| match v {
+                    Value::Real(r) => *r,
+                    Value::Int(i) => *i as f64,
+                    _ => 0.0,
+                })
+                .collect();
+            Ok(false)
+        })
+        .unwrap();
+        out
+    };
+    let mut compared = 0;
+    for q in queries {
+        let planned = engine
+            .plan_search(q, &gitsense_engine::SearchOptions::default())
+            .unwrap();
+        for tp in &planned.plan().target_plans {
+            let Some(sql) = &tp.sql else { continue };
+            let Some(expr) = &sql.fts else { continue };
+            let (table, ranked) = match tp.target {
+                gitsense_engine::query::ast::Target::Messages => ("fts_messages", "message_rank"),
+                gitsense_engine::query::ast::Target::CodeBlocks => ("fts_code_blocks", "code_rank"),
+                gitsense_engine::query::ast::Target::Chats => continue,
+            };
+            let fts = Fts5File::open(&file, table).unwrap();
+            let found = Expr::parse(expr, table).unwrap().evaluate(&fts).unwrap();
+            let (rows, per_col) = fts.totals().unwrap();
+            let counts: Vec<i64> = (0..found_phrases(expr))
+                .map(|i| found.phrase_rows(i) as i64)
+                .collect();
+            let scorer = Scorer::new(
+                rows,
+                per_col.iter().sum(),
+                &counts,
+                &sql.phrase_weights,
+                None,
+            );
+            tally.begin(&sql.phrases, &sql.phrase_weights);
+            let want: Vec<(i64, f64)> = if table == "fts_messages" {
+                let mut s = conn
+                    .prepare(&format!(
+                        "SELECT fts_messages.rowid, gs_message_section(fts_messages, n.records, \
+                         (SELECT avg_title_len FROM rank_stats), (SELECT avg_keywords_len FROM rank_stats), 1.0) \
+                         FROM fts_messages JOIN {ranked} n ON n.chunk = (fts_messages.rowid >> 8) \
+                         WHERE fts_messages MATCH ?1 ORDER BY fts_messages.rowid"
+                    ))
+                    .unwrap();
+                let got = s
+                    .query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect();
+                got
+            } else {
+                let mut s = conn
+                    .prepare(&format!(
+                        "SELECT fts_code_blocks.rowid, gs_code_rank(fts_code_blocks, k.records) \
+                         FROM fts_code_blocks JOIN {ranked} k ON k.chunk = (fts_code_blocks.rowid >> 8) \
+                         WHERE fts_code_blocks MATCH ?1 ORDER BY fts_code_blocks.rowid"
+                    ))
+                    .unwrap();
+                let got = s
+                    .query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect();
+                got
+            };
+            let sections = tally.take_sections();
+            tally.end();
+            assert_eq!(
+                found.rows(),
+                &want.iter().map(|w| w.0).collect::<Vec<_>>()[..],
+                "{q}"
+            );
+            for (i, &(rowid, rank)) in want.iter().enumerate() {
+                let hits = found.instances(rowid);
+                if table == "fts_messages" {
+                    let rec = ranking_record(&file, ranked, rowid, &records::MESSAGE_FIELDS);
+                    let (mine, held) = scorer.section(
+                        rec[0],
+                        [rec[1], rec[2], rec[3]],
+                        [averages[0], averages[1]],
+                        1.0,
+                        hits,
+                    );
+                    assert_eq!(
+                        mine.to_bits(),
+                        rank.to_bits(),
+                        "{q}: row {rowid}: {mine} against {rank}"
+                    );
+                    assert_eq!(sections[i].id, rowid);
+                    assert_eq!(sections[i].page, rec[0]);
+                    assert_eq!(sections[i].phrases, held, "{q}: row {rowid}: phrases held");
+                    let plain = scorer.message(
+                        rec[0],
+                        [rec[1], rec[2], rec[3]],
+                        [averages[0], averages[1]],
+                        hits,
+                    );
+                    assert_eq!(plain.to_bits(), rank.to_bits());
+                } else {
+                    let rec = ranking_record(&file, ranked, rowid, &records::CODE_FIELDS);
+                    let mine = scorer.code_block(rec[2], hits);
+                    assert_eq!(mine.to_bits(), rank.to_bits(), "{q}: code block {rowid}");
+                }
+                compared += 1;
+            }
+        }
+    }
+    compared
+}
+
+/// The number of phrases of an expression the planner wrote.
+fn found_phrases(expr: &str) -> usize {
+    gitsense_engine::plan::fts_phrases(expr).len()
+}
+
+#[test]
+fn every_matched_row_ranks_as_the_sql_ranking_functions_rank_it() {
+    let chats = ranks_agree(&sample_index(), PLANNED);
+    let docs = ranks_agree(
+        &docs_index(),
+        &[
+            "lazy loading",
+            "publish",
+            "search box",
+            "offline copy",
+            "range requests",
+            "ranking",
+            "index format",
+            "writable index",
+            "snippet*",
+            "\"hot pages\"",
+            "chat export",
+            "manifest",
+            "query syntax",
+            "typo",
+            "storage opfs",
+        ],
+    );
+    assert!(
+        chats > 200 && docs > 200,
+        "{chats} messages of the sample, {docs} sections of the docs"
+    );
 }

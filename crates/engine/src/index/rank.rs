@@ -29,6 +29,7 @@
 use super::records::{self, Chunk, Col, CODE_FIELDS, MESSAGE_FIELDS};
 use super::{BM25_B, BM25_K1, MESSAGE_COLUMN_WEIGHTS};
 use crate::error::{Error, Result};
+use crate::index::fts5expr::Inst;
 use crate::langs::Demoted;
 use crate::util::lock;
 use rusqlite::{ffi, Connection};
@@ -290,7 +291,7 @@ unsafe fn query_data(
     ok(rows(fts, &mut n_row))?;
     let mut n_token: i64 = 0;
     ok(total(fts, -1, &mut n_token))?;
-    let avgdl = n_token as f64 / n_row as f64;
+    let avgdl = avgdl(n_row, n_token);
     let tally = tally_of(api, fts);
     // The statement's phrases, when the engine named as many as FTS5 has.
     let named = tally.and_then(|t| {
@@ -299,18 +300,9 @@ unsafe fn query_data(
             .filter(|(p, _)| p.len() == n_phrase.max(0) as usize)
             .cloned()
     });
-    let mut idf = Vec::with_capacity(n_phrase.max(0) as usize);
-    let mut word = Vec::with_capacity(n_phrase.max(0) as usize);
+    let mut counts = Vec::with_capacity(n_phrase.max(0) as usize);
     for i in 0..n_phrase {
         let key = named.as_ref().map(|(p, _)| (kind, p[i as usize].clone()));
-        let weight = named
-            .as_ref()
-            .and_then(|(_, w)| w.get(i as usize).copied())
-            .unwrap_or(1.0);
-        word.push(match word.last() {
-            Some(&w) if weight < 1.0 => w,
-            _ => i as usize,
-        });
         let cached = match (tally, &key) {
             (Some(t), Some(k)) => lock(&t.hits).get(k).copied(),
             _ => None,
@@ -335,9 +327,9 @@ unsafe fn query_data(
                 hits
             }
         };
-        let v = (((n_row - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
-        idf.push(if v <= 0.0 { 1e-6 } else { v } * weight);
+        counts.push(hits);
     }
+    let (idf, word) = weigh(n_row, &counts, named.as_ref().map(|(_, w)| &w[..]));
     let data = Box::into_raw(Box::new(QueryData {
         avgdl,
         idf,
@@ -349,6 +341,126 @@ unsafe fn query_data(
     // On failure FTS5 frees the data itself (xDelete).
     ok(set(fts, data as *mut c_void, Some(free_query_data)))?;
     Ok(data)
+}
+
+/// The ranking functions' arithmetic without SQLite, for rows whose hits
+/// the engine read itself (`index::fts5expr`): the same operations in the
+/// same order, so every rank equals the SQL path's bit for bit.
+///
+/// ```
+/// use gitsense_engine::index::rank::Scorer;
+/// // A table of 10 rows and 200 tokens; one phrase, held by 2 rows.
+/// let s = Scorer::new(10, 200, &[2], &[1.0], None);
+/// let once = s.message(7, [3, 10, 0], [4.0, 1.0], &[(0, 1, 5)]);
+/// let twice = s.message(7, [3, 10, 0], [4.0, 1.0], &[(0, 1, 5), (0, 1, 8)]);
+/// assert!(twice < once && once < 0.0, "lower is better, as bm25()");
+/// ```
+pub struct Scorer {
+    data: QueryData,
+}
+
+impl Scorer {
+    /// For a query over a table of `rows` rows and `tokens` tokens (FTS5's
+    /// totals) whose phrases are held by `counts` rows each, weighted as
+    /// [`Tally::begin`]'s `weights`; messages on `demoted` pages rank below
+    /// the others.
+    pub fn new(
+        rows: i64,
+        tokens: i64,
+        counts: &[i64],
+        weights: &[f64],
+        demoted: Option<Arc<Demoted>>,
+    ) -> Scorer {
+        let (idf, word) = weigh(rows, counts, Some(weights));
+        Scorer {
+            data: QueryData {
+                avgdl: avgdl(rows, tokens),
+                idf,
+                word,
+                chunk: RefCell::new(None),
+                pages: None,
+                demoted,
+            },
+        }
+    }
+
+    /// `gs_message_rank` of a message on page `chat` with the ranking
+    /// record's `lengths` (title, body, keywords), the average title and
+    /// keywords lengths, and its hits (phrase, column, offset).
+    pub fn message(&self, chat: i64, lengths: [i64; 3], averages: [f64; 2], hits: &[Inst]) -> f64 {
+        let (score, _) = self.message_hits(lengths, averages, hits);
+        self.data.in_language(chat, score)
+    }
+
+    /// `gs_message_section` of the same: the rank times `factor`, and the
+    /// phrases the message holds.
+    pub fn section(
+        &self,
+        chat: i64,
+        lengths: [i64; 3],
+        averages: [f64; 2],
+        factor: f64,
+        hits: &[Inst],
+    ) -> (f64, i64) {
+        let (score, held) = self.message_hits(lengths, averages, hits);
+        (self.data.in_language(chat, score * factor), held)
+    }
+
+    /// `gs_code_rank` of a code block of `content_len` tokens.
+    pub fn code_block(&self, content_len: i64, hits: &[Inst]) -> f64 {
+        let scored = code_block_score(&self.data, content_len, |each| {
+            in_phrase_order(hits, each);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        match scored {
+            Ok(score) => score,
+        }
+    }
+
+    fn message_hits(&self, lengths: [i64; 3], averages: [f64; 2], hits: &[Inst]) -> (f64, i64) {
+        let scored = message_score(&self.data, lengths, averages, |each| {
+            in_phrase_order(hits, each);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        match scored {
+            Ok(scored) => scored,
+        }
+    }
+}
+
+/// A row's hits phrase by phrase, each phrase's in position order: the
+/// order the SQL path reads them in (`xPhraseFirst`), so sums of floats
+/// add up alike.
+fn in_phrase_order(hits: &[Inst], each: &mut dyn FnMut(usize, c_int)) {
+    let mut sorted: Vec<Inst> = hits.to_vec();
+    sorted.sort_unstable();
+    for (phrase, column, _) in sorted {
+        each(phrase, column as c_int);
+    }
+}
+
+/// FTS5's average row length (`fts5Bm25GetData`).
+fn avgdl(n_row: i64, n_token: i64) -> f64 {
+    n_token as f64 / n_row as f64
+}
+
+/// Each phrase's IDF (times its ranking weight: `weights[i]`, 1 when
+/// missing) from the rows holding it (`counts`) among `n_row`, and the
+/// word each phrase stands for ([`QueryData::word`]), as
+/// `fts5Bm25GetData` computes the IDFs.
+fn weigh(n_row: i64, counts: &[i64], weights: Option<&[f64]>) -> (Vec<f64>, Vec<usize>) {
+    let mut idf = Vec::with_capacity(counts.len());
+    let mut word: Vec<usize> = Vec::with_capacity(counts.len());
+    for (i, &hits) in counts.iter().enumerate() {
+        let weight = weights.and_then(|w| w.get(i).copied()).unwrap_or(1.0);
+        word.push(match word.last() {
+            Some(&w) if weight < 1.0 => w,
+            _ => i,
+        });
+        let v = (((n_row - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
+        idf.push(if v <= 0.0 { 1e-6 } else { v } * weight);
+    }
+    (idf, word)
 }
 
 /// `fts5Bm25Function`'s sum for one column weighting: `freq` holds the
@@ -454,7 +566,7 @@ fn decoded(
 unsafe fn hits(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
-    mut each: impl FnMut(usize, c_int),
+    each: &mut dyn FnMut(usize, c_int),
 ) -> std::result::Result<(), c_int> {
     let (Some(count), Some(first), Some(next)) =
         (api.xPhraseCount, api.xPhraseFirst, api.xPhraseNext)
@@ -492,24 +604,23 @@ unsafe fn score(
     let [chat, title_len, body_len, keywords_len] =
         record(api, fts, &data.chunk, *records, Kind::Message)?;
     message_score(
-        api,
-        fts,
         data,
         [title_len, body_len, keywords_len],
         [avg_title, avg_keywords],
+        |each| hits(api, fts, each),
     )
     .map(|(score, _)| data.in_language(chat, score))
 }
 
-/// A message's score from its hits, with the phrases it holds (the bits
-/// [`MAX_MASKED_PHRASES`] has room for).
-unsafe fn message_score(
-    api: &ffi::Fts5ExtensionApi,
-    fts: *mut ffi::Fts5Context,
+/// A message's score from its hits (`each_hit` calls its argument with
+/// the phrase and column of every hit), with the phrases it holds (the
+/// bits [`MAX_MASKED_PHRASES`] has room for).
+fn message_score<E>(
     data: &QueryData,
     [title_len, body_len, keywords_len]: [i64; 3],
     [avg_title, avg_keywords]: [f64; 2],
-) -> std::result::Result<(f64, i64), c_int> {
+    each_hit: impl FnOnce(&mut dyn FnMut(usize, c_int)) -> std::result::Result<(), E>,
+) -> std::result::Result<(f64, i64), E> {
     let n = data.idf.len();
     // Weighted hits per phrase of the three bm25() calls this replaces:
     // (1e6, 0, 0), (0, w_body, 0) and (0, 0, 1e6).
@@ -517,7 +628,7 @@ unsafe fn message_score(
     let (title, rest) = freq.split_at_mut(n);
     let (body, keywords) = rest.split_at_mut(n);
     let mut held = 0i64;
-    hits(api, fts, |p, column| {
+    each_hit(&mut |p, column| {
         if p < MAX_MASKED_PHRASES {
             held |= 1 << p;
         }
@@ -563,14 +674,13 @@ unsafe fn section(
         return Ok(0.0);
     }
     let (score, held) = message_score(
-        api,
-        fts,
         data,
         [title_len, body_len, keywords_len],
         [
             ffi::sqlite3_value_double(*avg_title),
             ffi::sqlite3_value_double(*avg_keywords),
         ],
+        |each| hits(api, fts, each),
     )?;
     let rank = data.in_language(chat, score * ffi::sqlite3_value_double(*factor));
     lock(&tally.sections).push(Section {
@@ -594,9 +704,18 @@ unsafe fn code_score(
     };
     let data = &*query_data(api, fts, Kind::Code)?;
     let [_message, _chat, content_len] = record(api, fts, &data.chunk, *records, Kind::Code)?;
+    code_block_score(data, content_len, |each| hits(api, fts, each))
+}
+
+/// A code block's score from its hits (as [`message_score`]'s).
+fn code_block_score<E>(
+    data: &QueryData,
+    content_len: i64,
+    each_hit: impl FnOnce(&mut dyn FnMut(usize, c_int)) -> std::result::Result<(), E>,
+) -> std::result::Result<f64, E> {
     let n = data.idf.len();
     let mut freq = vec![0.0f64; n];
-    hits(api, fts, |p, _| {
+    each_hit(&mut |p, _| {
         if p < n {
             freq[p] += 1.0;
         }

@@ -50,7 +50,7 @@ pub struct Chunk {
 
 impl Chunk {
     /// The fields of `id`'s record.
-    pub(crate) fn get(&self, id: i64) -> Option<&[i64]> {
+    pub fn get(&self, id: i64) -> Option<&[i64]> {
         let i = self.ids.binary_search(&id).ok()?;
         self.fields.get(i * self.width..(i + 1) * self.width)
     }
