@@ -944,3 +944,106 @@ fn every_matched_row_ranks_as_the_sql_ranking_functions_rank_it() {
         "{chats} messages of the sample, {docs} sections of the docs"
     );
 }
+
+/// `snippet()` of every matched row, for the columns and sizes the engine
+/// asks for and a few more, next to the reader's.
+fn snippets_agree(path: &Path, queries: &[&str]) -> usize {
+    use gitsense_engine::index::doclists::tokenizer_of;
+    use gitsense_engine::index::snippet::{snippet, SnippetArgs};
+    let engine = gitsense_engine::Engine::open(path).unwrap();
+    let conn = Connection::open(path).unwrap();
+    let file = SqlFile::open(std::fs::read(path).unwrap()).unwrap();
+    let mut compared = 0;
+    for q in queries {
+        let planned = engine
+            .plan_search(q, &gitsense_engine::SearchOptions::default())
+            .unwrap();
+        for tp in &planned.plan().target_plans {
+            let Some(sql) = &tp.sql else { continue };
+            let Some(expr) = &sql.fts else { continue };
+            let (table, content, columns) = match tp.target {
+                gitsense_engine::query::ast::Target::Messages => {
+                    ("fts_messages", "message_text", 1..4)
+                }
+                gitsense_engine::query::ast::Target::CodeBlocks => {
+                    ("fts_code_blocks", "code_text", 1..2)
+                }
+                gitsense_engine::query::ast::Target::Chats => ("fts_chats", "chats", 5..6),
+            };
+            let fts = Fts5File::open(&file, table).unwrap();
+            let parsed = Expr::parse(expr, table).unwrap();
+            let loaded = parsed.load(&fts).unwrap();
+            let rows: Vec<i64> = loaded.matches().rows().to_vec();
+            let mut s = conn
+                .prepare(&format!(
+                    "SELECT snippet({table}, ?1, char(57344), char(57345), '...', ?2) FROM {table} WHERE {table} MATCH ?3 AND rowid = ?4"
+                ))
+                .unwrap();
+            // The first rows and the last (debug builds tokenize slowly).
+            let n = rows.len();
+            for &rowid in rows
+                .iter()
+                .take(8)
+                .chain(rows.iter().skip(n.saturating_sub(4).max(8)))
+            {
+                let hits = loaded.row_hits(rowid).expect("the row matches");
+                let row = file.row(content, rowid).unwrap().unwrap();
+                let texts: Vec<&[u8]> = columns
+                    .clone()
+                    .map(|c| row.get(c).and_then(Value::as_bytes).unwrap_or(b""))
+                    .collect();
+                let asked: &[(i64, i64)] = if texts.len() == 3 {
+                    &[(1, 12), (1, 30), (0, 64), (-1, 8), (2, 5), (0, 1), (1, 0)]
+                } else {
+                    &[(0, 12), (0, 64), (-1, 8), (0, 1)]
+                };
+                for &(column, tokens) in asked {
+                    let want: Option<String> = s
+                        .query_row(rusqlite::params![column, tokens, expr, rowid], |r| r.get(0))
+                        .unwrap();
+                    let mine = snippet(
+                        &texts,
+                        tokenizer_of(table),
+                        &hits,
+                        &parsed.phrase_sizes(),
+                        SnippetArgs {
+                            column,
+                            open: "\u{E000}",
+                            close: "\u{E001}",
+                            ellipsis: "...",
+                            tokens,
+                        },
+                    )
+                    .map(|b| String::from_utf8(b).unwrap());
+                    assert_eq!(
+                        mine, want,
+                        "{q}: {table} row {rowid}, column {column}, {tokens} tokens"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    compared
+}
+
+#[test]
+fn snippets_are_fts5s_byte_for_byte() {
+    let chats = snippets_agree(&sample_index(), PLANNED);
+    let docs = snippets_agree(
+        &docs_index(),
+        &[
+            "lazy loading",
+            "publish",
+            "search box",
+            "offline copy",
+            "snippet*",
+            "\"hot pages\"",
+            "ranking",
+        ],
+    );
+    assert!(
+        chats > 1000 && docs > 500,
+        "{chats} snippets of the sample, {docs} of the docs"
+    );
+}

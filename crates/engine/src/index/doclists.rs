@@ -33,7 +33,7 @@ const MAX_LEAVES_PER_TERM: i64 = 64;
 
 /// How the table tokenizes (see `crate::index::schema`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tokenizer {
+pub enum Tokenizer {
     /// `unicode61`: runs of letters and digits.
     Words,
     /// `trigram`: every three characters.
@@ -41,7 +41,7 @@ pub(crate) enum Tokenizer {
 }
 
 /// The tokenizer of one of this index's FTS5 tables.
-pub(crate) fn tokenizer_of(fts_table: &str) -> Tokenizer {
+pub fn tokenizer_of(fts_table: &str) -> Tokenizer {
     if fts_table == "fts_code_blocks" {
         Tokenizer::Trigram
     } else {

@@ -24,6 +24,7 @@ use super::fts5file::{Fts5File, Posting};
 use super::pagevfs::PageSource;
 use super::unicode61;
 use crate::error::{Error, Result};
+use std::rc::Rc;
 
 /// A phrase of the expression: its tokens, the last one a prefix or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -262,9 +263,52 @@ impl Expr {
         &self.phrases
     }
 
-    /// Runs the expression over `fts`.
+    /// Reads the doclists of the expression's terms from `fts`.
+    pub fn load<S: PageSource>(&self, fts: &Fts5File<'_, S>) -> Result<Loaded> {
+        let mut lists = Vec::with_capacity(self.phrases.len());
+        for p in &self.phrases {
+            let last = p.tokens.len() - 1;
+            let mut terms = Vec::with_capacity(p.tokens.len());
+            for (i, t) in p.tokens.iter().enumerate() {
+                terms.push(Rc::new(if i == last && p.prefix {
+                    merge_prefixed(fts.prefixed(t)?)
+                } else {
+                    fts.postings(t)?
+                }));
+            }
+            lists.push(terms);
+        }
+        Ok(Loaded {
+            root: self.root.clone(),
+            lists,
+        })
+    }
+
+    /// Runs the expression over `fts` ([`Expr::load`], then
+    /// [`Loaded::matches`]).
     pub fn evaluate<S: PageSource>(&self, fts: &Fts5File<'_, S>) -> Result<Matches> {
-        let mut run = Run::new(self, fts)?;
+        Ok(self.load(fts)?.matches())
+    }
+
+    /// The number of tokens of each phrase (`xPhraseSize`).
+    pub fn phrase_sizes(&self) -> Vec<usize> {
+        self.phrases.iter().map(|p| p.tokens.len()).collect()
+    }
+}
+
+/// An expression with its terms' doclists read, to run once over every
+/// row or once per row.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    root: Node,
+    /// Per phrase, per token, the rows holding it.
+    lists: Vec<Vec<Rc<Vec<Posting>>>>,
+}
+
+impl Loaded {
+    /// Every row the expression matches, with its hits.
+    pub fn matches(&self) -> Matches {
+        let mut run = Run::new(self);
         let mut rows = Vec::new();
         let mut instances = Vec::new();
         run.first(run.root);
@@ -283,17 +327,39 @@ impl Expr {
             }
         }
         let phrase_rows = run.phrase_rows();
-        Ok(Matches {
+        Matches {
             rows,
             instances,
             phrase_rows,
-        })
+        }
+    }
+
+    /// The hits of one row as a `MATCH` constrained to that rowid sees them
+    /// (what `snippet()` reads: FTS5 starts its iteration at the row, so
+    /// its nodes can stand elsewhere than in a scan of every row); `None`
+    /// when the expression does not match the row.
+    pub fn row_hits(&self, rowid: i64) -> Option<Vec<Inst>> {
+        let mut run = Run::new(self);
+        let root = run.root;
+        // `sqlite3Fts5ExprFirst(iFirst = iLast = rowid)`.
+        run.first(root);
+        if !run.nodes[root].eof && run.nodes[root].rowid < rowid {
+            run.next(root, Some(rowid));
+        }
+        while run.nodes[root].nomatch && !run.nodes[root].eof {
+            run.next(root, None);
+        }
+        let node = &run.nodes[root];
+        if node.eof || node.rowid != rowid {
+            return None;
+        }
+        Some(run.instances(rowid))
     }
 }
 
 /// One term's doclist being walked (`Fts5IndexIter`).
 struct TermIter {
-    list: Vec<Posting>,
+    list: Rc<Vec<Posting>>,
     at: usize,
 }
 
@@ -362,32 +428,29 @@ struct Run {
 }
 
 impl Run {
-    fn new<S: PageSource>(expr: &Expr, fts: &Fts5File<'_, S>) -> Result<Run> {
-        let mut phrases = Vec::with_capacity(expr.phrases.len());
-        for p in &expr.phrases {
-            let last = p.tokens.len() - 1;
-            let mut terms = Vec::with_capacity(p.tokens.len());
-            for (i, t) in p.tokens.iter().enumerate() {
-                let list = if i == last && p.prefix {
-                    merge_prefixed(fts.prefixed(t)?)
-                } else {
-                    fts.postings(t)?
-                };
-                terms.push(TermIter { list, at: 0 });
-            }
-            phrases.push(PhraseState {
-                terms,
+    fn new(loaded: &Loaded) -> Run {
+        let phrases = loaded
+            .lists
+            .iter()
+            .map(|terms| PhraseState {
+                terms: terms
+                    .iter()
+                    .map(|list| TermIter {
+                        list: Rc::clone(list),
+                        at: 0,
+                    })
+                    .collect(),
                 poslist: Vec::new(),
                 node: 0,
-            });
-        }
+            })
+            .collect();
         let mut run = Run {
             nodes: Vec::new(),
             phrases,
             root: 0,
         };
-        run.root = run.add(&expr.root);
-        Ok(run)
+        run.root = run.add(&loaded.root);
+        run
     }
 
     fn add(&mut self, node: &Node) -> usize {

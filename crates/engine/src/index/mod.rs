@@ -41,6 +41,7 @@ pub mod pagevfs;
 pub mod rank;
 pub mod records;
 pub mod schema;
+pub mod snippet;
 pub mod sqlfile;
 pub mod tempfiles;
 pub mod unicode61;
