@@ -1047,3 +1047,98 @@ fn snippets_are_fts5s_byte_for_byte() {
         "{chats} snippets of the sample, {docs} of the docs"
     );
 }
+
+/// The reader's page of every target the planner marks for it equals
+/// SQL's: ids, ranks bit for bit, phrases held, and the number of
+/// results; at the first page and a later one.
+fn pages_agree(path: &Path, queries: &[&str]) -> (usize, usize) {
+    use gitsense_engine::index::rank;
+    use gitsense_engine::reader::Reader;
+    let engine = gitsense_engine::Engine::open(path).unwrap();
+    let conn = Connection::open(path).unwrap();
+    let tally = rank::register(&conn).unwrap();
+    let reader = Reader::open(std::fs::read(path).unwrap()).unwrap();
+    let (mut marked, mut all) = (0, 0);
+    for q in queries {
+        for mode in [
+            gitsense_engine::plan::QueryMode::Strict,
+            gitsense_engine::plan::QueryMode::Box,
+        ] {
+            let opts = gitsense_engine::SearchOptions {
+                mode,
+                ..Default::default()
+            };
+            let Ok(planned) = engine.plan_search(q, &opts) else {
+                continue;
+            };
+            for tp in &planned.plan().target_plans {
+                let Some(sql) = &tp.sql else { continue };
+                all += 1;
+                if sql.reader.is_none() {
+                    continue;
+                }
+                marked += 1;
+                for (limit, offset) in [(10, 0), (7, 5), (3, 1000)] {
+                    let (want, want_total) =
+                        gitsense_engine::search::ranked_page(&conn, &tally, sql, limit, offset)
+                            .unwrap();
+                    let (mine, total) = reader.ranked_page(sql, limit, offset).unwrap();
+                    assert_eq!(
+                        total, want_total,
+                        "{q} ({mode:?}): {:?}: results",
+                        tp.target
+                    );
+                    let key =
+                        |r: &gitsense_engine::search::Ranked| (r.id, r.rank.to_bits(), r.phrases);
+                    assert_eq!(
+                        mine.iter().map(key).collect::<Vec<_>>(),
+                        want.iter().map(key).collect::<Vec<_>>(),
+                        "{q} ({mode:?}): {:?}: page at {offset}",
+                        tp.target
+                    );
+                }
+            }
+        }
+    }
+    (marked, all)
+}
+
+const DOCS_QUERIES: &[&str] = &[
+    "lazy loading",
+    "publish",
+    "search box",
+    "offline copy",
+    "range requests",
+    "ranking",
+    "index format",
+    "writable index",
+    "snippet*",
+    "\"hot pages\"",
+    "chat export",
+    "manifest",
+    "query syntax",
+    "typo",
+    "storage opfs",
+    "how to install",
+    "the",
+    "search",
+    "page",
+    "budget time",
+    "-test index",
+    "worker OR thread",
+    "split wasm module",
+];
+
+#[test]
+fn the_readers_pages_are_sqls() {
+    let (marked, all) = pages_agree(&sample_index(), PLANNED);
+    assert!(
+        marked >= 20,
+        "{marked} of {all} targets of the sample are the reader's"
+    );
+    let (marked, all) = pages_agree(&docs_index(), DOCS_QUERIES);
+    assert!(
+        marked >= 30,
+        "{marked} of {all} targets of the docs are the reader's"
+    );
+}

@@ -74,6 +74,7 @@ pub(crate) mod pattern;
 pub mod plan;
 pub mod profiles;
 pub mod query;
+pub mod reader;
 pub mod results;
 pub mod search;
 pub mod typo;

@@ -218,12 +218,30 @@ pub struct TargetSql {
     /// its bits ([`keep_by_page`], which orders them); the executor pages
     /// what it keeps.
     pub page_terms: Option<Vec<i64>>,
+    /// How the engine ranks this target without SQLite
+    /// ([`crate::reader`]), when its statements ask nothing of SQL but the
+    /// `MATCH` and the ranking: no filter, no row test, ranked first.
+    pub reader: Option<ReaderRank>,
     /// With `page_terms`: an FTS5 expression for each term, matching the
     /// sections holding it (whatever else the query asks). The sections
     /// of a page holding every term include one matching each; the
     /// executor finds the pages of the rarest term's sections first and
     /// scores only theirs.
     pub page_term_fts: Vec<String>,
+}
+
+/// What [`TargetSql::page_sql`] computes, for the reader that runs it
+/// without SQLite ([`TargetSql::reader`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReaderRank {
+    /// Messages by `gs_message_rank` (times the exact-name boost when
+    /// [`TargetSql::name_key`] is set), then id.
+    Messages,
+    /// Sections by `gs_message_section`, judged per page
+    /// ([`TargetSql::page_terms`]).
+    Sections,
+    /// Code blocks by `gs_code_rank`, then id.
+    CodeBlocks,
 }
 
 /// The phrases of an FTS5 expression the planner wrote, left to right
@@ -1190,6 +1208,21 @@ struct Conds {
 }
 
 impl Conds {
+    /// Whether the only condition is a full-text `MATCH` (as
+    /// `text_condition` writes it).
+    fn only_match(&self) -> bool {
+        match &self.sql[..] {
+            [one] => [
+                fts_chats::TABLE,
+                fts_messages::TABLE,
+                fts_code_blocks::TABLE,
+            ]
+            .iter()
+            .any(|t| one.strip_prefix(t) == Some(" MATCH ?")),
+            _ => false,
+        }
+    }
+
     fn push(&mut self, cond: String, params: Vec<SqlValue>, reads: Reads) {
         self.sql.push(cond);
         self.params.extend(params);
@@ -1584,6 +1617,7 @@ fn page_sql(
 ) -> TargetSql {
     const ROWID: &str = formatcp!("{fts_messages}.rowid", fts_messages = fts_messages::TABLE);
     let (section, section_params) = message_section(exact);
+    let reader = conds.only_match().then_some(ReaderRank::Sections);
     let where_sql = conds.where_sql();
     let (from, tables) = from_clause(Target::Messages, true, conds.reads | Reads::MESSAGE_RANK);
     TargetSql {
@@ -1605,6 +1639,7 @@ fn page_sql(
         tables,
         name_key: exact,
         counted_by_rank: true,
+        reader,
         page_terms: Some(terms.iter().map(|t| t.mask).collect()),
         page_term_fts: terms.into_iter().map(|t| t.fts).collect(),
     }
@@ -1841,6 +1876,12 @@ fn target_sql(
     );
     let own_id = own_id.sql;
     let rank_sql = rank.sql;
+    let reader = match target {
+        _ if fts.is_none() || !by_rank || !conds.only_match() => None,
+        Target::Messages => Some(ReaderRank::Messages),
+        Target::CodeBlocks => Some(ReaderRank::CodeBlocks),
+        Target::Chats => None,
+    };
     Ok(TargetSql {
         count_sql: format!("SELECT count(*) FROM {count_from}{where_sql}"),
         ids_sql: format!("SELECT {own_id} FROM {count_from}{where_sql}"),
@@ -1862,6 +1903,7 @@ fn target_sql(
         phrases: fts.as_deref().map(fts_phrases).unwrap_or_default(),
         fts,
         tables,
+        reader,
         page_terms: None,
         page_term_fts: Vec::new(),
     })

@@ -1236,7 +1236,7 @@ fn page_ids(conn: &Connection, sql: &TargetSql, limit: u64, offset: u64) -> Resu
 
 /// Sections [`rarest_term_pages`] reads of each term at most: a term held
 /// by more is too common to narrow the pages much.
-const TERM_PROBE_ROWS: i64 = 256;
+pub(crate) const TERM_PROBE_ROWS: i64 = 256;
 
 /// For a plan judged per page, the pages of the sections holding its
 /// rarest term, when some term is held by at most [`TERM_PROBE_ROWS`]
