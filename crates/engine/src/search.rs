@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 use std::cell::Cell;
 use std::sync::Arc;
 
-mod rows;
+pub(crate) mod rows;
 use rows::{ChatRow, CodeRow, MessageRow};
 
 const MARK_OPEN: &str = "\u{E000}";
@@ -117,7 +117,8 @@ impl PlannedSearch {
     /// corrected, as the engine runs it then; `None` when no word is
     /// corrected. Reads `typo_terms` through `conn`.
     pub fn corrected(&self, conn: &Connection) -> Result<Option<PlannedSearch>> {
-        Ok(corrected_plan(conn, &self.query, &self.opts, self.corpus)?
+        let src = SqlSource { conn, tally: None };
+        Ok(corrected_plan(&src, &self.query, &self.opts, self.corpus)?
             .map(|(query, plan, _)| self.instead(query, plan)))
     }
 
@@ -133,12 +134,12 @@ impl PlannedSearch {
 /// The query typo correction makes of `q` (see [`crate::typo`]) and its
 /// plan, with the corrections; `None` when no word is corrected.
 fn corrected_plan(
-    conn: &Connection,
+    src: &dyn Source,
     q: &Query,
     opts: &SearchOptions,
     corpus: plan::Corpus,
 ) -> Result<Option<(Query, Plan, Vec<crate::typo::Correction>)>> {
-    let Some((fixed, corrections)) = crate::typo::correct(conn, q)? else {
+    let Some((fixed, corrections)) = src.correct(q)? else {
         return Ok(None);
     };
     Ok(plan::plan_in(&fixed, opts, MatchMode::AllTerms, corpus)
@@ -208,7 +209,7 @@ pub const DEFAULT_TIME_BUDGET_MS: f64 = 1000.0;
 /// One search's time budget, read by SQLite's progress handler (every
 /// [`PROGRESS_OPS`] virtual-machine steps) and before each snippet.
 /// Boxed, so its address stays put for the handler's pointer.
-struct Budget {
+pub(crate) struct Budget {
     clock: Cell<Clock>,
     /// When the running search's budget ends (`INFINITY` between
     /// searches).
@@ -287,6 +288,135 @@ impl Drop for Engine {
             );
         }
     }
+}
+
+/// Where the executor reads a search's answers: SQLite through a
+/// connection ([`SqlSource`]), or the index file read without it
+/// ([`crate::reader::Reader`], which answers what it can and is
+/// `reader.unsupported` for the rest).
+pub(crate) trait Source {
+    /// A target's number of results (`count_sql`).
+    fn count_rows(&self, sql: &TargetSql) -> Result<u64>;
+    /// A page of a ranked target's ids and its number of results
+    /// ([`ranked_page`]).
+    fn ranked_page(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<(Vec<Ranked>, u64)>;
+    fn chat_row(&self, id: i64) -> Result<ChatRow>;
+    fn message_row(&self, id: i64) -> Result<MessageRow>;
+    fn code_row(&self, id: i64) -> Result<CodeRow>;
+    /// FTS5's `snippet(table, column, MARK_OPEN, MARK_CLOSE, '...',
+    /// tokens)` of row `id` matching `fts`.
+    fn snippet(
+        &self,
+        table: &str,
+        column: i64,
+        tokens: i64,
+        fts: &str,
+        id: i64,
+    ) -> Result<Option<String>>;
+    fn chat_exists(&self, id: i64) -> Result<bool>;
+    /// The query with its typos corrected ([`crate::typo::correct`]).
+    fn correct(&self, q: &Query) -> Result<Option<(Query, Vec<crate::typo::Correction>)>>;
+    /// The requested facets' counts ([`facets::count`]).
+    fn facets(
+        &self,
+        p: &Plan,
+        requests: &[facets::FacetRequest],
+        spent: &dyn Fn() -> bool,
+    ) -> Result<facets::Counted>;
+}
+
+/// The executor's reads through SQLite.
+pub(crate) struct SqlSource<'a> {
+    conn: &'a Connection,
+    /// The ranking functions' tally (none: nothing is ranked).
+    tally: Option<&'a index::rank::Tally>,
+}
+
+impl Source for SqlSource<'_> {
+    fn count_rows(&self, sql: &TargetSql) -> Result<u64> {
+        Ok(self
+            .conn
+            .prepare_cached(&sql.count_sql)
+            .and_then(|mut s| {
+                s.query_row(params_from_iter(sql.params.iter()), |r| r.get::<_, i64>(0))
+            })
+            .map_err(fts_error)? as u64)
+    }
+
+    fn ranked_page(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<(Vec<Ranked>, u64)> {
+        let tally = self
+            .tally
+            .ok_or_else(|| Error::new("internal.error", "ranking without the ranking functions"))?;
+        ranked_page(self.conn, tally, sql, limit, offset)
+    }
+
+    fn chat_row(&self, id: i64) -> Result<ChatRow> {
+        ChatRow::read(self.conn, id).ctx("reading chat")
+    }
+
+    fn message_row(&self, id: i64) -> Result<MessageRow> {
+        MessageRow::read(self.conn, id).ctx("reading message")
+    }
+
+    fn code_row(&self, id: i64) -> Result<CodeRow> {
+        CodeRow::read(self.conn, id).ctx("reading code block")
+    }
+
+    fn snippet(
+        &self,
+        table: &str,
+        column: i64,
+        tokens: i64,
+        fts: &str,
+        id: i64,
+    ) -> Result<Option<String>> {
+        self.conn
+            .prepare_cached(&snippet_sql(table))
+            .and_then(|mut s| {
+                s.query_row(
+                    params![column, MARK_OPEN, MARK_CLOSE, tokens, fts, id],
+                    |r| r.get::<_, Option<String>>(0),
+                )
+                .optional()
+            })
+            .map(|o| o.flatten())
+            .map_err(fts_error)
+    }
+
+    fn chat_exists(&self, id: i64) -> Result<bool> {
+        Ok(self
+            .conn
+            .prepare_cached(formatcp!(
+                "SELECT 1 FROM {chats} WHERE {chats_id} = ?1",
+                chats = chats::TABLE,
+                chats_id = chats::ID
+            ))
+            .and_then(|mut s| s.query_row([id], |_| Ok(())).optional())
+            .ctx("looking up chat")?
+            .is_some())
+    }
+
+    fn correct(&self, q: &Query) -> Result<Option<(Query, Vec<crate::typo::Correction>)>> {
+        crate::typo::correct(self.conn, q)
+    }
+
+    fn facets(
+        &self,
+        p: &Plan,
+        requests: &[facets::FacetRequest],
+        spent: &dyn Fn() -> bool,
+    ) -> Result<facets::Counted> {
+        facets::count(self.conn, p, requests, spent)
+    }
+}
+
+/// One search's run over a [`Source`]: counts, pages, rows and snippets
+/// assembled into the results object.
+pub(crate) struct Exec<'a> {
+    pub(crate) src: &'a dyn Source,
+    pub(crate) info: &'a IndexInfo,
+    pub(crate) clock: Clock,
+    pub(crate) budget: &'a Budget,
 }
 
 /// A target's number of results and, when counting ranked them too,
@@ -564,14 +694,35 @@ impl Engine {
         self.budget.ms.set(ms);
         self.budget.until.set(start + ms);
         self.tally.demote(planned.demoted());
-        let out = self.search_in_transaction(planned);
+        let src = SqlSource {
+            conn: &self.conn,
+            tally: Some(&self.tally),
+        };
+        let exec = Exec {
+            src: &src,
+            info: &self.info,
+            clock: self.clock,
+            budget: &self.budget,
+        };
+        let out = exec.search_in_transaction(planned);
         self.tally.demote(None);
         self.budget.until.set(f64::INFINITY);
         self.budget.deadline.set(f64::INFINITY);
         out
     }
 
-    fn search_in_transaction(&self, planned: PlannedSearch) -> Result<SearchResults> {
+    /// Runs a query with options given as JSON and returns the results
+    /// object as JSON text (what the browser module and `--format json`
+    /// print, so both are identical byte for byte).
+    pub fn search_json(&self, text: &str, options_json: &str) -> Result<String> {
+        let opts: SearchOptions = crate::util::from_json_arg(options_json, "search options")?;
+        let r = self.search(text, &opts)?;
+        results_json(&r)
+    }
+}
+
+impl Exec<'_> {
+    pub(crate) fn search_in_transaction(&self, planned: PlannedSearch) -> Result<SearchResults> {
         let t0 = (self.clock)() - planned.plan_ms;
         let PlannedSearch {
             text,
@@ -585,7 +736,7 @@ impl Engine {
         let strict = opts.mode == QueryMode::Strict;
         let facet_requests = facets::requested(&q, &opts.facets, &p.profile.name, strict)?;
         if let (Some(cur), Some(scope)) = (opts.current_chat_id, q.scope) {
-            if scope != Scope::AllChats && !self.chat_exists(cur)? {
+            if scope != Scope::AllChats && !self.src.chat_exists(cur)? {
                 return Err(Error::new(
                     "options.unknown_chat",
                     format!("the current chat id {cur} is not in this index"),
@@ -605,7 +756,7 @@ impl Engine {
         let mut q = q;
         if counted.iter().all(|c| c.total == 0) && !self.budget.interrupted.get() {
             if let Some((fixed, fixed_plan, corrections)) =
-                corrected_plan(&self.conn, &q, &opts, corpus)?
+                corrected_plan(self.src, &q, &opts, corpus)?
             {
                 counted = self.count(&fixed_plan)?;
                 did_you_mean = Some(DidYouMean {
@@ -645,7 +796,7 @@ impl Engine {
                 None if offset >= c.total => continue,
                 None => {
                     self.budget.deadline.set(self.budget.until.get());
-                    let ranked = self.ranked_page(sql, p.per_page, offset);
+                    let ranked = self.src.ranked_page(sql, p.per_page, offset);
                     self.budget.deadline.set(f64::INFINITY);
                     match ranked {
                         Ok((ids, _)) => ids,
@@ -767,7 +918,7 @@ impl Engine {
         requests: &[facets::FacetRequest],
     ) -> Result<()> {
         self.budget.deadline.set(self.budget.until.get());
-        let counted = facets::count(&self.conn, p, requests, &|| self.budget.spent());
+        let counted = self.src.facets(p, requests, &|| self.budget.spent());
         self.budget.deadline.set(f64::INFINITY);
         let facets::Counted {
             facets: counted,
@@ -790,15 +941,6 @@ impl Engine {
         }
         out.facets = Some(counted);
         Ok(())
-    }
-
-    /// Runs a query with options given as JSON and returns the results
-    /// object as JSON text (what the browser module and `--format json`
-    /// print, so both are identical byte for byte).
-    pub fn search_json(&self, text: &str, options_json: &str) -> Result<String> {
-        let opts: SearchOptions = crate::util::from_json_arg(options_json, "search options")?;
-        let r = self.search(text, &opts)?;
-        results_json(&r)
     }
 
     /// The results of a search-box text with nothing to search: none,
@@ -824,19 +966,6 @@ impl Engine {
         }
     }
 
-    fn chat_exists(&self, id: i64) -> Result<bool> {
-        Ok(self
-            .conn
-            .prepare_cached(formatcp!(
-                "SELECT 1 FROM {chats} WHERE {chats_id} = ?1",
-                chats = chats::TABLE,
-                chats_id = chats::ID
-            ))
-            .and_then(|mut s| s.query_row([id], |_| Ok(())).optional())
-            .ctx("looking up chat")?
-            .is_some())
-    }
-
     /// Each target's number of results. A target sorted by rank gets its
     /// returned page at the same time: its ranking scores every match
     /// (see [`crate::index::rank::Tally`]), so one pass over the doclists
@@ -851,9 +980,10 @@ impl Engine {
             let counted = match &tp.sql {
                 None => Ok((0, None)),
                 Some(sql) if sql.counted_by_rank => self
+                    .src
                     .ranked_page(sql, p.per_page, offset)
                     .map(|(ids, scored)| (scored, Some(ids))),
-                Some(sql) => self.count_rows(sql).map(|n| (n, None)),
+                Some(sql) => self.src.count_rows(sql).map(|n| (n, None)),
             };
             self.budget.deadline.set(f64::INFINITY);
             let (total, page) = match counted {
@@ -886,44 +1016,7 @@ impl Engine {
             self.budget.plain_snippets.set(true);
             return Ok(None);
         }
-        self.snippet(table, column, tokens, fts, id).map(Some)
-    }
-
-    fn count_rows(&self, sql: &TargetSql) -> Result<u64> {
-        Ok(self
-            .conn
-            .prepare_cached(&sql.count_sql)
-            .and_then(|mut s| {
-                s.query_row(params_from_iter(sql.params.iter()), |r| r.get::<_, i64>(0))
-            })
-            .map_err(fts_error)? as u64)
-    }
-
-    /// A page of ids with their rank, and the number of results
-    /// ([`ranked_page`]).
-    fn ranked_page(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<(Vec<Ranked>, u64)> {
-        ranked_page(&self.conn, &self.tally, sql, limit, offset)
-    }
-
-    fn snippet(
-        &self,
-        table: &str,
-        column: i64,
-        tokens: i64,
-        fts: &str,
-        id: i64,
-    ) -> Result<Option<String>> {
-        self.conn
-            .prepare_cached(&snippet_sql(table))
-            .and_then(|mut s| {
-                s.query_row(
-                    params![column, MARK_OPEN, MARK_CLOSE, tokens, fts, id],
-                    |r| r.get::<_, Option<String>>(0),
-                )
-                .optional()
-            })
-            .map(|o| o.flatten())
-            .map_err(fts_error)
+        self.src.snippet(table, column, tokens, fts, id).map(Some)
     }
 
     fn chat_result(
@@ -933,7 +1026,7 @@ impl Engine {
         sql: &TargetSql,
         opts: &SearchOptions,
     ) -> Result<ChatResult> {
-        let row = ChatRow::read(&self.conn, id).ctx("reading chat")?;
+        let row = self.src.chat_row(id)?;
         let meta_v = parse_json(row.meta.as_deref());
         let mut trimmed = Map::new();
         if let Value::Object(m) = &meta_v {
@@ -992,7 +1085,7 @@ impl Engine {
         sql: &TargetSql,
         opts: &SearchOptions,
     ) -> Result<MessageResult> {
-        let row = MessageRow::read(&self.conn, id).ctx("reading message")?;
+        let row = self.src.message_row(id)?;
         let mut meta = flatten_meta("messages", &parse_json(row.meta.as_deref()));
         insert_commit(&mut meta, &parse_json(row.blob_meta.as_deref()));
         insert_absent_strings(
@@ -1052,7 +1145,7 @@ impl Engine {
         sql: &TargetSql,
         opts: &SearchOptions,
     ) -> Result<CodeBlockResult> {
-        let row = CodeRow::read(&self.conn, id).ctx("reading code block")?;
+        let row = self.src.code_row(id)?;
         let header = row.header.as_deref().map(|h| parse_json(Some(h)));
         let mut meta = header
             .as_ref()

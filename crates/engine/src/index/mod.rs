@@ -312,6 +312,22 @@ pub(crate) fn read_info(conn: &Connection) -> Result<IndexInfo> {
                 .collect()
         })
         .ctx("reading index_meta")?;
+    let page_size: u64 = conn
+        .query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))
+        .ctx("reading page size")? as u64;
+    let page_count: u64 = conn
+        .query_row("PRAGMA page_count", [], |r| r.get::<_, i64>(0))
+        .ctx("reading page count")? as u64;
+    info_from(&meta, page_size, page_count)
+}
+
+/// An [`IndexInfo`] from `index_meta`'s entries and the page geometry
+/// (however they were read).
+pub(crate) fn info_from(
+    meta: &std::collections::HashMap<String, String>,
+    page_size: u64,
+    page_count: u64,
+) -> Result<IndexInfo> {
     let get = |key: &str| -> Result<String> {
         meta.get(key)
             .cloned()
@@ -328,12 +344,6 @@ pub(crate) fn read_info(conn: &Connection) -> Result<IndexInfo> {
     let format_version = get("format_version")?
         .parse::<u32>()
         .map_err(|_| Error::new("index.corrupt", "index_meta format_version is not a number"))?;
-    let page_size: u64 = conn
-        .query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))
-        .ctx("reading page size")? as u64;
-    let page_count: u64 = conn
-        .query_row("PRAGMA page_count", [], |r| r.get::<_, i64>(0))
-        .ctx("reading page count")? as u64;
     Ok(IndexInfo {
         format_version,
         revision: get("revision")?,

@@ -24,7 +24,7 @@ const DETAILS_OF_CHAT: &str = formatcp!(
 
 /// A returned chat's row and details.
 #[derive(Debug)]
-pub(super) struct ChatRow {
+pub(crate) struct ChatRow {
     pub(crate) uuid: Option<String>,
     pub(crate) name: Option<String>,
     pub(crate) chat_type: Option<String>,
@@ -86,7 +86,7 @@ impl ChatRow {
 
 /// A returned message's row, text and chat.
 #[derive(Debug)]
-pub(super) struct MessageRow {
+pub(crate) struct MessageRow {
     pub(crate) chat_id: i64,
     pub(crate) message_type: Option<String>,
     pub(crate) role: Option<String>,
@@ -164,7 +164,7 @@ impl MessageRow {
 
 /// A returned code block's row, content, message and chat.
 #[derive(Debug)]
-pub(super) struct CodeRow {
+pub(crate) struct CodeRow {
     pub(crate) uuid: String,
     pub(crate) message_id: i64,
     pub(crate) chat_id: i64,
