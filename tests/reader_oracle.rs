@@ -1142,3 +1142,74 @@ fn the_readers_pages_are_sqls() {
         "{marked} of {all} targets of the docs are the reader's"
     );
 }
+
+/// The results object of every query the reader answers is the engine's,
+/// byte for byte; returns (answered, asked).
+fn results_agree(path: &Path, queries: &[&str]) -> (usize, usize) {
+    use gitsense_engine::plan::{Highlight, QueryMode};
+    use gitsense_engine::reader::Reader;
+    let mut engine = gitsense_engine::Engine::open(path).unwrap();
+    engine.set_time_budget(None);
+    let mut reader = Reader::open(std::fs::read(path).unwrap()).unwrap();
+    let (mut answered, mut asked) = (0, 0);
+    for q in queries {
+        for (mode, per_page, page, highlight, content, snippet_tokens) in [
+            (QueryMode::Box, None, 1, Highlight::default(), false, None),
+            (
+                QueryMode::Strict,
+                Some(5),
+                2,
+                Highlight::Raw,
+                true,
+                Some(20),
+            ),
+            (QueryMode::Box, Some(3), 1, Highlight::None, false, Some(64)),
+        ] {
+            let opts = gitsense_engine::SearchOptions {
+                mode,
+                per_page,
+                page,
+                highlight,
+                include_content: content,
+                snippet_tokens,
+                ..Default::default()
+            };
+            let want = engine.search(q, &opts);
+            asked += 1;
+            match reader.search(q, &opts) {
+                Ok(mine) => {
+                    let want = want.unwrap_or_else(|e| {
+                        panic!("{q}: the engine failed ({e}) where the reader answered")
+                    });
+                    assert_eq!(
+                        gitsense_engine::search::results_json(&mine).unwrap(),
+                        gitsense_engine::search::results_json(&want).unwrap(),
+                        "{q} ({opts:?})"
+                    );
+                    answered += 1;
+                }
+                Err(e) if e.code == "reader.unsupported" => {}
+                Err(e) => assert_eq!(
+                    Some(&e),
+                    want.as_ref().err(),
+                    "{q}: the reader failed otherwise"
+                ),
+            }
+        }
+    }
+    (answered, asked)
+}
+
+#[test]
+fn the_readers_results_are_the_engines_byte_for_byte() {
+    let (answered, asked) = results_agree(&sample_index(), PLANNED);
+    assert!(
+        answered * 2 >= asked,
+        "the reader answered {answered} of {asked} searches of the sample"
+    );
+    let (answered, asked) = results_agree(&docs_index(), DOCS_QUERIES);
+    assert!(
+        answered * 4 >= asked * 3,
+        "the reader answered {answered} of {asked} searches of the docs"
+    );
+}

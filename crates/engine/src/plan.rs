@@ -242,6 +242,8 @@ pub enum ReaderRank {
     Sections,
     /// Code blocks by `gs_code_rank`, then id.
     CodeBlocks,
+    /// Chats by FTS5's `bm25()`, then id.
+    Chats,
 }
 
 /// The phrases of an FTS5 expression the planner wrote, left to right
@@ -1880,7 +1882,7 @@ fn target_sql(
         _ if fts.is_none() || !by_rank || !conds.only_match() => None,
         Target::Messages => Some(ReaderRank::Messages),
         Target::CodeBlocks => Some(ReaderRank::CodeBlocks),
-        Target::Chats => None,
+        Target::Chats => Some(ReaderRank::Chats),
     };
     Ok(TargetSql {
         count_sql: format!("SELECT count(*) FROM {count_from}{where_sql}"),

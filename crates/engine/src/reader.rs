@@ -16,20 +16,34 @@
 //! SQLite.
 
 use crate::error::{Error, Result};
+use crate::facets;
 use crate::index::fts5expr::{Expr, Matches};
 use crate::index::fts5file::Fts5File;
 use crate::index::pagevfs::PageSource;
 use crate::index::rank::Scorer;
 use crate::index::records::{self, Chunk, Col, CODE_FIELDS, MESSAGE_FIELDS};
 use crate::index::schema::{
-    code_rank, fts_code_blocks, fts_messages, message_names, message_rank, rank_stats,
+    chat_details, chats, code_blocks, code_text, index_meta, message_text, messages, Table,
 };
+use crate::index::schema::{
+    code_rank, fts_chats, fts_code_blocks, fts_messages, message_names, message_rank, rank_stats,
+};
+use crate::index::snippet::{snippet, SnippetArgs};
 use crate::index::sqlfile::{SqlFile, Value};
+use crate::index::IndexInfo;
 use crate::index::EXACT_NAME_BOOST;
 use crate::langs::Demoted;
+use crate::langs::PageLanguages;
 use crate::plan::{keep_by_page, PageSection, ReaderRank, TargetSql};
-use crate::search::{Ranked, TERM_PROBE_ROWS};
+use crate::plan::{Plan, SearchOptions};
+use crate::query::ast::Query;
+use crate::results::SearchResults;
+use crate::search::rows::{ChatRow, CodeRow, MessageRow};
+use crate::search::{
+    plan_for, system_clock, Budget, Clock, Exec, PlannedSearch, Ranked, Source, TERM_PROBE_ROWS,
+};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -56,6 +70,9 @@ fn unsupported(what: &str) -> Error {
 /// ```
 pub struct Reader<S> {
     file: SqlFile<S>,
+    info: IndexInfo,
+    page_languages: Option<PageLanguages>,
+    clock: Clock,
     /// `rank_stats`: the average title and keywords lengths.
     averages: [f64; 2],
     demoted: Option<Arc<Demoted>>,
@@ -98,9 +115,34 @@ impl<S: PageSource> Records<'_, S> {
 }
 
 impl<S: PageSource> Reader<S> {
-    /// Reads what every ranking needs (the schema, `rank_stats`).
+    /// Reads what every search needs: the schema, `index_meta` (the
+    /// format version checked as [`crate::Engine`] checks it) and
+    /// `rank_stats`.
     pub fn open(source: S) -> Result<Self> {
         let file = SqlFile::open(source)?;
+        if !file.has(index_meta::TABLE) {
+            return Err(Error::new(
+                "index.not_an_index",
+                "the file is an SQLite database but not a gitsense-search index (no index_meta table)",
+            ));
+        }
+        let mut meta = HashMap::new();
+        file.scan_tree(file.root(index_meta::TABLE)?, &mut |_, rec| {
+            let row = crate::index::sqlfile::decode_record(rec)?;
+            if let (Some(k), Some(v)) = (
+                row.first().and_then(Value::as_str),
+                row.get(1).and_then(Value::as_str),
+            ) {
+                meta.insert(k.to_string(), v.to_string());
+            }
+            Ok(true)
+        })?;
+        let info =
+            crate::index::info_from(&meta, file.page_size() as u64, u64::from(file.page_count()))?;
+        crate::index::check_version(&info)?;
+        let page_languages = meta
+            .get(crate::langs::META_KEY)
+            .and_then(|t| PageLanguages::decode(t));
         let mut averages = [0.0; 2];
         if file.has(rank_stats::TABLE) {
             file.scan_tree(file.root(rank_stats::TABLE)?, &mut |_, rec| {
@@ -117,9 +159,58 @@ impl<S: PageSource> Reader<S> {
         }
         Ok(Reader {
             file,
+            info,
+            page_languages,
+            clock: system_clock,
             averages,
             demoted: None,
         })
+    }
+
+    /// What the index says about itself.
+    pub fn info(&self) -> &IndexInfo {
+        &self.info
+    }
+
+    /// Replaces the clock `trace` timings use (see
+    /// [`crate::Engine::set_clock`]).
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = clock;
+    }
+
+    /// Parses and plans a query (as [`crate::Engine::plan_search`]).
+    pub fn plan_search(&self, text: &str, opts: &SearchOptions) -> Result<PlannedSearch> {
+        plan_for(
+            &self.info,
+            self.page_languages.as_ref(),
+            self.clock,
+            text,
+            opts,
+        )
+    }
+
+    /// Runs a query and returns the results object [`crate::Engine::search`]
+    /// returns, byte for byte, or `reader.unsupported` when the search
+    /// needs what only SQLite does (filters, facets, typo correction when
+    /// nothing matches, ...). No time budget bounds it.
+    pub fn search(&mut self, text: &str, opts: &SearchOptions) -> Result<SearchResults> {
+        let planned = self.plan_search(text, opts)?;
+        self.search_planned(planned)
+    }
+
+    /// Runs a query [`Reader::plan_search`] planned.
+    pub fn search_planned(&mut self, planned: PlannedSearch) -> Result<SearchResults> {
+        self.demoted = planned.demoted();
+        let budget = Budget::unbounded(self.clock);
+        let exec = Exec {
+            src: &*self,
+            info: &self.info,
+            clock: self.clock,
+            budget: &budget,
+        };
+        let out = exec.search_in_transaction(planned);
+        self.demoted = None;
+        out
     }
 
     /// The file, for reading its rows.
@@ -149,10 +240,7 @@ impl<S: PageSource> Reader<S> {
             .fts
             .as_deref()
             .ok_or_else(|| unsupported("rank without words"))?;
-        let table = match kind {
-            ReaderRank::Messages | ReaderRank::Sections => fts_messages::TABLE,
-            ReaderRank::CodeBlocks => fts_code_blocks::TABLE,
-        };
+        let table = fts_table(kind);
         let fts = Fts5File::open(&self.file, table)?;
         let expr = Expr::parse(expr_text, table)?;
         let found = expr.evaluate(&fts)?;
@@ -161,6 +249,7 @@ impl<S: PageSource> Reader<S> {
             ReaderRank::Messages => self.messages(&found, &scorer, sql, limit, offset),
             ReaderRank::CodeBlocks => self.code_blocks(&found, &scorer, limit, offset),
             ReaderRank::Sections => self.sections(&fts, &found, &scorer, sql, limit, offset),
+            ReaderRank::Chats => self.chats(&found, &scorer, limit, offset),
         }
     }
 
@@ -175,8 +264,8 @@ impl<S: PageSource> Reader<S> {
         let n = expr.phrases().len();
         let counts: Vec<i64> = (0..n).map(|i| found.phrase_rows(i) as i64).collect();
         // The SQL path weighs phrases only when the planner named as many
-        // as FTS5 counts.
-        let weights: &[f64] = if sql.phrases.len() == n {
+        // as FTS5 counts; FTS5's own bm25() never.
+        let weights: &[f64] = if sql.phrases.len() == n && sql.reader != Some(ReaderRank::Chats) {
             &sql.phrase_weights
         } else {
             &[]
@@ -258,6 +347,40 @@ impl<S: PageSource> Reader<S> {
         Ok(page_of(ranked, limit, offset))
     }
 
+    /// `bm25(fts_chats)`: every hit weighs 1, the row's length from FTS5's
+    /// `_docsize`.
+    fn chats(
+        &self,
+        found: &Matches,
+        scorer: &Scorer,
+        limit: u64,
+        offset: u64,
+    ) -> Result<(Vec<Ranked>, u64)> {
+        let docsize = format!("{}_docsize", fts_chats::TABLE);
+        let mut ranked = Vec::with_capacity(found.rows().len());
+        for &id in found.rows() {
+            let row = self.file.row(&docsize, id)?;
+            let sizes = row
+                .as_ref()
+                .and_then(|r| r.get(1))
+                .and_then(Value::as_bytes);
+            let tokens = sizes.map_or(0, |b| {
+                let (mut at, mut sum) = (0, 0i64);
+                while let Some((v, n)) = crate::index::btree::varint(b, at) {
+                    sum += v as i64;
+                    at += n;
+                }
+                sum
+            });
+            ranked.push(Ranked {
+                id,
+                rank: scorer.bm25(tokens, found.instances(id)),
+                phrases: None,
+            });
+        }
+        Ok(page_of(ranked, limit, offset))
+    }
+
     /// `search::ranked_page` for a search judged per page: the pages of
     /// the rarest term's sections, every section of those pages scored,
     /// then [`keep_by_page`].
@@ -324,6 +447,15 @@ impl<S: PageSource> Reader<S> {
     }
 }
 
+/// The FTS table a ranking reads.
+fn fts_table(kind: ReaderRank) -> &'static str {
+    match kind {
+        ReaderRank::Messages | ReaderRank::Sections => fts_messages::TABLE,
+        ReaderRank::CodeBlocks => fts_code_blocks::TABLE,
+        ReaderRank::Chats => fts_chats::TABLE,
+    }
+}
+
 /// `ORDER BY rank, id LIMIT limit OFFSET offset` (SQLite compares REALs
 /// numerically), and the number of rows.
 fn page_of(mut ranked: Vec<Ranked>, limit: u64, offset: u64) -> (Vec<Ranked>, u64) {
@@ -341,4 +473,259 @@ fn page_of(mut ranked: Vec<Ranked>, limit: u64, offset: u64) -> (Vec<Ranked>, u6
         .saturating_add(usize::try_from(limit).unwrap_or(usize::MAX))
         .min(ranked.len());
     (ranked.drain(start..end).collect(), total)
+}
+
+/// A row of one of the index's tables, its columns by name.
+struct TableRow {
+    id: i64,
+    values: Vec<Value>,
+    table: &'static Table,
+}
+
+impl TableRow {
+    fn value(&self, name: &str) -> Result<Value> {
+        let i = self
+            .table
+            .columns
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| {
+                unsupported(&format!("read the column {name} of {}", self.table.name))
+            })?;
+        // An INTEGER PRIMARY KEY is the rowid, stored as NULL; a column
+        // added after the row was written is NULL.
+        if self.table.columns[i]
+            .decl
+            .starts_with("INTEGER PRIMARY KEY")
+        {
+            return Ok(Value::Int(self.id));
+        }
+        Ok(self.values.get(i).cloned().unwrap_or(Value::Null))
+    }
+
+    /// A TEXT column, as rusqlite reads it into an `Option<String>`.
+    fn text(&self, name: &str) -> Result<Option<String>> {
+        match self.value(name)? {
+            Value::Null => Ok(None),
+            Value::Text(b) => String::from_utf8(b)
+                .map(Some)
+                .map_err(|_| unsupported("read text that is not UTF-8")),
+            _ => Err(unsupported(&format!("read {name} as text"))),
+        }
+    }
+
+    /// A TEXT NOT NULL column.
+    fn string(&self, name: &str) -> Result<String> {
+        self.text(name)?
+            .ok_or_else(|| unsupported(&format!("read a NULL {name} as text")))
+    }
+
+    fn int(&self, name: &str) -> Result<Option<i64>> {
+        match self.value(name)? {
+            Value::Null => Ok(None),
+            Value::Int(v) => Ok(Some(v)),
+            _ => Err(unsupported(&format!("read {name} as an integer"))),
+        }
+    }
+}
+
+impl<S: PageSource> Reader<S> {
+    /// Row `id` of `table` (as a join finds it: a missing row is an
+    /// error, as `query_row` finding no row is).
+    fn table_row(&self, table: &'static Table, id: i64) -> Result<TableRow> {
+        let values = self.file.row(table.name, id)?.ok_or_else(|| {
+            Error::new(
+                "index.query_failed",
+                format!("row {id} of {} is not in the index", table.name),
+            )
+        })?;
+        Ok(TableRow { id, values, table })
+    }
+
+    /// The texts of an FTS table's columns for row `id`, from its content
+    /// table.
+    fn fts_texts(&self, fts: &str, id: i64) -> Result<Vec<Vec<u8>>> {
+        let (table, columns): (&'static Table, &[&str]) = match fts {
+            t if t == fts_messages::TABLE => (
+                &message_text::DEF,
+                &[
+                    message_text::TITLE,
+                    message_text::BODY,
+                    message_text::KEYWORDS,
+                ],
+            ),
+            t if t == fts_chats::TABLE => (&chats::DEF, &[chats::NAME]),
+            t if t == fts_code_blocks::TABLE => (&code_text::DEF, &[code_text::CONTENT]),
+            _ => return Err(unsupported("read another table")),
+        };
+        let row = self.table_row(table, id)?;
+        columns
+            .iter()
+            .map(|c| {
+                Ok(match row.value(c)? {
+                    Value::Text(b) | Value::Blob(b) => b,
+                    Value::Null => Vec::new(),
+                    _ => return Err(unsupported("snip a number")),
+                })
+            })
+            .collect()
+    }
+}
+
+impl<S: PageSource> Source for Reader<S> {
+    fn count_rows(&self, sql: &TargetSql) -> Result<u64> {
+        let kind = sql
+            .reader
+            .ok_or_else(|| unsupported("count a target with filters"))?;
+        let expr = sql
+            .fts
+            .as_deref()
+            .ok_or_else(|| unsupported("count without words"))?;
+        let table = fts_table(kind);
+        let fts = Fts5File::open(&self.file, table)?;
+        Ok(Expr::parse(expr, table)?.evaluate(&fts)?.rows().len() as u64)
+    }
+
+    fn ranked_page(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<(Vec<Ranked>, u64)> {
+        Reader::ranked_page(self, sql, limit, offset)
+    }
+
+    fn chat_row(&self, id: i64) -> Result<ChatRow> {
+        let c = self.table_row(&chats::DEF, id)?;
+        let d = self.table_row(&chat_details::DEF, id)?;
+        Ok(ChatRow {
+            uuid: d.text(chat_details::UUID)?,
+            name: c.text(chats::NAME)?,
+            chat_type: c.text(chats::TYPE)?,
+            owner: d.text(chat_details::OWNER)?,
+            modified_at: c.text(chats::MODIFIED_AT)?,
+            num_messages: c.int(chats::NUM_MESSAGES)?,
+            last_updated_at: c.text(chats::LAST_UPDATED_AT)?,
+            chat_path: d.text(chat_details::CHAT_PATH)?,
+            meta: d.text(chat_details::META)?,
+            path: c.text(chats::PATH)?,
+            repo: c.text(chats::REPO)?,
+            language: c.text(chats::LANGUAGE)?,
+        })
+    }
+
+    fn message_row(&self, id: i64) -> Result<MessageRow> {
+        let m = self.table_row(&messages::DEF, id)?;
+        let t = self.table_row(&message_text::DEF, id)?;
+        let chat_id = m
+            .int(messages::CHAT_ID)?
+            .ok_or_else(|| unsupported("read a message without a chat"))?;
+        let c = self.table_row(&chats::DEF, chat_id)?;
+        let d = self.table_row(&chat_details::DEF, chat_id)?;
+        let blob_meta = match c.text(chats::TYPE)?.as_deref() {
+            Some("git-blob") => d.text(chat_details::META)?,
+            _ => None,
+        };
+        Ok(MessageRow {
+            chat_id,
+            message_type: m.text(messages::TYPE)?,
+            role: m.text(messages::ROLE)?,
+            body: t.string(message_text::BODY)?,
+            meta: t.text(message_text::META)?,
+            chat_path: d.text(chat_details::CHAT_PATH)?,
+            branch_name: c.text(chats::BRANCH_NAME)?,
+            created_at: m.text(messages::CREATED_AT)?,
+            updated_at: m.text(messages::UPDATED_AT)?,
+            repo: c.text(chats::REPO)?,
+            file_path: m.text(messages::FILE_PATH)?,
+            title: t.string(message_text::TITLE)?,
+            language: m.text(messages::LANGUAGE)?,
+            blob_meta,
+        })
+    }
+
+    fn code_row(&self, id: i64) -> Result<CodeRow> {
+        let b = self.table_row(&code_blocks::DEF, id)?;
+        let x = self.table_row(&code_text::DEF, id)?;
+        let message_id = b
+            .int(code_blocks::MESSAGE_ID)?
+            .ok_or_else(|| unsupported("read a code block without a message"))?;
+        let chat_id = b
+            .int(code_blocks::CHAT_ID)?
+            .ok_or_else(|| unsupported("read a code block without a chat"))?;
+        let m = self.table_row(&messages::DEF, message_id)?;
+        let c = self.table_row(&chats::DEF, chat_id)?;
+        let d = self.table_row(&chat_details::DEF, chat_id)?;
+        Ok(CodeRow {
+            uuid: b.string(code_blocks::UUID)?,
+            message_id,
+            chat_id,
+            content: x.string(code_text::CONTENT)?,
+            component: b.text(code_blocks::COMPONENT)?,
+            parent_uuid: x.text(code_text::PARENT_UUID)?,
+            major: x.int(code_text::MAJOR)?,
+            minor: x.int(code_text::MINOR)?,
+            patch: x.int(code_text::PATCH)?,
+            header: x.text(code_text::HEADER)?,
+            created_at: b.text(code_blocks::CREATED_AT)?,
+            size: b.int(code_blocks::SIZE)?,
+            branch_name: c.text(chats::BRANCH_NAME)?,
+            chat_path: d.text(chat_details::CHAT_PATH)?,
+            language: b.text(code_blocks::LANGUAGE)?,
+            file_path: m.text(messages::FILE_PATH)?,
+            repo: c.text(chats::REPO)?,
+        })
+    }
+
+    fn snippet(
+        &self,
+        table: &str,
+        column: i64,
+        tokens: i64,
+        fts: &str,
+        id: i64,
+    ) -> Result<Option<String>> {
+        let file = Fts5File::open(&self.file, table)?;
+        let expr = Expr::parse(fts, table)?;
+        let Some(hits) = expr.load(&file)?.row_hits(id) else {
+            return Ok(None);
+        };
+        let texts = self.fts_texts(table, id)?;
+        let columns: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
+        let args = SnippetArgs {
+            column,
+            open: crate::search::MARK_OPEN,
+            close: crate::search::MARK_CLOSE,
+            ellipsis: "...",
+            tokens,
+        };
+        let out = snippet(
+            &columns,
+            crate::index::doclists::tokenizer_of(table),
+            &hits,
+            &expr.phrase_sizes(),
+            args,
+        )
+        .ok_or_else(|| {
+            Error::new(
+                "index.corrupt",
+                "the index file is damaged: a hit past its column's end",
+            )
+        })?;
+        String::from_utf8(out)
+            .map(Some)
+            .map_err(|_| unsupported("return a snippet that is not UTF-8"))
+    }
+
+    fn chat_exists(&self, id: i64) -> Result<bool> {
+        Ok(self.file.row(chats::TABLE, id)?.is_some())
+    }
+
+    fn correct(&self, _q: &Query) -> Result<Option<(Query, Vec<crate::typo::Correction>)>> {
+        Err(unsupported("correct typos"))
+    }
+
+    fn facets(
+        &self,
+        _p: &Plan,
+        _requests: &[facets::FacetRequest],
+        _spent: &dyn Fn() -> bool,
+    ) -> Result<facets::Counted> {
+        Err(unsupported("count facets"))
+    }
 }

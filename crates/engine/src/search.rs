@@ -25,8 +25,8 @@ use std::sync::Arc;
 pub(crate) mod rows;
 use rows::{ChatRow, CodeRow, MessageRow};
 
-const MARK_OPEN: &str = "\u{E000}";
-const MARK_CLOSE: &str = "\u{E001}";
+pub(crate) const MARK_OPEN: &str = "\u{E000}";
+pub(crate) const MARK_CLOSE: &str = "\u{E001}";
 const SNIPPET_TOKENS_TEXT: i64 = 12;
 const SNIPPET_TOKENS_CODE: i64 = 64;
 
@@ -163,9 +163,9 @@ pub fn results_json(r: &SearchResults) -> Result<String> {
 }
 
 /// A clock in milliseconds; the browser build installs `performance.now`.
-pub(crate) type Clock = fn() -> f64;
+pub type Clock = fn() -> f64;
 
-fn system_clock() -> f64 {
+pub(crate) fn system_clock() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64() * 1000.0)
@@ -228,6 +228,18 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
+    /// A budget that never runs out, counted with `clock`.
+    pub(crate) fn unbounded(clock: Clock) -> Budget {
+        Budget {
+            clock: Cell::new(clock),
+            until: Cell::new(f64::INFINITY),
+            ms: Cell::new(f64::INFINITY),
+            deadline: Cell::new(f64::INFINITY),
+            interrupted: Cell::new(false),
+            plain_snippets: Cell::new(false),
+        }
+    }
+
     fn spent(&self) -> bool {
         (self.clock.get())() > self.until.get()
     }
@@ -288,6 +300,39 @@ impl Drop for Engine {
             );
         }
     }
+}
+
+/// Parses and plans a query for an index described by `info` (see
+/// [`Engine::plan_search`]).
+pub(crate) fn plan_for(
+    info: &IndexInfo,
+    page_languages: Option<&PageLanguages>,
+    clock: Clock,
+    text: &str,
+    opts: &SearchOptions,
+) -> Result<PlannedSearch> {
+    let t0 = clock();
+    let corpus = plan::Corpus::of(info);
+    let mut planned_opts = opts.clone();
+    if let Some(c) = planned_opts.cursor.take() {
+        let (page, per_page) = decode_cursor(&c, &info.revision, text)?;
+        planned_opts.page = page;
+        planned_opts.per_page = Some(per_page);
+    }
+    let (query, plan) = plan::plan_text_in(text, &planned_opts, corpus)?;
+    Ok(PlannedSearch {
+        text: text.to_string(),
+        asked: opts.clone(),
+        opts: planned_opts,
+        query,
+        plan,
+        corpus,
+        revision: info.revision.clone(),
+        plan_ms: clock() - t0,
+        demoted: page_languages
+            .and_then(|l| l.demoted(opts.lang.as_deref()))
+            .map(Arc::new),
+    })
 }
 
 /// Where the executor reads a search's answers: SQLite through a
@@ -549,11 +594,6 @@ impl Engine {
         (self.clock)()
     }
 
-    /// What the index holds ([`plan::Corpus`]).
-    pub(crate) fn corpus(&self) -> plan::Corpus {
-        plan::Corpus::of(&self.info)
-    }
-
     pub fn info(&self) -> &IndexInfo {
         &self.info
     }
@@ -639,29 +679,13 @@ impl Engine {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn plan_search(&self, text: &str, opts: &SearchOptions) -> Result<PlannedSearch> {
-        let t0 = (self.clock)();
-        let mut planned_opts = opts.clone();
-        if let Some(c) = planned_opts.cursor.take() {
-            let (page, per_page) = decode_cursor(&c, &self.info.revision, text)?;
-            planned_opts.page = page;
-            planned_opts.per_page = Some(per_page);
-        }
-        let (query, plan) = plan::plan_text_in(text, &planned_opts, self.corpus())?;
-        Ok(PlannedSearch {
-            text: text.to_string(),
-            asked: opts.clone(),
-            opts: planned_opts,
-            query,
-            plan,
-            corpus: self.corpus(),
-            revision: self.info.revision.clone(),
-            plan_ms: (self.clock)() - t0,
-            demoted: self
-                .page_languages
-                .as_ref()
-                .and_then(|l| l.demoted(opts.lang.as_deref()))
-                .map(Arc::new),
-        })
+        plan_for(
+            &self.info,
+            self.page_languages.as_ref(),
+            self.clock,
+            text,
+            opts,
+        )
     }
 
     /// Runs a query [`Engine::plan_search`] planned. One planned for

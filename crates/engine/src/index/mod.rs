@@ -288,6 +288,12 @@ pub fn verify(conn: &Connection) -> Result<IndexInfo> {
         ));
     }
     let info = read_info(conn)?;
+    check_version(&info)?;
+    Ok(info)
+}
+
+/// An index of another format version is an `index.version_mismatch`.
+pub(crate) fn check_version(info: &IndexInfo) -> Result<()> {
     if info.format_version != FORMAT_VERSION {
         return Err(Error::new(
             "index.version_mismatch",
@@ -297,7 +303,7 @@ pub fn verify(conn: &Connection) -> Result<IndexInfo> {
             ),
         ));
     }
-    Ok(info)
+    Ok(())
 }
 
 /// Reads `index_meta` and the page geometry.

@@ -417,6 +417,28 @@ impl Scorer {
         }
     }
 
+    /// FTS5's own `bm25()` (`fts5Bm25Function`: every column weighing 1)
+    /// of a row of `tokens` tokens: unlike the engine's functions, the
+    /// sum over every phrase.
+    pub fn bm25(&self, tokens: i64, hits: &[Inst]) -> f64 {
+        const K1: f64 = 1.2;
+        const B: f64 = 0.75;
+        let data = &self.data;
+        let mut freq = vec![0.0f64; data.idf.len()];
+        for &(p, _, _) in hits {
+            if let Some(f) = freq.get_mut(p) {
+                *f += 1.0;
+            }
+        }
+        let d = tokens as f64;
+        let mut score = 0.0;
+        for (idf, f) in data.idf.iter().zip(&freq) {
+            score += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / data.avgdl)));
+        }
+        // `-1.0 * score` in C: the same bits.
+        -score
+    }
+
     fn message_hits(&self, lengths: [i64; 3], averages: [f64; 2], hits: &[Inst]) -> (f64, i64) {
         let scored = message_score(&self.data, lengths, averages, |each| {
             in_phrase_order(hits, each);

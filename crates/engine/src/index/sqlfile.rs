@@ -220,6 +220,16 @@ impl<S: PageSource> SqlFile<S> {
         Ok(file)
     }
 
+    /// Bytes in a page.
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    /// Pages in the file.
+    pub fn page_count(&self) -> u32 {
+        self.page_count
+    }
+
     /// Bytes a page holds for b-tree content (the page size less the
     /// reserved bytes).
     pub fn usable_size(&self) -> usize {
