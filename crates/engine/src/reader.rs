@@ -17,8 +17,8 @@
 
 use crate::error::{Error, Result};
 use crate::facets;
-use crate::index::fts5expr::{Expr, Matches};
-use crate::index::fts5file::Fts5File;
+use crate::index::fts5expr::{postings_of, Expr, Loaded, Matches};
+use crate::index::fts5file::{Fts5File, Posting};
 use crate::index::pagevfs::PageSource;
 use crate::index::rank::Scorer;
 use crate::index::records::{self, Chunk, Col, CODE_FIELDS, MESSAGE_FIELDS};
@@ -45,6 +45,7 @@ use crate::search::{
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::sync::Arc;
 
 fn unsupported(what: &str) -> Error {
@@ -76,7 +77,19 @@ pub struct Reader<S> {
     /// `rank_stats`: the average title and keywords lengths.
     averages: [f64; 2],
     demoted: Option<Arc<Demoted>>,
+    /// Doclists read, by table, token and prefix, and expressions
+    /// evaluated, by table and text: a search evaluates its expression to
+    /// count, to rank and again for each snippet. Dropped after each
+    /// search ([`Reader::search_planned`]).
+    lists: RefCell<HashMap<TokenKey, Rc<Vec<Posting>>>>,
+    matches: RefCell<HashMap<(&'static str, String), Rc<Evaluated>>>,
 }
+
+/// A token of an FTS table, looked up whole or as a prefix.
+type TokenKey = (&'static str, Vec<u8>, bool);
+
+/// An expression parsed, its doclists, and what it matched.
+type Evaluated = (Expr, Loaded, Matches);
 
 /// The ranking records of one chunk, decoded once for the rows of it
 /// that come in a row.
@@ -164,6 +177,8 @@ impl<S: PageSource> Reader<S> {
             clock: system_clock,
             averages,
             demoted: None,
+            lists: RefCell::default(),
+            matches: RefCell::default(),
         })
     }
 
@@ -210,6 +225,8 @@ impl<S: PageSource> Reader<S> {
         };
         let out = exec.search_in_transaction(planned);
         self.demoted = None;
+        self.lists.borrow_mut().clear();
+        self.matches.borrow_mut().clear();
         out
     }
 
@@ -242,15 +259,40 @@ impl<S: PageSource> Reader<S> {
             .ok_or_else(|| unsupported("rank without words"))?;
         let table = fts_table(kind);
         let fts = Fts5File::open(&self.file, table)?;
-        let expr = Expr::parse(expr_text, table)?;
-        let found = expr.evaluate(&fts)?;
-        let scorer = self.scorer(&fts, &expr, &found, sql)?;
+        let evaluated = self.evaluate(table, expr_text)?;
+        let (expr, _, found) = &*evaluated;
+        let scorer = self.scorer(&fts, expr, found, sql)?;
         match kind {
-            ReaderRank::Messages => self.messages(&found, &scorer, sql, limit, offset),
-            ReaderRank::CodeBlocks => self.code_blocks(&found, &scorer, limit, offset),
-            ReaderRank::Sections => self.sections(&fts, &found, &scorer, sql, limit, offset),
-            ReaderRank::Chats => self.chats(&found, &scorer, limit, offset),
+            ReaderRank::Messages => self.messages(found, &scorer, sql, limit, offset),
+            ReaderRank::CodeBlocks => self.code_blocks(found, &scorer, limit, offset),
+            ReaderRank::Sections => self.sections(found, &scorer, sql, limit, offset),
+            ReaderRank::Chats => self.chats(found, &scorer, limit, offset),
         }
+    }
+
+    /// `expr` on `table`: parsed, its doclists read and evaluated, once
+    /// per search.
+    fn evaluate(&self, table: &'static str, expr: &str) -> Result<Rc<Evaluated>> {
+        if let Some(m) = self.matches.borrow().get(&(table, expr.to_string())) {
+            return Ok(Rc::clone(m));
+        }
+        let fts = Fts5File::open(&self.file, table)?;
+        let parsed = Expr::parse(expr, table)?;
+        let loaded = parsed.load_with(&mut |token, prefix| {
+            let key = (table, token.to_vec(), prefix);
+            if let Some(l) = self.lists.borrow().get(&key) {
+                return Ok(Rc::clone(l));
+            }
+            let l = Rc::new(postings_of(&fts, token, prefix)?);
+            self.lists.borrow_mut().insert(key, Rc::clone(&l));
+            Ok(l)
+        })?;
+        let matches = loaded.matches();
+        let out = Rc::new((parsed, loaded, matches));
+        self.matches
+            .borrow_mut()
+            .insert((table, expr.to_string()), Rc::clone(&out));
+        Ok(out)
     }
 
     fn scorer(
@@ -386,7 +428,6 @@ impl<S: PageSource> Reader<S> {
     /// then [`keep_by_page`].
     fn sections(
         &self,
-        fts: &Fts5File<'_, S>,
         found: &Matches,
         scorer: &Scorer,
         sql: &TargetSql,
@@ -401,7 +442,8 @@ impl<S: PageSource> Reader<S> {
         // `rarest_term_pages`: each term's first sections, in rowid order.
         let mut rarest: Option<Vec<i64>> = None;
         for term in &sql.page_term_fts {
-            let rows = Expr::parse(term, fts_messages::TABLE)?.evaluate(fts)?;
+            let evaluated = self.evaluate(fts_messages::TABLE, term)?;
+            let rows = &evaluated.2;
             let probe = usize::try_from(TERM_PROBE_ROWS).unwrap_or(usize::MAX);
             let mut pages = Vec::new();
             for &id in rows.rows().iter().take(probe + 1) {
@@ -581,9 +623,7 @@ impl<S: PageSource> Source for Reader<S> {
             .fts
             .as_deref()
             .ok_or_else(|| unsupported("count without words"))?;
-        let table = fts_table(kind);
-        let fts = Fts5File::open(&self.file, table)?;
-        Ok(Expr::parse(expr, table)?.evaluate(&fts)?.rows().len() as u64)
+        Ok(self.evaluate(fts_table(kind), expr)?.2.rows().len() as u64)
     }
 
     fn ranked_page(&self, sql: &TargetSql, limit: u64, offset: u64) -> Result<(Vec<Ranked>, u64)> {
@@ -680,9 +720,15 @@ impl<S: PageSource> Source for Reader<S> {
         fts: &str,
         id: i64,
     ) -> Result<Option<String>> {
-        let file = Fts5File::open(&self.file, table)?;
-        let expr = Expr::parse(fts, table)?;
-        let Some(hits) = expr.load(&file)?.row_hits(id) else {
+        let table = match table {
+            t if t == fts_messages::TABLE => fts_messages::TABLE,
+            t if t == fts_chats::TABLE => fts_chats::TABLE,
+            t if t == fts_code_blocks::TABLE => fts_code_blocks::TABLE,
+            _ => return Err(unsupported("snip another table")),
+        };
+        let evaluated = self.evaluate(table, fts)?;
+        let (expr, loaded, _) = &*evaluated;
+        let Some(hits) = loaded.row_hits(id) else {
             return Ok(None);
         };
         let texts = self.fts_texts(table, id)?;

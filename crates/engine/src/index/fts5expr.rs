@@ -265,16 +265,18 @@ impl Expr {
 
     /// Reads the doclists of the expression's terms from `fts`.
     pub fn load<S: PageSource>(&self, fts: &Fts5File<'_, S>) -> Result<Loaded> {
+        self.load_with(&mut |token, prefix| Ok(Rc::new(postings_of(fts, token, prefix)?)))
+    }
+
+    /// [`Expr::load`] with each token's rows from `fetch(token, prefix)`
+    /// (a caller that keeps them between expressions).
+    pub fn load_with(&self, fetch: &mut PostingsOf<'_>) -> Result<Loaded> {
         let mut lists = Vec::with_capacity(self.phrases.len());
         for p in &self.phrases {
             let last = p.tokens.len() - 1;
             let mut terms = Vec::with_capacity(p.tokens.len());
             for (i, t) in p.tokens.iter().enumerate() {
-                terms.push(Rc::new(if i == last && p.prefix {
-                    merge_prefixed(fts.prefixed(t)?)
-                } else {
-                    fts.postings(t)?
-                }));
+                terms.push(fetch(t, i == last && p.prefix)?);
             }
             lists.push(terms);
         }
@@ -293,6 +295,23 @@ impl Expr {
     /// The number of tokens of each phrase (`xPhraseSize`).
     pub fn phrase_sizes(&self) -> Vec<usize> {
         self.phrases.iter().map(|p| p.tokens.len()).collect()
+    }
+}
+
+/// Where [`Expr::load_with`] gets a token's rows: `(token, prefix)`.
+pub type PostingsOf<'a> = dyn FnMut(&[u8], bool) -> Result<Rc<Vec<Posting>>> + 'a;
+
+/// The rows holding `token` (every token it starts, for a prefix), one
+/// posting per row.
+pub fn postings_of<S: PageSource>(
+    fts: &Fts5File<'_, S>,
+    token: &[u8],
+    prefix: bool,
+) -> Result<Vec<Posting>> {
+    if prefix {
+        Ok(merge_prefixed(fts.prefixed(token)?))
+    } else {
+        fts.postings(token)
     }
 }
 

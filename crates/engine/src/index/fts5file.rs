@@ -79,7 +79,7 @@ pub struct Fts5File<'f, S> {
 
 /// A leaf's parts.
 struct Leaf {
-    bytes: Vec<u8>,
+    bytes: std::rc::Rc<[u8]>,
     /// Offset of its first rowid, 0 when none starts on it.
     first_rowid: usize,
     /// End of its content (start of the page index).
@@ -200,7 +200,7 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
             terms.push(offset);
         }
         Ok(Leaf {
-            bytes,
+            bytes: bytes.into(),
             first_rowid,
             size,
             terms,
@@ -352,6 +352,22 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
             let (size, n) = varint(&page.bytes, at).ok_or_else(bad)?;
             at += n;
             let len = usize::try_from(size >> 1).map_err(|_| bad())?;
+            if size & 1 == 1 {
+                return Err(Error::new(
+                    "reader.unsupported",
+                    format!("the full-text index of {} holds deletions", self.table),
+                ));
+            }
+            // Most position lists lie on one leaf: read in place.
+            if at + len <= page.size {
+                let list = &page.bytes[at..at + len];
+                at += len;
+                out.push(Posting {
+                    rowid,
+                    positions: positions(list).ok_or_else(bad)?,
+                });
+                continue;
+            }
             let mut list = Vec::with_capacity(len);
             // The position list may run on over the next leaves (from
             // their header on).
@@ -369,12 +385,6 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
                 list.extend_from_slice(&page.bytes[at..at + take]);
                 at += take;
             }
-            if size & 1 == 1 {
-                return Err(Error::new(
-                    "reader.unsupported",
-                    format!("the full-text index of {} holds deletions", self.table),
-                ));
-            }
             out.push(Posting {
                 rowid,
                 positions: positions(&list).ok_or_else(bad)?,
@@ -390,7 +400,7 @@ type TermVisitor<'a> = dyn FnMut(&[u8], Vec<Posting>) -> Result<bool> + 'a;
 
 /// Where a doclist is being read.
 struct Page {
-    bytes: Vec<u8>,
+    bytes: std::rc::Rc<[u8]>,
     /// Where this doclist's part on the page ends.
     end: usize,
     /// The end of the page's content.

@@ -468,12 +468,20 @@ impl<S: PageSource> SqlFile<S> {
             _ => return Err(corrupt("an index lookup met a table page")),
         };
         let skip = if interior { 4 } else { 0 };
-        let mut records = Vec::with_capacity(offsets.len());
-        for &o in &offsets {
-            records.push(decode_record(&self.index_cell(&page, o + skip)?)?);
+        let record = |i: usize| -> Result<Vec<Value>> {
+            decode_record(&self.index_cell(&page, offsets[i] + skip)?)
+        };
+        // The first entry greater than the key, by binary search.
+        let (mut lo, mut hi) = (0, offsets.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if cmp_prefix(&record(mid)?, key) == Ordering::Greater {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
         }
-        // The first entry greater than the key.
-        let i = records.partition_point(|r| cmp_prefix(r, key) != Ordering::Greater);
+        let i = lo;
         if interior {
             let child = match offsets.get(i) {
                 Some(&o) => u32_at(&page, o),
@@ -484,7 +492,7 @@ impl<S: PageSource> SqlFile<S> {
                 return Ok(Some(found));
             }
         }
-        Ok(i.checked_sub(1).map(|j| records.swap_remove(j)))
+        i.checked_sub(1).map(record).transpose()
     }
 }
 
