@@ -483,3 +483,52 @@ async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
         .unwrap_err();
     assert_eq!(js_code(&e), "options.invalid");
 }
+
+/// The SQLite-free reader (`gitsense_engine::reader`) compiled to wasm
+/// answers in Chromium what the native engine answered, byte for byte,
+/// for every fixture query it can answer (the rest are
+/// `reader.unsupported`, asked of SQLite).
+#[wasm_bindgen_test]
+fn the_reader_answers_in_the_browser_like_the_native_engine() {
+    use gitsense_engine::reader::Reader;
+    let expected: Vec<Expected> = serde_json::from_str(EXPECTED).unwrap();
+    let mut readers =
+        [("sample", SAMPLE), ("docs", DOCS), ("hostile", HOSTILE)].map(|(name, bytes)| {
+            let mut r = Reader::open(bytes.to_vec()).unwrap();
+            r.set_clock(crate::host::now_ms);
+            (name, r)
+        });
+    let (mut answered, mut docs_unanswered) = (0, 0);
+    for e in &expected {
+        let (_, reader) = readers
+            .iter_mut()
+            .find(|(name, _)| *name == e.index.as_str())
+            .unwrap();
+        let opts: gitsense_engine::SearchOptions =
+            gitsense_engine::util::from_json_arg(&e.options, "search options").unwrap();
+        match reader.search(&e.query, &opts) {
+            Ok(r) => {
+                assert_eq!(
+                    gitsense_engine::search::results_json(&r).unwrap(),
+                    e.json,
+                    "query {:?} options {}",
+                    e.query,
+                    e.options
+                );
+                answered += 1;
+            }
+            Err(err) => {
+                assert_eq!(err.code, "reader.unsupported", "{}: {err}", e.query);
+                docs_unanswered += usize::from(e.index == "docs");
+            }
+        }
+    }
+    // The fixture queries of the chat indexes are mostly filters (left to
+    // SQLite); a documentation site's are words, which the reader answers.
+    assert_eq!(docs_unanswered, 0);
+    assert!(
+        answered * 3 >= expected.len(),
+        "the reader answered {answered} of {}",
+        expected.len()
+    );
+}
