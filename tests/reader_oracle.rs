@@ -919,26 +919,7 @@ fn found_phrases(expr: &str) -> usize {
 #[test]
 fn every_matched_row_ranks_as_the_sql_ranking_functions_rank_it() {
     let chats = ranks_agree(&sample_index(), PLANNED);
-    let docs = ranks_agree(
-        &docs_index(),
-        &[
-            "lazy loading",
-            "publish",
-            "search box",
-            "offline copy",
-            "range requests",
-            "ranking",
-            "index format",
-            "writable index",
-            "snippet*",
-            "\"hot pages\"",
-            "chat export",
-            "manifest",
-            "query syntax",
-            "typo",
-            "storage opfs",
-        ],
-    );
+    let docs = ranks_agree(&docs_index(), DOCS_QUERIES);
     assert!(
         chats > 200 && docs > 200,
         "{chats} messages of the sample, {docs} sections of the docs"

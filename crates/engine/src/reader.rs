@@ -343,6 +343,24 @@ impl<S: PageSource> Reader<S> {
         })
     }
 
+    /// Every matched row ranked by `rank(id)`, then the page of them.
+    fn ranked_rows(
+        found: &Matches,
+        limit: u64,
+        offset: u64,
+        mut rank: impl FnMut(i64) -> Result<f64>,
+    ) -> Result<(Vec<Ranked>, u64)> {
+        let mut ranked = Vec::with_capacity(found.rows().len());
+        for &id in found.rows() {
+            ranked.push(Ranked {
+                id,
+                rank: rank(id)?,
+                phrases: None,
+            });
+        }
+        Ok(page_of(ranked, limit, offset))
+    }
+
     fn messages(
         &self,
         found: &Matches,
@@ -352,21 +370,14 @@ impl<S: PageSource> Reader<S> {
         offset: u64,
     ) -> Result<(Vec<Ranked>, u64)> {
         let records = self.records(message_rank::TABLE, &MESSAGE_FIELDS);
-        let mut ranked = Vec::with_capacity(found.rows().len());
-        for &id in found.rows() {
+        Self::ranked_rows(found, limit, offset, |id| {
             let r = records.of(id)?;
             let rank = scorer.message(r[0], [r[1], r[2], r[3]], self.averages, found.instances(id));
-            let rank = match sql.name_key {
+            Ok(match sql.name_key {
                 Some(_) => rank * self.name_factor(sql.name_key, id)?,
                 None => rank,
-            };
-            ranked.push(Ranked {
-                id,
-                rank,
-                phrases: None,
-            });
-        }
-        Ok(page_of(ranked, limit, offset))
+            })
+        })
     }
 
     fn code_blocks(
@@ -377,16 +388,9 @@ impl<S: PageSource> Reader<S> {
         offset: u64,
     ) -> Result<(Vec<Ranked>, u64)> {
         let records = self.records(code_rank::TABLE, &CODE_FIELDS);
-        let mut ranked = Vec::with_capacity(found.rows().len());
-        for &id in found.rows() {
-            let r = records.of(id)?;
-            ranked.push(Ranked {
-                id,
-                rank: scorer.code_block(r[2], found.instances(id)),
-                phrases: None,
-            });
-        }
-        Ok(page_of(ranked, limit, offset))
+        Self::ranked_rows(found, limit, offset, |id| {
+            Ok(scorer.code_block(records.of(id)?[2], found.instances(id)))
+        })
     }
 
     /// `bm25(fts_chats)`: every hit weighs 1, the row's length from FTS5's
@@ -399,8 +403,7 @@ impl<S: PageSource> Reader<S> {
         offset: u64,
     ) -> Result<(Vec<Ranked>, u64)> {
         let docsize = format!("{}_docsize", fts_chats::TABLE);
-        let mut ranked = Vec::with_capacity(found.rows().len());
-        for &id in found.rows() {
+        Self::ranked_rows(found, limit, offset, |id| {
             let row = self.file.row(&docsize, id)?;
             let sizes = row
                 .as_ref()
@@ -414,13 +417,8 @@ impl<S: PageSource> Reader<S> {
                 }
                 sum
             });
-            ranked.push(Ranked {
-                id,
-                rank: scorer.bm25(tokens, found.instances(id)),
-                phrases: None,
-            });
-        }
-        Ok(page_of(ranked, limit, offset))
+            Ok(scorer.bm25(tokens, found.instances(id)))
+        })
     }
 
     /// `search::ranked_page` for a search judged per page: the pages of

@@ -228,7 +228,8 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
-    /// A budget that never runs out, counted with `clock`.
+    /// A budget that never runs out (until a search sets one), counted
+    /// with `clock`.
     pub(crate) fn unbounded(clock: Clock) -> Budget {
         Budget {
             clock: Cell::new(clock),
@@ -520,14 +521,8 @@ impl Engine {
             .ctx("configuring the connection")?;
         // Many small statements run per search; keep them prepared.
         conn.set_prepared_statement_cache_capacity(64);
-        let budget = Box::new(Budget {
-            clock: Cell::new(system_clock),
-            until: Cell::new(f64::INFINITY),
-            ms: Cell::new(f64::INFINITY),
-            deadline: Cell::new(f64::INFINITY),
-            interrupted: Cell::new(false),
-            plain_snippets: Cell::new(false),
-        });
+        // Bounded per search (`search_planned`).
+        let budget = Box::new(Budget::unbounded(system_clock));
         // SAFETY: the pointer is to the boxed budget the engine owns, and
         // the handler is removed before the engine drops it.
         unsafe {
