@@ -8,7 +8,7 @@
 //! stores in the index and what `snippet()` and `highlight()` mark.
 //!
 //! A port of `fts5_tokenize.c` and `fts5_unicode2.c` (SQLite, public
-//! domain), with their tables in [`tables`] (generated from the
+//! domain), with their tables in `tables.rs` (generated from the
 //! amalgamation by `xtask/sqlite/unicode61-tables.py`).
 
 mod tables;
