@@ -836,36 +836,27 @@ fn ranks_agree(path: &Path, queries: &[&str]) -> usize {
                 None,
             );
             tally.begin(&sql.phrases, &sql.phrase_weights);
-            let want: Vec<(i64, f64)> = if table == "fts_messages" {
-                let mut s = conn
-                    .prepare(&format!(
-                        "SELECT fts_messages.rowid, gs_message_section(fts_messages, n.records, \
-                         (SELECT avg_title_len FROM rank_stats), (SELECT avg_keywords_len FROM rank_stats), 1.0) \
-                         FROM fts_messages JOIN {ranked} n ON n.chunk = (fts_messages.rowid >> 8) \
-                         WHERE fts_messages MATCH ?1 ORDER BY fts_messages.rowid"
-                    ))
-                    .unwrap();
-                let got = s
-                    .query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .unwrap()
-                    .map(Result::unwrap)
-                    .collect();
-                got
+            let statement = if table == "fts_messages" {
+                format!(
+                    "SELECT fts_messages.rowid, gs_message_section(fts_messages, n.records, \
+                     (SELECT avg_title_len FROM rank_stats), (SELECT avg_keywords_len FROM rank_stats), 1.0) \
+                     FROM fts_messages JOIN {ranked} n ON n.chunk = (fts_messages.rowid >> 8) \
+                     WHERE fts_messages MATCH ?1 ORDER BY fts_messages.rowid"
+                )
             } else {
-                let mut s = conn
-                    .prepare(&format!(
-                        "SELECT fts_code_blocks.rowid, gs_code_rank(fts_code_blocks, k.records) \
-                         FROM fts_code_blocks JOIN {ranked} k ON k.chunk = (fts_code_blocks.rowid >> 8) \
-                         WHERE fts_code_blocks MATCH ?1 ORDER BY fts_code_blocks.rowid"
-                    ))
-                    .unwrap();
-                let got = s
-                    .query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .unwrap()
-                    .map(Result::unwrap)
-                    .collect();
-                got
+                format!(
+                    "SELECT fts_code_blocks.rowid, gs_code_rank(fts_code_blocks, k.records) \
+                     FROM fts_code_blocks JOIN {ranked} k ON k.chunk = (fts_code_blocks.rowid >> 8) \
+                     WHERE fts_code_blocks MATCH ?1 ORDER BY fts_code_blocks.rowid"
+                )
             };
+            let want: Vec<(i64, f64)> = conn
+                .prepare(&statement)
+                .unwrap()
+                .query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
             let sections = tally.take_sections();
             tally.end();
             assert_eq!(

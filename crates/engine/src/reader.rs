@@ -23,7 +23,8 @@ use crate::index::pagevfs::PageSource;
 use crate::index::rank::Scorer;
 use crate::index::records::{self, Chunk, Col, CODE_FIELDS, MESSAGE_FIELDS};
 use crate::index::schema::{
-    chat_details, chats, code_blocks, code_text, index_meta, message_text, messages, Table,
+    self, chat_details, chats, code_blocks, code_text, index_meta, message_text, messages,
+    FtsTable, Table,
 };
 use crate::index::schema::{
     code_rank, fts_chats, fts_code_blocks, fts_messages, message_names, message_rank, rank_stats,
@@ -250,13 +251,7 @@ impl<S: PageSource> Reader<S> {
         limit: u64,
         offset: u64,
     ) -> Result<(Vec<Ranked>, u64)> {
-        let kind = sql
-            .reader
-            .ok_or_else(|| unsupported("rank a target with filters"))?;
-        let expr_text = sql
-            .fts
-            .as_deref()
-            .ok_or_else(|| unsupported("rank without words"))?;
+        let (kind, expr_text) = reader_target(sql, "rank")?;
         let table = fts_table(kind);
         let fts = Fts5File::open(&self.file, table)?;
         let evaluated = self.evaluate(table, expr_text)?;
@@ -487,6 +482,28 @@ impl<S: PageSource> Reader<S> {
     }
 }
 
+/// How the planner marked a target for the reader, and its expression;
+/// `reader.unsupported` for a target it did not mark (`doing`: "rank",
+/// "count").
+fn reader_target<'s>(sql: &'s TargetSql, doing: &str) -> Result<(ReaderRank, &'s str)> {
+    let kind = sql
+        .reader
+        .ok_or_else(|| unsupported(&format!("{doing} a target with filters")))?;
+    let expr = sql
+        .fts
+        .as_deref()
+        .ok_or_else(|| unsupported(&format!("{doing} without words")))?;
+    Ok((kind, expr))
+}
+
+/// The schema's description of one of the index's FTS tables.
+fn fts_def(name: &str) -> Result<&'static FtsTable> {
+    schema::FTS
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| unsupported("read another table"))
+}
+
 /// The FTS table a ranking reads.
 fn fts_table(kind: ReaderRank) -> &'static str {
     match kind {
@@ -516,13 +533,13 @@ fn page_of(mut ranked: Vec<Ranked>, limit: u64, offset: u64) -> (Vec<Ranked>, u6
 }
 
 /// A row of one of the index's tables, its columns by name.
-struct TableRow {
+struct TableRow<'t> {
     id: i64,
     values: Vec<Value>,
-    table: &'static Table,
+    table: &'t Table,
 }
 
-impl TableRow {
+impl TableRow<'_> {
     fn value(&self, name: &str) -> Result<Value> {
         let i = self
             .table
@@ -572,7 +589,7 @@ impl TableRow {
 impl<S: PageSource> Reader<S> {
     /// Row `id` of `table` (as a join finds it: a missing row is an
     /// error, as `query_row` finding no row is).
-    fn table_row(&self, table: &'static Table, id: i64) -> Result<TableRow> {
+    fn table_row<'t>(&self, table: &'t Table, id: i64) -> Result<TableRow<'t>> {
         let values = self.file.row(table.name, id)?.ok_or_else(|| {
             Error::new(
                 "index.query_failed",
@@ -585,19 +602,12 @@ impl<S: PageSource> Reader<S> {
     /// The texts of an FTS table's columns for row `id`, from its content
     /// table.
     fn fts_texts(&self, fts: &str, id: i64) -> Result<Vec<Vec<u8>>> {
-        let (table, columns): (&'static Table, &[&str]) = match fts {
-            t if t == fts_messages::TABLE => (
-                &message_text::DEF,
-                &[
-                    message_text::TITLE,
-                    message_text::BODY,
-                    message_text::KEYWORDS,
-                ],
-            ),
-            t if t == fts_chats::TABLE => (&chats::DEF, &[chats::NAME]),
-            t if t == fts_code_blocks::TABLE => (&code_text::DEF, &[code_text::CONTENT]),
-            _ => return Err(unsupported("read another table")),
-        };
+        let def = fts_def(fts)?;
+        let table = schema::TABLES
+            .iter()
+            .find(|t| t.name == def.content)
+            .ok_or_else(|| unsupported("read another table"))?;
+        let columns = def.columns;
         let row = self.table_row(table, id)?;
         columns
             .iter()
@@ -614,13 +624,7 @@ impl<S: PageSource> Reader<S> {
 
 impl<S: PageSource> Source for Reader<S> {
     fn count_rows(&self, sql: &TargetSql) -> Result<u64> {
-        let kind = sql
-            .reader
-            .ok_or_else(|| unsupported("count a target with filters"))?;
-        let expr = sql
-            .fts
-            .as_deref()
-            .ok_or_else(|| unsupported("count without words"))?;
+        let (kind, expr) = reader_target(sql, "count")?;
         Ok(self.evaluate(fts_table(kind), expr)?.2.rows().len() as u64)
     }
 
@@ -718,12 +722,7 @@ impl<S: PageSource> Source for Reader<S> {
         fts: &str,
         id: i64,
     ) -> Result<Option<String>> {
-        let table = match table {
-            t if t == fts_messages::TABLE => fts_messages::TABLE,
-            t if t == fts_chats::TABLE => fts_chats::TABLE,
-            t if t == fts_code_blocks::TABLE => fts_code_blocks::TABLE,
-            _ => return Err(unsupported("snip another table")),
-        };
+        let table = fts_def(table)?.name;
         let evaluated = self.evaluate(table, fts)?;
         let (expr, loaded, _) = &*evaluated;
         let Some(hits) = loaded.row_hits(id) else {

@@ -656,17 +656,8 @@ impl Run {
         }
         self.nodes[n].rowid = last;
         let terms = &self.phrases[p].terms;
-        let hits: Vec<u64> = terms[0]
-            .positions()
-            .iter()
-            .copied()
-            .filter(|&pos| {
-                terms[1..]
-                    .iter()
-                    .enumerate()
-                    .all(|(k, t)| t.positions().binary_search(&(pos + k as u64 + 1)).is_ok())
-            })
-            .collect();
+        let rest: Vec<&[u64]> = terms[1..].iter().map(TermIter::positions).collect();
+        let hits: Vec<u64> = phrase_starts(terms[0].positions(), &rest).collect();
         self.nodes[n].nomatch = hits.is_empty();
         self.phrases[p].poslist = hits;
     }
@@ -800,23 +791,35 @@ impl Run {
                     .list
                     .iter()
                     .filter(|row| {
-                        row.positions.iter().any(|&pos| {
-                            rest.iter().enumerate().all(|(k, t)| {
-                                t.list
-                                    .binary_search_by_key(&row.rowid, |q| q.rowid)
-                                    .is_ok_and(|j| {
-                                        t.list[j]
-                                            .positions
-                                            .binary_search(&(pos + k as u64 + 1))
-                                            .is_ok()
-                                    })
+                        // The row's positions of the other tokens; a row
+                        // missing one does not hold the phrase.
+                        let rest: Option<Vec<&[u64]>> = rest
+                            .iter()
+                            .map(|t| {
+                                let j =
+                                    t.list.binary_search_by_key(&row.rowid, |q| q.rowid).ok()?;
+                                Some(&t.list[j].positions[..])
                             })
+                            .collect();
+                        rest.is_some_and(|rest| {
+                            phrase_starts(&row.positions, &rest).next().is_some()
                         })
                     })
                     .count()
             })
             .collect()
     }
+}
+
+/// The positions of a phrase's first token (`first`) that its other
+/// tokens (`rest[k]` holding token `k + 1`'s positions) follow one by one:
+/// where the phrase starts.
+fn phrase_starts<'a>(first: &'a [u64], rest: &'a [&'a [u64]]) -> impl Iterator<Item = u64> + 'a {
+    first.iter().copied().filter(move |&pos| {
+        rest.iter()
+            .enumerate()
+            .all(|(k, t)| t.binary_search(&(pos + k as u64 + 1)).is_ok())
+    })
 }
 
 /// The doclists of every term of a prefix as one: per row, the positions

@@ -46,6 +46,14 @@ const STRUCTURE_V2: [u8; 4] = [0xff, 0x00, 0x00, 0x01];
 /// The prefix of a term's key in the main index.
 const MAIN_INDEX: u8 = b'0';
 
+/// A token's key in the main index.
+fn main_key(token: &[u8]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(token.len() + 1);
+    key.push(MAIN_INDEX);
+    key.extend_from_slice(token);
+    key
+}
+
 fn corrupt(table: &str, what: &str) -> Error {
     Error::new(
         "index.corrupt",
@@ -210,9 +218,7 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
     /// The rows holding `token` (a term of the index, without the main
     /// index's prefix byte), in rowid order.
     pub fn postings(&self, token: &[u8]) -> Result<Vec<Posting>> {
-        let mut key = Vec::with_capacity(token.len() + 1);
-        key.push(MAIN_INDEX);
-        key.extend_from_slice(token);
+        let key = main_key(token);
         let mut out = Vec::new();
         self.scan_terms(&key, &mut |term, postings| {
             if term == key.as_slice() {
@@ -226,9 +232,7 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
     /// Every term starting with `prefix` (without the prefix byte), in
     /// order, with its rows.
     pub fn prefixed(&self, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<Posting>)>> {
-        let mut key = Vec::with_capacity(prefix.len() + 1);
-        key.push(MAIN_INDEX);
-        key.extend_from_slice(prefix);
+        let key = main_key(prefix);
         let mut out = Vec::new();
         self.scan_terms(&key, &mut |term, postings| {
             if !term.starts_with(&key) {
