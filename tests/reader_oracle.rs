@@ -1193,3 +1193,173 @@ fn the_readers_results_are_the_engines_byte_for_byte() {
         "the reader answered {answered} of {asked} searches of the docs"
     );
 }
+
+/// A file whose pages are fetched in rounds, as the browser fetches a
+/// lazily read index: a read of a page not fetched yet fails with
+/// `PAGE_MISSING` and the page is collected for the next round.
+struct Rounds {
+    bytes: std::rc::Rc<Vec<u8>>,
+    page_size: u64,
+    have: std::rc::Rc<std::cell::RefCell<std::collections::BTreeSet<u32>>>,
+    missing: std::rc::Rc<std::cell::RefCell<std::collections::BTreeSet<u32>>>,
+}
+
+impl gitsense_engine::index::pagevfs::PageSource for Rounds {
+    fn size(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> gitsense_engine::Result<()> {
+        let first = (offset / self.page_size) as u32;
+        let last = ((offset + buf.len() as u64 - 1) / self.page_size) as u32;
+        let lacking: Vec<u32> = (first..=last)
+            .filter(|p| !self.have.borrow().contains(p))
+            .collect();
+        if !lacking.is_empty() {
+            self.missing.borrow_mut().extend(lacking);
+            return Err(gitsense_engine::Error::new(
+                gitsense_engine::index::pagevfs::PAGE_MISSING,
+                "not fetched yet",
+            ));
+        }
+        let at = offset as usize;
+        buf.copy_from_slice(&self.bytes[at..at + buf.len()]);
+        Ok(())
+    }
+}
+
+/// Every query the reader answers, attempted over pages fetched in
+/// rounds from the published hot pages on: the engine's results byte for
+/// byte; returns (answered, most rounds, pages fetched, pages a plain
+/// reader search reads), summed over the queries.
+fn attempts_agree(path: &Path, queries: &[&str]) -> (usize, usize, usize, usize) {
+    use gitsense_engine::reader::Reader;
+    use std::collections::BTreeSet;
+    let mut engine = gitsense_engine::Engine::open(path).unwrap();
+    engine.set_time_budget(None);
+    let bytes = std::rc::Rc::new(std::fs::read(path).unwrap());
+    let page_size = u64::from(u16::from_be_bytes([bytes[16], bytes[17]]));
+    // Published hot pages are 1-based; the source counts from 0.
+    let hot: BTreeSet<u32> = gitsense_publish::hot::hot_pages(path)
+        .unwrap()
+        .pages
+        .iter()
+        .map(|p| p - 1)
+        .collect();
+    let (mut answered, mut most, mut fetched, mut plain) = (0, 0, 0, 0);
+    for q in queries {
+        for opts in [
+            gitsense_engine::SearchOptions::default(),
+            gitsense_engine::SearchOptions {
+                mode: gitsense_engine::plan::QueryMode::Strict,
+                per_page: Some(5),
+                page: 2,
+                ..Default::default()
+            },
+        ] {
+            let have = std::rc::Rc::new(std::cell::RefCell::new(hot.clone()));
+            let missing = std::rc::Rc::default();
+            // Opening reads what every search reads: fetched at once.
+            let mut reader = Reader::open(Rounds {
+                bytes: bytes.clone(),
+                page_size,
+                have: have.clone(),
+                missing: std::rc::Rc::clone(&missing),
+            })
+            .or_else(|_| {
+                let m: BTreeSet<u32> = std::mem::take(&mut *missing.borrow_mut());
+                have.borrow_mut().extend(m);
+                Reader::open(Rounds {
+                    bytes: bytes.clone(),
+                    page_size,
+                    have: have.clone(),
+                    missing: std::rc::Rc::clone(&missing),
+                })
+            })
+            .unwrap();
+            let opened = have.borrow().len();
+            let planned = reader.plan_search(q, &opts).unwrap();
+            let mut rounds = 0;
+            let got = loop {
+                match reader.attempt(&planned) {
+                    Ok(Some(r)) => break Some(r),
+                    Ok(None) => {
+                        let m: BTreeSet<u32> = std::mem::take(&mut *missing.borrow_mut());
+                        assert!(
+                            !m.is_empty(),
+                            "{q}: an attempt missed no page yet gave no results"
+                        );
+                        have.borrow_mut().extend(m);
+                        rounds += 1;
+                        assert!(rounds <= 40, "{q}: attempts never end");
+                    }
+                    Err(e) if e.code == "reader.unsupported" => break None,
+                    Err(e) => panic!("{q}: {e}"),
+                }
+            };
+            let Some(got) = got else { continue };
+            let want = engine.search(q, &opts).unwrap();
+            assert_eq!(
+                gitsense_engine::search::results_json(&got).unwrap(),
+                gitsense_engine::search::results_json(&want).unwrap(),
+                "{q} ({opts:?})"
+            );
+            answered += 1;
+            most = most.max(rounds);
+            fetched += have.borrow().len() - opened;
+            // What a search reading page by page reads beyond the hot
+            // pages: the least any batching could fetch.
+            let reads = std::rc::Rc::new(std::cell::RefCell::new(BTreeSet::new()));
+            struct Traced(
+                std::rc::Rc<Vec<u8>>,
+                std::rc::Rc<std::cell::RefCell<BTreeSet<u64>>>,
+                u64,
+            );
+            impl gitsense_engine::index::pagevfs::PageSource for Traced {
+                fn size(&self) -> u64 {
+                    self.0.len() as u64
+                }
+                fn read_at(&mut self, buf: &mut [u8], offset: u64) -> gitsense_engine::Result<()> {
+                    self.1.borrow_mut().insert(offset / self.2);
+                    buf.copy_from_slice(&self.0[offset as usize..offset as usize + buf.len()]);
+                    Ok(())
+                }
+            }
+            let mut traced = Reader::open(Traced(bytes.clone(), reads.clone(), page_size)).unwrap();
+            reads.borrow_mut().clear();
+            traced.search(q, &opts).unwrap();
+            plain += reads
+                .borrow()
+                .iter()
+                .filter(|&&p| !hot.contains(&(p as u32)))
+                .count();
+        }
+    }
+    (answered, most, fetched, plain)
+}
+
+#[test]
+fn attempts_fetch_a_searchs_pages_in_few_rounds_and_answer_as_the_engine() {
+    for path in [sample_index(), docs_index()] {
+        let queries = if path == sample_index() {
+            PLANNED
+        } else {
+            DOCS_QUERIES
+        };
+        let (answered, most, fetched, plain) = attempts_agree(&path, queries);
+        eprintln!("{}: {answered} answered, at most {most} rounds, {fetched} pages fetched, {plain} read page by page", path.display());
+        assert!(
+            answered >= queries.len(),
+            "{answered} of {} answered",
+            2 * queries.len()
+        );
+        // A stage's pages come in one round per b-tree level.
+        assert!(most <= 6, "{most} rounds");
+        // Fetching ahead (overflow chains, doclists over several leaves)
+        // costs at most as much again as reading page by page.
+        assert!(
+            fetched <= 2 * plain + 8,
+            "{fetched} pages fetched, {plain} read"
+        );
+    }
+}

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::facets;
 use crate::index::fts5expr::{postings_of, Expr, Loaded, Matches};
 use crate::index::fts5file::{Fts5File, Posting};
-use crate::index::pagevfs::PageSource;
+use crate::index::pagevfs::{PageSource, PAGE_MISSING};
 use crate::index::rank::Scorer;
 use crate::index::records::{self, Chunk, Col, CODE_FIELDS, MESSAGE_FIELDS};
 use crate::index::schema::{
@@ -43,7 +43,7 @@ use crate::search::rows::{ChatRow, CodeRow, MessageRow};
 use crate::search::{
     plan_for, system_clock, Budget, Clock, Exec, PlannedSearch, Ranked, Source, TERM_PROBE_ROWS,
 };
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -84,6 +84,31 @@ pub struct Reader<S> {
     /// search ([`Reader::search_planned`]).
     lists: RefCell<HashMap<TokenKey, Rc<Vec<Posting>>>>,
     matches: RefCell<HashMap<(&'static str, String), Rc<Evaluated>>>,
+    misses: Misses,
+}
+
+/// Reads that failed only for a page not at hand, during
+/// [`Reader::attempt`]'s stages: each is taken as finding nothing, so
+/// that the stage goes on and its source collects every page it lacks;
+/// the stage's result is then thrown away.
+#[derive(Default)]
+struct Misses {
+    tolerant: Cell<bool>,
+    missed: Cell<bool>,
+}
+
+impl Misses {
+    /// `r`, or `absent()` when `r` failed for a page not at hand while
+    /// misses are tolerated.
+    fn absorb<T>(&self, r: Result<T>, absent: impl FnOnce() -> T) -> Result<T> {
+        match r {
+            Err(e) if e.code == PAGE_MISSING && self.tolerant.get() => {
+                self.missed.set(true);
+                Ok(absent())
+            }
+            r => r,
+        }
+    }
 }
 
 /// A token of an FTS table, looked up whole or as a prefix.
@@ -96,6 +121,7 @@ type Evaluated = (Expr, Loaded, Matches);
 /// that come in a row.
 struct Records<'a, S> {
     file: &'a SqlFile<S>,
+    misses: &'a Misses,
     table: &'static str,
     cols: &'static [Col],
     last: RefCell<Option<Chunk>>,
@@ -106,7 +132,12 @@ impl<S: PageSource> Records<'_, S> {
         let chunk = records::chunk_of(id);
         let mut last = self.last.borrow_mut();
         if last.as_ref().map(|c| c.chunk) != Some(chunk) {
-            let row = self.file.row(self.table, chunk)?;
+            let Some(row) = self
+                .misses
+                .absorb(self.file.row(self.table, chunk).map(Some), || None)?
+            else {
+                return Ok(vec![0; self.cols.len()]);
+            };
             let blob = row
                 .as_ref()
                 .and_then(|r| r.get(1))
@@ -180,6 +211,7 @@ impl<S: PageSource> Reader<S> {
             demoted: None,
             lists: RefCell::default(),
             matches: RefCell::default(),
+            misses: Misses::default(),
         })
     }
 
@@ -225,10 +257,121 @@ impl<S: PageSource> Reader<S> {
             budget: &budget,
         };
         let out = exec.search_in_transaction(planned);
+        self.end_search();
+        out
+    }
+
+    fn end_search(&mut self) {
         self.demoted = None;
         self.lists.borrow_mut().clear();
         self.matches.borrow_mut().clear();
+        self.file.forget_pages();
+    }
+
+    /// One attempt at a search over a source that declines the pages it
+    /// does not have ([`PAGE_MISSING`]) and collects them: the results,
+    /// or `None` when pages were missing; fetch what the source collected
+    /// and attempt again. The search runs in stages, each reading what
+    /// the one before found, and an attempt ends at the first stage that
+    /// missed pages, having asked for all of that stage's pages: every
+    /// target's doclists, then their ranking records, then the rows of
+    /// the page returned (with their chats and messages), then whatever
+    /// else the search reads. So a search needs about one attempt per
+    /// b-tree level of each stage, however many rows it reads.
+    ///
+    /// `reader.unsupported` before reading anything for a search the
+    /// reader cannot run (filters, sorts, a query without words); when
+    /// typo correction turns out to be needed, after the doclists.
+    pub fn attempt(&mut self, planned: &PlannedSearch) -> Result<Option<SearchResults>> {
+        let p = planned.plan();
+        for tp in &p.target_plans {
+            if let Some(sql) = &tp.sql {
+                reader_target(sql, "rank")?;
+            }
+        }
+        self.demoted = planned.demoted();
+        self.misses.missed.set(false);
+        self.misses.tolerant.set(true);
+        let staged = self.stages(p);
+        self.misses.tolerant.set(false);
+        let out = match staged {
+            Ok(true) => match self.search_planned(planned.clone()) {
+                Err(e) if e.code == PAGE_MISSING => return Ok(None),
+                r => r.map(Some),
+            },
+            Ok(false) => {
+                // The pages read stay for the next attempt.
+                self.demoted = None;
+                self.lists.borrow_mut().clear();
+                self.matches.borrow_mut().clear();
+                return Ok(None);
+            }
+            Err(e) if e.code == PAGE_MISSING => return Ok(None),
+            Err(e) => Err(e),
+        };
+        self.end_search();
         out
+    }
+
+    /// [`Reader::attempt`]'s stages before the search itself; whether
+    /// none missed a page.
+    fn stages(&self, p: &Plan) -> Result<bool> {
+        let targets: Vec<&TargetSql> = p
+            .target_plans
+            .iter()
+            .filter_map(|tp| tp.sql.as_ref())
+            .collect();
+        let missed = || self.misses.missed.get();
+        for sql in &targets {
+            let (kind, expr) = reader_target(sql, "rank")?;
+            self.evaluate(fts_table(kind), expr)?;
+            for term in &sql.page_term_fts {
+                self.evaluate(fts_messages::TABLE, term)?;
+            }
+        }
+        if missed() {
+            return Ok(false);
+        }
+        let offset = p.page.saturating_sub(1).saturating_mul(p.per_page);
+        let mut pages = Vec::new();
+        for sql in &targets {
+            let (kind, _) = reader_target(sql, "rank")?;
+            let (page, _) = self.ranked_page(sql, p.per_page, offset)?;
+            pages.push((kind, page));
+        }
+        if missed() {
+            return Ok(false);
+        }
+        // The rows returned, with the chats (and messages) their ranking
+        // records name, so those come in the same round.
+        let touch = |table: &str, id: i64| {
+            self.misses
+                .absorb(self.file.row(table, id).map(drop), || ())
+        };
+        for (kind, page) in pages {
+            for r in page {
+                let read = match kind {
+                    ReaderRank::Chats => self.chat_row(r.id).map(drop),
+                    ReaderRank::Messages | ReaderRank::Sections => {
+                        let rec = self
+                            .records(message_rank::TABLE, &MESSAGE_FIELDS)
+                            .of(r.id)?;
+                        touch(chats::TABLE, rec[0])?;
+                        touch(chat_details::TABLE, rec[0])?;
+                        self.message_row(r.id).map(drop)
+                    }
+                    ReaderRank::CodeBlocks => {
+                        let rec = self.records(code_rank::TABLE, &CODE_FIELDS).of(r.id)?;
+                        touch(messages::TABLE, rec[0])?;
+                        touch(chats::TABLE, rec[1])?;
+                        touch(chat_details::TABLE, rec[1])?;
+                        self.code_row(r.id).map(drop)
+                    }
+                };
+                self.misses.absorb(read, || ())?;
+            }
+        }
+        Ok(!missed())
     }
 
     /// The file, for reading its rows.
@@ -273,20 +416,29 @@ impl<S: PageSource> Reader<S> {
         }
         let fts = Fts5File::open(&self.file, table)?;
         let parsed = Expr::parse(expr, table)?;
+        let earlier = self.misses.missed.replace(false);
         let loaded = parsed.load_with(&mut |token, prefix| {
             let key = (table, token.to_vec(), prefix);
             if let Some(l) = self.lists.borrow().get(&key) {
                 return Ok(Rc::clone(l));
             }
-            let l = Rc::new(postings_of(&fts, token, prefix)?);
+            let read = postings_of(&fts, token, prefix).map(Some);
+            let Some(l) = self.misses.absorb(read, || None)? else {
+                // Not all of it at hand: not kept.
+                return Ok(Rc::new(Vec::new()));
+            };
+            let l = Rc::new(l);
             self.lists.borrow_mut().insert(key, Rc::clone(&l));
             Ok(l)
         })?;
         let matches = loaded.matches();
         let out = Rc::new((parsed, loaded, matches));
-        self.matches
-            .borrow_mut()
-            .insert((table, expr.to_string()), Rc::clone(&out));
+        if !self.misses.missed.get() {
+            self.matches
+                .borrow_mut()
+                .insert((table, expr.to_string()), Rc::clone(&out));
+        }
+        self.misses.missed.set(earlier || self.misses.missed.get());
         Ok(out)
     }
 
@@ -319,6 +471,7 @@ impl<S: PageSource> Reader<S> {
     fn records(&self, table: &'static str, cols: &'static [Col]) -> Records<'_, S> {
         Records {
             file: &self.file,
+            misses: &self.misses,
             table,
             cols,
             last: RefCell::new(None),
@@ -328,9 +481,11 @@ impl<S: PageSource> Reader<S> {
     /// The exact-name boost of a message (the `CASE` of the SQL rank).
     fn name_factor(&self, key: Option<i64>, id: i64) -> Result<f64> {
         let Some(key) = key else { return Ok(1.0) };
-        let found = self
-            .file
-            .find(message_names::TABLE, &[Value::Int(key), Value::Int(id)])?;
+        let found = self.misses.absorb(
+            self.file
+                .find(message_names::TABLE, &[Value::Int(key), Value::Int(id)]),
+            || None,
+        )?;
         Ok(if found.is_some() {
             EXACT_NAME_BOOST
         } else {
@@ -399,7 +554,7 @@ impl<S: PageSource> Reader<S> {
     ) -> Result<(Vec<Ranked>, u64)> {
         let docsize = format!("{}_docsize", fts_chats::TABLE);
         Self::ranked_rows(found, limit, offset, |id| {
-            let row = self.file.row(&docsize, id)?;
+            let row = self.misses.absorb(self.file.row(&docsize, id), || None)?;
             let sizes = row
                 .as_ref()
                 .and_then(|r| r.get(1))

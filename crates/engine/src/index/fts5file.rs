@@ -26,7 +26,7 @@
 //! SQLite instead.
 
 use super::btree::varint;
-use super::pagevfs::PageSource;
+use super::pagevfs::{PageSource, PAGE_MISSING};
 use super::sqlfile::{SqlFile, Value};
 use crate::error::{Error, Result};
 
@@ -215,6 +215,21 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
         })
     }
 
+    /// Leaf `pgno`, the next of a run of `span` leaves being read: when a
+    /// source collecting the pages a search needs lacks it, it gets as
+    /// many leaves after it again (up to `last`), so that a doclist over
+    /// many leaves comes in a few rounds, each at most doubling what was
+    /// read.
+    fn leaf_ahead(&self, segid: i64, pgno: i64, span: i64, last: i64) -> Result<Leaf> {
+        self.leaf(segid, pgno).inspect_err(|e| {
+            if e.code == PAGE_MISSING {
+                for p in pgno + 1..=pgno.saturating_add(span).min(last) {
+                    let _ = self.block((segid << 37) | p);
+                }
+            }
+        })
+    }
+
     /// The rows holding `token` (a term of the index, without the main
     /// index's prefix byte), in rowid order.
     pub fn postings(&self, token: &[u8]) -> Result<Vec<Posting>> {
@@ -265,8 +280,9 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
         .max(first);
         let bad = || self.bad("a damaged leaf");
         let mut term: Vec<u8> = Vec::new();
+        let start = pgno;
         while pgno <= last {
-            let leaf = self.leaf(segid, pgno)?;
+            let leaf = self.leaf_ahead(segid, pgno, pgno - start, last)?;
             for (i, &start) in leaf.terms.iter().enumerate() {
                 let mut at = start;
                 let keep = if i == 0 {
@@ -332,7 +348,8 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
                 }
                 // The doclist goes on where the next leaf's first rowid is,
                 // unless a term starts there first.
-                page = Page::of(self.leaf(segid, page.pgno + 1)?, page.pgno + 1);
+                let next = page.pgno + 1;
+                page = Page::of(self.leaf_ahead(segid, next, next - pgno, last)?, next);
                 runs_on = page.end == page.size;
                 if page.first_rowid == 0 || page.first_rowid >= page.end {
                     // No rowid of this doclist here: a leaf all position
@@ -380,7 +397,8 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
                     if page.pgno >= last {
                         return Err(bad());
                     }
-                    page = Page::of(self.leaf(segid, page.pgno + 1)?, page.pgno + 1);
+                    let next = page.pgno + 1;
+                    page = Page::of(self.leaf_ahead(segid, next, next - pgno, last)?, next);
                     runs_on = page.end == page.size;
                     at = 4;
                     continue;

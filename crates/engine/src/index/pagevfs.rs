@@ -24,6 +24,13 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
+/// The error code of a read a source declines because the page is not at
+/// hand and it collects the pages a search needs rather than fetching
+/// them one at a time (the browser's lazy mode: [`crate::reader::Reader::attempt`]
+/// runs a search over such a source, the pages it missed are fetched in
+/// one batch, and it runs again).
+pub const PAGE_MISSING: &str = "reader.page_missing";
+
 /// One immutable file, read in byte ranges.
 pub trait PageSource: 'static {
     /// Bytes in the file.
@@ -69,8 +76,13 @@ impl<S: PageSource> PageFiles<S> {
     /// Makes `source` openable as `name` (replacing a source of that name).
     pub fn insert(&self, name: &str, source: S) -> Arc<Mutex<S>> {
         let shared = Arc::new(Mutex::new(source));
-        lock(&self.files).insert(name.to_string(), shared.clone());
+        self.insert_shared(name, shared.clone());
         shared
+    }
+
+    /// Makes a source already shared openable as `name`.
+    pub fn insert_shared(&self, name: &str, source: Arc<Mutex<S>>) {
+        lock(&self.files).insert(name.to_string(), source);
     }
 
     /// Forgets `name`; open connections keep reading their source.

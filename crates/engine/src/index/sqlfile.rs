@@ -13,7 +13,7 @@
 //! panic; a missing page is the source's error.
 
 use super::btree::{cells, header_at, local_split, u32_at, varint, PageKind};
-use super::pagevfs::PageSource;
+use super::pagevfs::{PageSource, PAGE_MISSING};
 use crate::error::{Error, Result};
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -267,6 +267,12 @@ impl<S: PageSource> SqlFile<S> {
         Ok(page)
     }
 
+    /// Drops the pages read so far (a search's reads are kept until it
+    /// ends; a long session must not keep every page it ever read).
+    pub fn forget_pages(&self) {
+        self.pages.borrow_mut().clear();
+    }
+
     /// The payload of the cell at `at` on `page`: `len` bytes, the first
     /// `local` of them on the page, the rest on its overflow chain.
     fn payload(&self, page: &[u8], at: usize, len: usize, local: usize) -> Result<Vec<u8>> {
@@ -283,7 +289,18 @@ impl<S: PageSource> SqlFile<S> {
             if next == 0 || hops > self.page_count {
                 return Err(corrupt("an overflow chain ends early or loops"));
             }
-            let p = self.page(next)?;
+            let p = self.page(next).inspect_err(|e| {
+                if e.code == PAGE_MISSING {
+                    // A source collecting the pages a search needs gets
+                    // the rest of the chain with this one: the overflow
+                    // pages of a file written in one go follow each other.
+                    let rest = (len - out.len()).div_ceil(self.usable - 4);
+                    let end = next.saturating_add(u32::try_from(rest).unwrap_or(u32::MAX));
+                    for n in next + 1..end.min(self.page_count.saturating_add(1)) {
+                        let _ = self.page(n);
+                    }
+                }
+            })?;
             let take = (len - out.len()).min(self.usable - 4);
             out.extend_from_slice(p.get(4..4 + take).ok_or_else(bad)?);
             next = u32_at(&p, 0).ok_or_else(bad)?;
