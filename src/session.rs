@@ -28,12 +28,13 @@
 //!   to the one export that runs it when the worker says it is time.
 
 use super::host::{self, js_error, now_ms, report, to_js};
-use super::storage::lazy::{LazyIndex, LazyInfo, Prefetched};
+use super::storage::lazy::{LazyIndex, LazyInfo, Prefetched, ReaderPages};
 use super::storage::{newest, Storage, StorageKind, StoragePref, StoredIndex};
 use super::update_check::UpdateCheck;
 use super::visit::{self, Background, OfflineState, OfflineVisit, Opened};
 use gitsense_engine::error::{Error, Result};
 use gitsense_engine::index::IndexInfo;
+use gitsense_engine::reader::Reader;
 use gitsense_engine::search::{results_json, Engine, PlannedSearch};
 use gitsense_engine::util::from_json_arg;
 use gitsense_engine::SearchOptions;
@@ -90,9 +91,13 @@ pub struct Timings {
     pub open_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_search_ms: Option<f64>,
-    /// Lazy mode: the warm-up before the last search (batched prefetch).
+    /// Lazy mode: the page fetches of the last search (batched rounds).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_warm_ms: Option<f64>,
+    /// What answered the last search: `reader` (an index read lazily,
+    /// without SQLite) or `sqlite`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_search_by: Option<&'static str>,
     /// Lazy mode: from opening to the verified copy being switched in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fill_ms: Option<f64>,
@@ -114,6 +119,9 @@ pub struct SessionInfo {
     /// the wire; in lazy mode: hot pages, page reads and the fill).
     pub downloaded_bytes: u64,
     pub online: bool,
+    /// Whether SQLite is set up for the index in use: an index read
+    /// lazily answers the searches the reader can run without it.
+    pub sqlite_open: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_update: Option<UpdateStatus>,
     pub timings: Timings,
@@ -142,11 +150,44 @@ enum Location {
 }
 
 struct Current {
-    engine: Engine,
+    /// SQLite's engine. An index read lazily opens it when a search first
+    /// needs it (one the reader cannot run, `Current::engine`), so a
+    /// reader who only searches never sets SQLite up.
+    engine: std::cell::OnceCell<Engine>,
+    /// An index read lazily: searches without SQLite.
+    reader: Option<RefCell<Reader<ReaderPages>>>,
+    info: IndexInfo,
     location: Location,
 }
 
 impl Current {
+    fn stored(engine: Engine, stored: StoredIndex) -> Current {
+        Current {
+            info: engine.info().clone(),
+            engine: engine.into(),
+            reader: None,
+            location: Location::Stored(stored),
+        }
+    }
+
+    /// The SQLite engine, opened now if it is not open yet.
+    fn engine(&self) -> Result<&Engine> {
+        if let Some(e) = self.engine.get() {
+            return Ok(e);
+        }
+        let Location::Lazy(lazy) = &self.location else {
+            return Err(Error::new(
+                "internal.error",
+                "a stored index without its engine",
+            ));
+        };
+        let engine = lazy
+            .connect()
+            .and_then(open_engine)
+            .map_err(|e| lazy.take_error().unwrap_or(e))?;
+        Ok(self.engine.get_or_init(|| engine))
+    }
+
     fn sha256(&self) -> &str {
         match &self.location {
             Location::Stored(s) => &s.sha256,
@@ -309,6 +350,11 @@ fn closed() -> Error {
 /// index (`a*`) must not hold up the next one (see
 /// `Engine::set_time_budget`).
 const SEARCH_BUDGET_MS: f64 = 150.0;
+
+/// Rounds of page fetches the reader makes for one search at most (a
+/// search needs about one per b-tree level of each of its stages); then it
+/// reads what it still lacks page by page.
+const MAX_READ_ROUNDS: usize = 12;
 
 fn open_engine(conn: rusqlite::Connection) -> Result<Engine> {
     let mut engine = Engine::from_connection(conn)?;
@@ -586,10 +632,7 @@ impl Session {
                     for old in stored.iter().filter(|s| **s != idx) {
                         storage.remove(old).await?;
                     }
-                    *self.current.borrow_mut() = Some(Current {
-                        engine,
-                        location: Location::Stored(idx),
-                    });
+                    *self.current.borrow_mut() = Some(Current::stored(engine, idx));
                     return Ok(true);
                 }
                 Err(e) if e.code.starts_with("index.") => {
@@ -754,7 +797,7 @@ impl Session {
         persist: bool,
     ) -> Result<Current> {
         let t = now_ms();
-        let (lazy, conn) = LazyIndex::open(
+        let lazy = LazyIndex::open(
             manifest,
             &self.manifest_url,
             scope,
@@ -763,20 +806,22 @@ impl Session {
             self.request_timeout_ms,
         )
         .await?;
-        let engine = open_engine(conn).map_err(|e| lazy.take_error().unwrap_or(e))?;
-        if engine.info().revision != manifest.revision {
+        let reader = lazy.reader().map_err(|e| lazy.take_error().unwrap_or(e))?;
+        let info = reader.info().clone();
+        if info.revision != manifest.revision {
             return Err(Error::new(
                 "download.revision_mismatch",
                 format!(
                     "the raw index has corpus revision {} but the manifest announces {}",
-                    engine.info().revision,
-                    manifest.revision
+                    info.revision, manifest.revision
                 ),
             ));
         }
         self.timings.borrow_mut().open_ms = now_ms() - t;
         Ok(Current {
-            engine,
+            engine: std::cell::OnceCell::new(),
+            reader: Some(RefCell::new(reader)),
+            info,
             location: Location::Lazy(lazy),
         })
     }
@@ -909,10 +954,10 @@ impl Session {
         }
         // The switch: searches run synchronously, so none is in flight here.
         *self.lazy_done.borrow_mut() = Some(lazy.info(true));
-        let old = self.current.borrow_mut().replace(Current {
-            engine,
-            location: Location::Stored(stored),
-        });
+        let old = self
+            .current
+            .borrow_mut()
+            .replace(Current::stored(engine, stored));
         if let Some(old) = old {
             old.retire(&storage).await?;
         }
@@ -1040,10 +1085,7 @@ impl Session {
         match opened {
             Ok(engine) => {
                 self.timings.borrow_mut().open_ms = now_ms() - t;
-                Ok(Current {
-                    engine,
-                    location: Location::Stored(stored),
-                })
+                Ok(Current::stored(engine, stored))
             }
             Err(e) => {
                 storage.remove(&stored).await?;
@@ -1081,7 +1123,7 @@ impl Session {
         fresh: Option<&str>,
     ) -> Result<UpdateStatus> {
         let (sha, revision) =
-            self.with_current(|c| (c.sha256().to_string(), c.engine.info().revision.clone()))?;
+            self.with_current(|c| (c.sha256().to_string(), c.info.revision.clone()))?;
         let offline = |reason: String| UpdateStatus {
             status: "offline",
             revision: revision.clone(),
@@ -1112,7 +1154,7 @@ impl Session {
         }
         let download = self.download(manifest, on_progress).await?;
         let new = self.install(download, on_progress).await?;
-        let revision = new.engine.info().revision.clone();
+        let revision = new.info.revision.clone();
         // The swap: searches see the old engine or the new, never neither.
         let old = self.current.borrow_mut().replace(new);
         let Some(old) = old else {
@@ -1217,18 +1259,71 @@ impl Session {
             return Err(e.clone());
         }
         let opts: SearchOptions = from_json_arg(options_json, "search options")?;
-        self.with_current(|c| c.engine.plan_search(query, &opts))?
+        self.with_current(|c| match &c.reader {
+            Some(reader) => reader.borrow().plan_search(query, &opts),
+            None => c.engine()?.plan_search(query, &opts),
+        })?
     }
 
-    /// Lazy mode: fetches the pages the query's row lookups will read, in
-    /// batches (see `storage::lazy::warm`); a no-op otherwise.
-    pub async fn warm(&self, planned: &PlannedSearch) {
-        let Ok(Some(lazy)) = self.with_current(|c| c.lazy().cloned()) else {
-            return;
-        };
-        let t = now_ms();
-        lazy.warm(planned).await;
-        self.timings.borrow_mut().last_warm_ms = Some(now_ms() - t);
+    /// Runs a planned query; the results object as JSON text. An index
+    /// read lazily answers with the reader, the pages each attempt lacks
+    /// fetched in one batch ([`LazyIndex::attempt`]); a search the reader
+    /// cannot run goes to SQLite, after the warm-up (`storage::lazy::warm`)
+    /// fetched its pages in batches.
+    pub async fn search(&self, planned: PlannedSearch) -> Result<String> {
+        if let Some(e) = self.refused.borrow().as_ref() {
+            return Err(e.clone());
+        }
+        if let Some(lazy) = self.with_current(|c| c.lazy().cloned())? {
+            if let Some(json) = self.read(&lazy, &planned).await? {
+                return Ok(json);
+            }
+            let t = now_ms();
+            // The warm-up's connection is SQLite's: open the engine first.
+            self.with_current(|c| c.engine().map(drop))??;
+            lazy.warm(&planned).await;
+            self.timings.borrow_mut().last_warm_ms = Some(now_ms() - t);
+        }
+        self.search_planned(planned)
+    }
+
+    /// [`Session::search`] with the reader: the results object, or `None`
+    /// when the reader cannot run the search (or the index in use is no
+    /// longer read lazily).
+    async fn read(&self, lazy: &LazyIndex, planned: &PlannedSearch) -> Result<Option<String>> {
+        let (start, mut waited) = (now_ms(), 0.0);
+        for round in 0.. {
+            let attempt = self.with_current(|c| {
+                let reader = c
+                    .reader
+                    .as_ref()
+                    .filter(|_| c.lazy().is_some_and(|l| l.name == lazy.name))?;
+                let mut reader = reader.borrow_mut();
+                Some(if round < MAX_READ_ROUNDS {
+                    lazy.attempt(&mut reader, planned)
+                } else {
+                    // Rounds that do not end: the rest page by page.
+                    reader.search_planned(planned.clone()).map(Ok)
+                })
+            })?;
+            let missing = match attempt {
+                None => return Ok(None),
+                Some(Ok(Ok(results))) => {
+                    let mut timings = self.timings.borrow_mut();
+                    timings.last_warm_ms = Some(waited);
+                    timings.last_search_ms = Some(now_ms() - start - waited);
+                    timings.last_search_by = Some("reader");
+                    return results_json(&results).map(Some);
+                }
+                Some(Ok(Err(missing))) => missing,
+                Some(Err(e)) if e.code == "reader.unsupported" => return Ok(None),
+                Some(Err(e)) => return Err(e),
+            };
+            let t = now_ms();
+            lazy.fetch_pages(&missing).await?;
+            waited += now_ms() - t;
+        }
+        Ok(None)
     }
 
     /// Runs a planned query; the results object as JSON text.
@@ -1240,19 +1335,21 @@ impl Session {
         // A failed page read surfaces as its own error (network.*,
         // lazy.*), not as SQLite's "disk I/O error".
         let out = self.with_current(|c| {
-            c.engine
+            c.engine()?
                 .search_planned(planned)
                 .and_then(|r| results_json(&r))
                 .map_err(|e| c.lazy().and_then(LazyIndex::take_error).unwrap_or(e))
         })?;
-        self.timings.borrow_mut().last_search_ms = Some(now_ms() - t);
+        let mut timings = self.timings.borrow_mut();
+        timings.last_search_ms = Some(now_ms() - t);
+        timings.last_search_by = Some("sqlite");
         out
     }
 
     /// Runs `f` on the engine of the current index (the assisted search
     /// drives its stages through it); `engine.closed` when closed.
     pub fn with_engine<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T> {
-        self.with_current(|c| f(&c.engine))
+        self.with_current(|c| c.engine().map(f))?
     }
 
     pub fn info(&self) -> Result<SessionInfo> {
@@ -1261,9 +1358,10 @@ impl Session {
                 Location::Stored(s) => (s.name.clone(), self.lazy_done.borrow().clone()),
                 Location::Lazy(l) => (l.name.clone(), Some(l.info(false))),
             };
-            (c.engine.info().clone(), file, c.sha256().to_string(), lazy)
+            (c.info.clone(), file, c.sha256().to_string(), lazy)
         })?;
-        let reading_lazily = self.with_current(|c| c.lazy().is_some())?;
+        let (reading_lazily, sqlite_open) =
+            self.with_current(|c| (c.lazy().is_some(), c.engine.get().is_some()))?;
         let lazy_bytes = lazy
             .as_ref()
             .map(|l| {
@@ -1284,6 +1382,7 @@ impl Session {
             index,
             downloaded_bytes: self.downloaded_bytes.get() + lazy_bytes,
             online: host::is_online(),
+            sqlite_open,
             last_update: self.last_update.borrow().clone(),
             timings: self.timings.borrow().clone(),
             lazy,

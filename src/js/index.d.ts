@@ -192,6 +192,8 @@ export interface EngineInfo {
   /** Index bytes downloaded in this session (compressed; lazy: pages). */
   downloadedBytes: number;
   online: boolean;
+  /** Whether SQLite is set up for the index in use: an index read lazily answers the searches the reader can run without it. */
+  sqliteOpen: boolean;
   lastUpdate?: UpdateStatus;
   timings: {
     storageMs: number;
@@ -201,8 +203,10 @@ export interface EngineInfo {
     storeMs?: number;
     openMs: number;
     lastSearchMs?: number;
-    /** Lazy mode: batched prefetch before the last search. */
+    /** Lazy mode: the last search's batched page fetches. */
     lastWarmMs?: number;
+    /** What answered the last search: the reader (lazy mode, no SQLite) or SQLite. */
+    lastSearchBy?: 'reader' | 'sqlite';
     /** Lazy mode: from opening until the verified copy was switched in. */
     fillMs?: number;
   };

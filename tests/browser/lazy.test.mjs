@@ -143,6 +143,36 @@ async function answersLikeCli(page, index, queries) {
   return info;
 }
 
+// The first answers without SQLite: the reader (crates/engine/src/reader.rs)
+// reads the index's own structures, each attempt's missing pages fetched in
+// one round; SQLite is set up only for a search the reader cannot run.
+test('plain queries are answered by the reader without setting SQLite up, in batched rounds, the CLI\'s answers; a filter sets SQLite up', async () => {
+  const page = await freshPage();
+  const opened = await openEngine(page, { lazyFill: false });
+  assert.equal(opened.storage, 'lazy');
+  assert.equal(opened.sqliteOpen, false, `opening reads the index without SQLite: ${JSON.stringify(opened)}`);
+  const byReader = [['payment', {}], ['payment', { perPage: 3, page: 2 }], ['"form validation"', { highlight: 'raw' }], ['in:chats payment', {}], ['token OR session', {}], ['auth*', { includeContent: false }]];
+  for (const [q, o] of byReader) {
+    const { value: json, error } = await call(page, 'searchJson', q, { ...o, ...UNBOUNDED });
+    assert.equal(error, undefined, `${q}: ${JSON.stringify(error)}`);
+    assert.equal(json, cliJson(q, o), `${q} ${JSON.stringify(o)}`);
+    const { value: info } = await call(page, 'info');
+    assert.equal(info.timings.lastSearchBy, 'reader', q);
+    assert.equal(info.sqliteOpen, false, `${q}: SQLite is not set up`);
+    assert.equal(info.lazy.readRequests, 0, `${q}: no synchronous reads: ${JSON.stringify(info.lazy)}`);
+  }
+  const { value: json, error } = await call(page, 'searchJson', 'stripe lang:js', UNBOUNDED);
+  assert.equal(error, undefined, JSON.stringify(error));
+  assert.equal(json, cliJson('stripe lang:js', {}));
+  let { value: info } = await call(page, 'info');
+  assert.equal(info.timings.lastSearchBy, 'sqlite', 'a filter is SQLite\'s');
+  assert.equal(info.sqliteOpen, true);
+  await call(page, 'searchJson', 'payment', UNBOUNDED);
+  ({ value: info } = await call(page, 'info'));
+  assert.equal(info.timings.lastSearchBy, 'reader', 'the reader goes on answering what it can');
+  await closePage(page);
+});
+
 test('a first visit answers lazily before the whole index could have downloaded', async () => {
   const page = await freshPage();
   // 20 ms per response and 2 MB/s: the whole index alone would take ~0.5 s.

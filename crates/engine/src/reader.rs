@@ -342,33 +342,42 @@ impl<S: PageSource> Reader<S> {
         if missed() {
             return Ok(false);
         }
-        // The rows returned, with the chats (and messages) their ranking
-        // records name, so those come in the same round.
+        // The rows returned, each table's row on its own (a row missing
+        // its first table's page still asks for the others'), with the
+        // chats (and messages) their ranking records name.
         let touch = |table: &str, id: i64| {
             self.misses
                 .absorb(self.file.row(table, id).map(drop), || ())
         };
         for (kind, page) in pages {
             for r in page {
-                let read = match kind {
-                    ReaderRank::Chats => self.chat_row(r.id).map(drop),
+                let (own, chat, message): (&[&str], _, _) = match kind {
+                    ReaderRank::Chats => (&[chats::TABLE, chat_details::TABLE], None, None),
                     ReaderRank::Messages | ReaderRank::Sections => {
                         let rec = self
                             .records(message_rank::TABLE, &MESSAGE_FIELDS)
                             .of(r.id)?;
-                        touch(chats::TABLE, rec[0])?;
-                        touch(chat_details::TABLE, rec[0])?;
-                        self.message_row(r.id).map(drop)
+                        (&[messages::TABLE, message_text::TABLE], Some(rec[0]), None)
                     }
                     ReaderRank::CodeBlocks => {
                         let rec = self.records(code_rank::TABLE, &CODE_FIELDS).of(r.id)?;
-                        touch(messages::TABLE, rec[0])?;
-                        touch(chats::TABLE, rec[1])?;
-                        touch(chat_details::TABLE, rec[1])?;
-                        self.code_row(r.id).map(drop)
+                        (
+                            &[code_blocks::TABLE, code_text::TABLE],
+                            Some(rec[1]),
+                            Some(rec[0]),
+                        )
                     }
                 };
-                self.misses.absorb(read, || ())?;
+                for table in own {
+                    touch(table, r.id)?;
+                }
+                if let Some(chat) = chat {
+                    touch(chats::TABLE, chat)?;
+                    touch(chat_details::TABLE, chat)?;
+                }
+                if let Some(message) = message {
+                    touch(messages::TABLE, message)?;
+                }
             }
         }
         Ok(!missed())

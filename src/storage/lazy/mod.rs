@@ -4,8 +4,11 @@
 //!
 //! In: a manifest with `packedFile` or `rawFile` (and its hot pages, with
 //! the packed file's page lengths, prefetched by the worker while the
-//! module compiled). Out: a read-only connection on the
-//! VFS [`VFS_NAME`] that answers at once, and [`LazyIndex::fill_step`],
+//! module compiled). Out: the index read without SQLite
+//! ([`LazyIndex::reader`], each search's pages fetched in batched rounds by
+//! [`LazyIndex::attempt`]), a read-only connection on the VFS
+//! [`VFS_NAME`] when a search needs SQLite ([`LazyIndex::connect`]), and
+//! [`LazyIndex::fill_step`],
 //! which the session calls until every page is stored, then
 //! [`LazyIndex::store_verified`] to import the copy into the storage pool.
 //!
@@ -16,8 +19,8 @@
 //! else a synchronous Range request (SQLite reads synchronously; the worker
 //! may block). Pages fetched for queries are stored like the fill's.
 //!
-//! Before a query runs, [`warm`] predicts the pages its row lookups will
-//! read and fetches them in one batch of parallel requests per b-tree level
+//! Before a query runs on SQLite, [`warm`] predicts the pages its row
+//! lookups will read and fetches them in one batch of parallel requests per b-tree level
 //! (SQLite would otherwise read them one synchronous request at a time).
 //!
 //! Every answer is checked by `js/lazy.js` (206, exact Content-Range with
@@ -33,14 +36,18 @@ pub mod warm;
 use super::{Storage, StoredIndex};
 use crate::host::{self, js_error};
 use gitsense_engine::error::{Error, Result};
+use gitsense_engine::index::pagevfs::PAGE_MISSING;
 use gitsense_engine::index::pagevfs::{PageCache, PageFiles, PageSource};
 use gitsense_engine::index::rank::Tally;
+use gitsense_engine::reader::Reader;
+use gitsense_engine::results::SearchResults;
 use gitsense_engine::search::PlannedSearch;
 use gitsense_engine::util::lock;
 use gitsense_publish::{pagecodec, Manifest, HOT_FORMAT_DELTA, HOT_FORMAT_PLAIN};
 use js_sys::Uint8Array;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use wasm_bindgen::{JsCast, JsValue};
@@ -241,6 +248,10 @@ pub struct LazySource {
     last_len: u32,
     /// Reads fail rather than fetch a missing page (`LazyIndex::local_only`).
     local_only: bool,
+    /// While the reader attempts a search ([`LazyIndex::attempt`]): the
+    /// pages (0-based) its reads missed; such a read fails with
+    /// `PAGE_MISSING` instead of fetching.
+    collect: Option<BTreeSet<u32>>,
     /// The packed file, while it is used.
     packed: Option<Packed>,
     /// Why pages are read from the raw index, when there is a packed file.
@@ -466,6 +477,10 @@ impl PageSource for LazySource {
                     end += 1;
                 }
             }
+            if let Some(missed) = self.collect.as_mut() {
+                missed.extend(start..p);
+                return Err(Error::new(PAGE_MISSING, "the page is not here yet"));
+            }
             if self.local_only {
                 return Err(Error::new(
                     "lazy.not_here",
@@ -506,8 +521,28 @@ impl PageSource for LazySource {
     }
 }
 
+/// The pages of a lazily read index as the reader reads them (the
+/// source SQLite's connections read too).
+pub struct ReaderPages(Arc<Mutex<LazySource>>);
+
+impl PageSource for ReaderPages {
+    fn size(&self) -> u64 {
+        lock(&self.0).size
+    }
+
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> Result<()> {
+        lock(&self.0).read_at(buf, offset)
+    }
+}
+
 thread_local! {
     static FILES: RefCell<Option<Arc<PageFiles<LazySource>>>> = const { RefCell::new(None) };
+}
+
+/// The registry, if SQLite has been set up (no lazy index has been read
+/// with SQLite in this worker otherwise).
+fn files_if_any() -> Option<Arc<PageFiles<LazySource>>> {
+    FILES.with(|f| f.borrow().clone())
 }
 
 fn files() -> Result<Arc<PageFiles<LazySource>>> {
@@ -674,6 +709,7 @@ impl LazySource {
             last_end: u32::MAX - 2,
             last_len: 0,
             local_only: false,
+            collect: None,
             packed: None,
             packed_off: None,
             hot_off: None,
@@ -818,7 +854,8 @@ impl LazySource {
 impl LazyIndex {
     /// Opens the raw index `manifest` names. `persist`: copy pages into
     /// OPFS fill files (resuming an earlier fill of the same index).
-    /// Returns the index and a connection on it.
+    /// SQLite is not involved: [`LazyIndex::connect`] opens a connection
+    /// when one is needed, [`LazyIndex::reader`] reads without.
     pub async fn open(
         manifest: &Manifest,
         manifest_url: &str,
@@ -826,7 +863,7 @@ impl LazyIndex {
         persist: bool,
         prefetched: Prefetched,
         request_timeout_ms: Option<u32>,
-    ) -> Result<(LazyIndex, rusqlite::Connection)> {
+    ) -> Result<LazyIndex> {
         let fetch_timeout_ms = request_timeout_ms.unwrap_or(FILL_TIMEOUT_MS);
         let resolve = |file: &str| {
             host::resolve_url(file, manifest_url)
@@ -886,23 +923,50 @@ impl LazyIndex {
                 format!("the packed file cannot be read without its page lengths ({why})"),
             ));
         }
-        let name = format!("lazy-{}.db", manifest.sha256);
-        let files = files()?;
-        let shared = files.insert(&name, source);
-        let conn = files.open(&name, VFS_NAME);
-        let lazy = LazyIndex {
-            name,
-            source: shared,
+        Ok(LazyIndex {
+            name: format!("lazy-{}.db", manifest.sha256),
+            source: Arc::new(Mutex::new(source)),
             manifest: manifest.clone(),
             base,
             spare: Rc::new(RefCell::new(None)),
-        };
-        match conn {
-            Ok(conn) => Ok((lazy, conn)),
-            Err(e) => {
-                files.remove(&lazy.name);
-                Err(e)
-            }
+        })
+    }
+
+    /// A read-only SQLite connection on the index (setting SQLite up and
+    /// registering the lazy VFS, the first time in this worker).
+    pub fn connect(&self) -> Result<rusqlite::Connection> {
+        let files = files()?;
+        files.insert_shared(&self.name, self.source.clone());
+        files.open(&self.name, VFS_NAME).inspect_err(|_| {
+            files.remove(&self.name);
+        })
+    }
+
+    /// The index read without SQLite ([`Reader`]), over the same pages.
+    pub fn reader(&self) -> Result<Reader<ReaderPages>> {
+        let mut reader = Reader::open(ReaderPages(self.source.clone()))?;
+        reader.set_clock(host::now_ms);
+        Ok(reader)
+    }
+
+    /// One attempt at a search with the reader: the pages it lacks are
+    /// collected, not fetched one at a time ([`Reader::attempt`]). The
+    /// results, or the pages (1-based) to fetch before the next attempt.
+    pub fn attempt(
+        &self,
+        reader: &mut Reader<ReaderPages>,
+        planned: &PlannedSearch,
+    ) -> Result<std::result::Result<SearchResults, Vec<u32>>> {
+        lock(&self.source).collect = Some(BTreeSet::new());
+        let out = reader.attempt(planned);
+        let missed = lock(&self.source).collect.take().unwrap_or_default();
+        match out? {
+            Some(results) => Ok(Ok(results)),
+            None if missed.is_empty() => Err(Error::new(
+                "internal.error",
+                "the reader missed pages but named none",
+            )),
+            None => Ok(Err(missed.into_iter().map(|p| p + 1).collect())),
         }
     }
 
@@ -1073,7 +1137,7 @@ impl LazyIndex {
 
     /// The structured error of the last failed page read, if any.
     pub fn take_error(&self) -> Option<Error> {
-        files().ok().and_then(|f| f.take_error())
+        files_if_any().and_then(|f| f.take_error())
     }
 
     /// Whether pages are being copied into OPFS.
@@ -1308,7 +1372,7 @@ impl LazyIndex {
         match self.spare.borrow_mut().take() {
             Some(c) => Ok(c),
             None => {
-                let conn = files()?.open(&self.name, VFS_NAME)?;
+                let conn = self.connect()?;
                 let tally = gitsense_engine::index::rank::register(&conn)?;
                 Ok((conn, tally))
             }
@@ -1336,7 +1400,7 @@ impl LazyIndex {
     /// Closes the fill files, keeping them for a later visit to resume.
     pub fn close_files(&self) {
         self.spare.borrow_mut().take();
-        if let Ok(f) = files() {
+        if let Some(f) = files_if_any() {
             f.remove(&self.name);
         }
         let mut s = lock(&self.source);
@@ -1350,7 +1414,7 @@ impl LazyIndex {
     /// wanted any more).
     pub async fn discard(&self) {
         self.spare.borrow_mut().take();
-        if let Ok(f) = files() {
+        if let Some(f) = files_if_any() {
             f.remove(&self.name);
         }
         if let Some(fill) = lock(&self.source).fill.take() {

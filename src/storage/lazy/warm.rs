@@ -1,4 +1,5 @@
-//! The warm-up before a lazily read query: which pages its row lookups
+//! The warm-up before a lazily read query SQLite runs (one the reader
+//! cannot: filters, sorts, typo correction): which pages its row lookups
 //! will read, fetched a b-tree level at a time in parallel requests.
 //!
 //! In: the query as the engine planned it ([`PlannedSearch`]: the search

@@ -266,7 +266,7 @@ pub fn leaf_end_hashes(conn: &Connection, fts: &str, segid: i64) -> Option<Vec<u
 /// Whether the doclist of `key`, found on leaf `leaf`, may run on to the
 /// next leaf: `key` may be the last term of its leaf (or the hashes are
 /// not there).
-fn may_run_on(hashes: Option<&[u8]>, leaf: i64, key: &[u8]) -> bool {
+pub(crate) fn may_run_on(hashes: Option<&[u8]>, leaf: i64, key: &[u8]) -> bool {
     let Some(at) = usize::try_from(leaf - 1).ok().map(|i| i * 2) else {
         return true;
     };

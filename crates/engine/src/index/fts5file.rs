@@ -26,7 +26,9 @@
 //! SQLite instead.
 
 use super::btree::varint;
+use super::doclists;
 use super::pagevfs::{PageSource, PAGE_MISSING};
+use super::schema::fts_leaf_ends;
 use super::sqlfile::{SqlFile, Value};
 use crate::error::{Error, Result};
 
@@ -215,19 +217,58 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
         })
     }
 
-    /// Leaf `pgno`, the next of a run of `span` leaves being read: when a
-    /// source collecting the pages a search needs lacks it, it gets as
-    /// many leaves after it again (up to `last`), so that a doclist over
-    /// many leaves comes in a few rounds, each at most doubling what was
-    /// read.
-    fn leaf_ahead(&self, segid: i64, pgno: i64, span: i64, last: i64) -> Result<Leaf> {
+    /// Leaf `pgno`; when a source collecting the pages a search needs
+    /// lacks it, it is asked for the leaves after it through `through()`
+    /// too, which the read will need as well.
+    fn leaf_or_ask(&self, segid: i64, pgno: i64, through: impl FnOnce() -> i64) -> Result<Leaf> {
         self.leaf(segid, pgno).inspect_err(|e| {
             if e.code == PAGE_MISSING {
-                for p in pgno + 1..=pgno.saturating_add(span).min(last) {
+                for p in pgno + 1..=through() {
                     let _ = self.block((segid << 37) | p);
                 }
             }
         })
+    }
+
+    /// The last leaf a doclist of a term up to `key` can run on to: the
+    /// leaf of the first `_idx` entry above `key` (the leaves before it
+    /// start no term), else the segment's last; `pgno` when `_idx` cannot
+    /// tell.
+    fn run_on_end(&self, segid: i64, key: &[u8], pgno: i64, last: i64) -> i64 {
+        match self
+            .file
+            .above(&self.idx, &[Value::Int(segid), Value::Blob(key.to_vec())])
+        {
+            Ok(Some(row)) if row.first().and_then(Value::as_i64) == Some(segid) => row
+                .get(2)
+                .and_then(Value::as_i64)
+                .map_or(pgno, |p| (p >> 1).min(last)),
+            Ok(_) => last,
+            Err(_) => pgno,
+        }
+    }
+
+    /// Whether the doclist of `key` on leaf `leaf` may run on to the next
+    /// leaf, by the index's `fts_leaf_ends` hashes; false when they are
+    /// not at hand (or not there): a guess that only saves a round.
+    fn may_run_on(&self, segid: i64, leaf: i64, key: &[u8]) -> bool {
+        if !self.file.has(fts_leaf_ends::TABLE) {
+            return false;
+        }
+        let found = self.file.find(
+            fts_leaf_ends::TABLE,
+            &[
+                Value::Text(self.table.as_bytes().to_vec()),
+                Value::Int(segid),
+            ],
+        );
+        match found {
+            Ok(Some(row)) => match row.get(2).and_then(Value::as_bytes) {
+                Some(hashes) => doclists::may_run_on(Some(hashes), leaf, key),
+                None => false,
+            },
+            _ => false,
+        }
     }
 
     /// The rows holding `token` (a term of the index, without the main
@@ -235,7 +276,7 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
     pub fn postings(&self, token: &[u8]) -> Result<Vec<Posting>> {
         let key = main_key(token);
         let mut out = Vec::new();
-        self.scan_terms(&key, &mut |term, postings| {
+        self.scan_terms(&key, false, &mut |term, postings| {
             if term == key.as_slice() {
                 out = postings;
             }
@@ -249,7 +290,7 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
     pub fn prefixed(&self, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<Posting>)>> {
         let key = main_key(prefix);
         let mut out = Vec::new();
-        self.scan_terms(&key, &mut |term, postings| {
+        self.scan_terms(&key, true, &mut |term, postings| {
             if !term.starts_with(&key) {
                 return Ok(false);
             }
@@ -261,7 +302,10 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
 
     /// Visits the terms from the first one not less than `key`, in order,
     /// each with its doclist, while `f` says go on.
-    fn scan_terms(&self, key: &[u8], f: &mut TermVisitor<'_>) -> Result<()> {
+    /// `prefix`: the scan covers the terms starting with `key` (which
+    /// tells a source collecting what a search needs which leaves to ask
+    /// for).
+    fn scan_terms(&self, key: &[u8], prefix: bool, f: &mut TermVisitor<'_>) -> Result<()> {
         let Some((segid, first, last)) = self.segment else {
             return Ok(());
         };
@@ -282,7 +326,23 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
         let mut term: Vec<u8> = Vec::new();
         let start = pgno;
         while pgno <= last {
-            let leaf = self.leaf_ahead(segid, pgno, pgno - start, last)?;
+            // A source collecting what a search needs also gets the leaves
+            // the key's doclist runs on to, when it may be the last term to
+            // start on its leaf, and those of every term with the prefix.
+            let leaf = self.leaf_or_ask(segid, pgno, || {
+                if pgno != start {
+                    pgno
+                } else if prefix {
+                    match successor(key) {
+                        Some(upper) => self.run_on_end(segid, &upper, pgno, last),
+                        None => last,
+                    }
+                } else if self.may_run_on(segid, pgno, key) {
+                    self.run_on_end(segid, key, pgno, last)
+                } else {
+                    pgno
+                }
+            })?;
             for (i, &start) in leaf.terms.iter().enumerate() {
                 let mut at = start;
                 let keep = if i == 0 {
@@ -307,7 +367,7 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
                     continue;
                 }
                 let doclist_end = leaf.terms.get(i + 1).copied();
-                let postings = self.doclist(segid, pgno, last, &leaf, end, doclist_end)?;
+                let postings = self.doclist(segid, pgno, last, &leaf, end, doclist_end, &term)?;
                 if !f(&term, postings)? {
                     return Ok(());
                 }
@@ -319,8 +379,8 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
         Ok(())
     }
 
-    /// The doclist starting at `at` on leaf `pgno`, ending at `end` on it
-    /// or (`None`) running on over the following leaves.
+    /// The doclist of `term` starting at `at` on leaf `pgno`, ending at
+    /// `end` on it or (`None`) running on over the following leaves.
     fn doclist(
         &self,
         segid: i64,
@@ -329,6 +389,7 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
         leaf: &Leaf,
         at: usize,
         end: Option<usize>,
+        term: &[u8],
     ) -> Result<Vec<Posting>> {
         let bad = || self.bad("a damaged doclist");
         let mut out: Vec<Posting> = Vec::new();
@@ -349,7 +410,10 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
                 // The doclist goes on where the next leaf's first rowid is,
                 // unless a term starts there first.
                 let next = page.pgno + 1;
-                page = Page::of(self.leaf_ahead(segid, next, next - pgno, last)?, next);
+                page = Page::of(
+                    self.leaf_or_ask(segid, next, || self.run_on_end(segid, term, next, last))?,
+                    next,
+                );
                 runs_on = page.end == page.size;
                 if page.first_rowid == 0 || page.first_rowid >= page.end {
                     // No rowid of this doclist here: a leaf all position
@@ -398,7 +462,10 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
                         return Err(bad());
                     }
                     let next = page.pgno + 1;
-                    page = Page::of(self.leaf_ahead(segid, next, next - pgno, last)?, next);
+                    page = Page::of(
+                        self.leaf_or_ask(segid, next, || self.run_on_end(segid, term, next, last))?,
+                        next,
+                    );
                     runs_on = page.end == page.size;
                     at = 4;
                     continue;
@@ -414,6 +481,17 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
         }
         Ok(out)
     }
+}
+
+/// The least key above every key starting with `prefix` (`None`: there
+/// is none, every key above it starts with it).
+fn successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut upper = prefix.to_vec();
+    while upper.last() == Some(&0xff) {
+        upper.pop();
+    }
+    *upper.last_mut()? += 1;
+    Some(upper)
 }
 
 /// What [`Fts5File::scan_terms`] hands each term and its doclist to;

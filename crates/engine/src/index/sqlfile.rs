@@ -454,7 +454,13 @@ impl<S: PageSource> SqlFile<S> {
     /// SQLite does, a record equal on `key`'s columns counting as not
     /// greater), or `None` when every entry is greater.
     pub fn floor(&self, index: &str, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        self.floor_in(self.root(index)?, key, 0)
+        self.seek(self.root(index)?, key, false, 0)
+    }
+
+    /// The first entry of index `index` whose first columns are greater
+    /// than `key`, or `None`.
+    pub fn above(&self, index: &str, key: &[Value]) -> Result<Option<Vec<Value>>> {
+        self.seek(self.root(index)?, key, true, 0)
     }
 
     /// The first entry whose first columns equal `key`, if any.
@@ -464,7 +470,7 @@ impl<S: PageSource> SqlFile<S> {
         // The entries equal on the key are the last ones at most it; the
         // floor is the last of them, and keys of this index are unique in
         // this codebase's use (primary keys of `WITHOUT ROWID` tables).
-        if let Some(row) = self.floor_in(root, key, 0)? {
+        if let Some(row) = self.seek(root, key, false, 0)? {
             if cmp_prefix(&row, key) == Ordering::Equal {
                 found = Some(row);
             }
@@ -472,7 +478,15 @@ impl<S: PageSource> SqlFile<S> {
         Ok(found)
     }
 
-    fn floor_in(&self, no: u32, key: &[Value], depth: usize) -> Result<Option<Vec<Value>>> {
+    /// [`SqlFile::floor`] (`above` false) or [`SqlFile::above`] in the
+    /// subtree at page `no`.
+    fn seek(
+        &self,
+        no: u32,
+        key: &[Value],
+        above: bool,
+        depth: usize,
+    ) -> Result<Option<Vec<Value>>> {
         if depth > MAX_DEPTH {
             return Err(corrupt("a b-tree deeper than SQLite allows"));
         }
@@ -505,9 +519,13 @@ impl<S: PageSource> SqlFile<S> {
                 None => u32_at(&page, header_at(no) + 8),
             }
             .ok_or_else(bad)?;
-            if let Some(found) = self.floor_in(child, key, depth + 1)? {
+            if let Some(found) = self.seek(child, key, above, depth + 1)? {
                 return Ok(Some(found));
             }
+        }
+        if above {
+            // In an interior page, the cell after the child's subtree.
+            return (i < offsets.len()).then(|| record(i)).transpose();
         }
         i.checked_sub(1).map(record).transpose()
     }
