@@ -367,7 +367,7 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
                     continue;
                 }
                 let doclist_end = leaf.terms.get(i + 1).copied();
-                let postings = self.doclist(segid, pgno, last, &leaf, end, doclist_end, &term)?;
+                let postings = self.doclist((segid, last), pgno, &leaf, end, doclist_end, &term)?;
                 if !f(&term, postings)? {
                     return Ok(());
                 }
@@ -379,13 +379,13 @@ impl<'f, S: PageSource> Fts5File<'f, S> {
         Ok(())
     }
 
-    /// The doclist of `term` starting at `at` on leaf `pgno`, ending at
-    /// `end` on it or (`None`) running on over the following leaves.
+    /// The doclist of `term` starting at `at` on leaf `pgno` of segment
+    /// `(segid, last leaf)`, ending at `end` on it or (`None`) running on
+    /// over the following leaves.
     fn doclist(
         &self,
-        segid: i64,
+        (segid, last): (i64, i64),
         pgno: i64,
-        last: i64,
         leaf: &Leaf,
         at: usize,
         end: Option<usize>,
