@@ -1292,17 +1292,19 @@ impl Session {
     /// longer read lazily).
     async fn read(&self, lazy: &LazyIndex, planned: &PlannedSearch) -> Result<Option<String>> {
         let (start, mut waited) = (now_ms(), 0.0);
-        for round in 0.. {
+        let mut rounds = 0;
+        loop {
             let attempt = self.with_current(|c| {
                 let reader = c
                     .reader
                     .as_ref()
                     .filter(|_| c.lazy().is_some_and(|l| l.name == lazy.name))?;
                 let mut reader = reader.borrow_mut();
-                Some(if round < MAX_READ_ROUNDS {
+                Some(if rounds < MAX_READ_ROUNDS {
                     lazy.attempt(&mut reader, planned)
                 } else {
-                    // Rounds that do not end: the rest page by page.
+                    // Rounds that do not end, or a batch that failed: the
+                    // rest page by page.
                     reader.search_planned(planned.clone()).map(Ok)
                 })
             })?;
@@ -1320,10 +1322,15 @@ impl Session {
                 Some(Err(e)) => return Err(e),
             };
             let t = now_ms();
-            lazy.fetch_pages(&missing).await?;
+            rounds += 1;
+            if lazy.fetch_pages(&missing).await.is_err() {
+                // As after a failed warm-up: the reads that follow fetch
+                // page by page, retried, and their failure is the
+                // search's (`network.offline` when offline).
+                rounds = MAX_READ_ROUNDS;
+            }
             waited += now_ms() - t;
         }
-        Ok(None)
     }
 
     /// Runs a planned query; the results object as JSON text.

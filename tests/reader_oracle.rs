@@ -1107,6 +1107,12 @@ const DOCS_QUERIES: &[&str] = &[
     "-test index",
     "worker OR thread",
     "split wasm module",
+    // Nothing matches every word: typos corrected, then any word.
+    "publsh manfest",
+    "lazzy loadng",
+    "offlne",
+    "zzqxv ranking",
+    "zzqxv",
 ];
 
 #[test]
@@ -1353,8 +1359,11 @@ fn attempts_fetch_a_searchs_pages_in_few_rounds_and_answer_as_the_engine() {
             "{answered} of {} answered",
             2 * queries.len()
         );
-        // A stage's pages come in one round per b-tree level.
-        assert!(most <= 4, "{most} rounds");
+        // A stage's pages come in a round (the inner pages are hot): the
+        // doclists, the rows returned, their overflow pages; for a query
+        // nothing matches, the typo_terms leaves and the corrected words'
+        // doclists too.
+        assert!(most <= 5, "{most} rounds");
         // Fetching ahead (overflow chains, doclists over several leaves)
         // asks for little that reading page by page would not read.
         assert!(

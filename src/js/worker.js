@@ -229,14 +229,14 @@ const ops = {
   async open({ manifestUrl, storage, offline, requestTimeoutMs }) {
     // The prefetch goes in as a Promise: storage opens while it finishes.
     const pre = prefetched;
-    // The engine's second part (split.js): downloading an index needs it
-    // now. With the page's prefetch (storage 'auto' or 'lazy'), a lazy
-    // first visit and a stored index fetch it after their first answer
-    // (holdBackground): its bytes would compete with the index's, its
-    // compile with opening the index and the first search (docs/lazy-loading.md,
-    // "The module in two parts").
+    // The engine's second part (split.js), which holds SQLite: downloading
+    // an index and opening a stored one need it now. With the page's
+    // prefetch (storage 'auto' or 'lazy'), a lazy first visit answers
+    // without it and fetches it after its first answer (holdBackground):
+    // its bytes would compete with the index's, its compile with the first
+    // search (docs/lazy-loading.md, "The module in two parts").
     Promise.resolve(pre).then((p) => {
-      if (!p) loadSecondary();
+      if (!p || p.stored) loadSecondary();
     });
     // `offline`: the page's offline policy for this visit. The session
     // decides the visit's background work (src/visit.rs): 'fill' (lazy
@@ -265,13 +265,9 @@ const ops = {
   // decides its background work (src/local.rs: 'update' for a copy
   // opened from storage, the 'update' event), run once no import runs.
   async openLocal({ name, storage, create, manifestUrl, requestTimeoutMs }) {
-    // A page's own index opens, takes adds and answers with the engine's
-    // first part (the split profile runs create, open, add and search):
-    // the second comes in the background after its first answer. An overlay
-    // over a published index fetches it first, as do imports and writes
-    // other than add (below): they run code the first part leaves to the
-    // second, better fetched now than by a stub's synchronous load mid-write.
-    if (manifestUrl) await loadSecondary();
+    // A page's own index is SQLite's, which is in the engine's second
+    // part: fetched first, rather than by a stub's synchronous load.
+    await loadSecondary();
     const { info, background } = await localOpen({ name, storage, create, manifestUrl, requestTimeoutMs }, progress);
     writable = true;
     mark('opened');

@@ -19,8 +19,7 @@
 //    a page's first searches would, then OFFLINE_QUERIES with the network
 //    off (the second module cannot come then, so the offline error path
 //    must be in the first);
-// 2. a page stores the index (storage 'opfs', a full download), not
-//    recorded: filling and storing may wait for the second module;
+// 2. a page stores the index (storage 'opfs', a full download);
 // 3. a repeat visit opens the stored index and runs QUERIES again;
 // 4. the drop-in UI (PKG_DIR/ui.js, `<gitsense-search>` with its
 //    defaults: box mode, one row per page, snippets, the facets it shows)
@@ -28,8 +27,15 @@
 //    prefix a reader's typing searches is searched, and each facet clicked;
 // then, once (5.), a chat app's writable index: create, add a
 // conversation, search, reopen after a reload, add and search again.
-// OUT gets the indices called in 1, 3, 4 and 5, one per line (`wasm-split
-// names` turns them into the committed profile).
+// OUT gets, one per line (`wasm-split names` turns them into the
+// committed profile), the indices called on the way to answers without
+// SQLite: opening a lazily read index and the searches of 1 and 4 the
+// reader answered (`info().timings.lastSearchBy`), up to the first that
+// needed SQLite in 4. What needs SQLite (a stored index, a writable one,
+// filters, typo correction) runs all the same, so that the run fails if
+// it breaks, but is the second module's: the worker fetches that module
+// as soon as it knows it needs it (worker.js), and a search that turns out
+// to need SQLite loads it then.
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -106,17 +112,31 @@ async function visit(data, options, queries, offlineQueries = []) {
   const info = await page.evaluate(async (options) => {
     const { GitSenseSearch } = await import('/pkg/index.js');
     window.engine = await GitSenseSearch.open({ lazyFill: false, ...options });
-    const info = window.engine.info();
+    const info = await window.engine.info();
     if (options.firstQuery) await window.engine.search(options.firstQuery).catch((e) => e.code);
+    info.firstBy = (await window.engine.info()).timings.lastSearchBy;
     return info;
   }, { manifestUrl: `/${data}/manifest.json`, ...options });
   // Read now as well as at the end: what a first answer ran is what the
   // split must keep, whatever becomes of the worker later.
   const early = await workerHits(page);
   await page.waitForTimeout(SETTLE_MS);
+  // Each search's own functions, kept when the reader answered it (or
+  // it failed before searching: a query that does not parse).
+  const kept = new Set(info.firstBy === 'sqlite' || info.source === 'stored' ? [] : early);
   const run = async (list) => {
     for (const [query, o] of list) {
-      await page.evaluate(([q, o]) => window.engine.search(q, o).catch((e) => e.code), [query, o]);
+      const before = new Set(await workerHits(page));
+      const outcome = await page.evaluate(async ([q, o]) => {
+        const failed = await window.engine.search(q, o).then(() => null, (e) => e.code);
+        const { timings } = await window.engine.info();
+        return { failed, by: timings.lastSearchBy };
+      }, [query, o]);
+      const reader = outcome.by === 'reader' && !outcome.failed;
+      const unparsed = typeof outcome.failed === 'string' && outcome.failed.startsWith('query.');
+      if (reader || unparsed || outcome.failed === 'network.offline') {
+        for (const h of await workerHits(page)) if (!before.has(h)) kept.add(h);
+      }
     }
   };
   await run(queries);
@@ -129,10 +149,9 @@ async function visit(data, options, queries, offlineQueries = []) {
     }
   }
   await page.waitForTimeout(SETTLE_MS);
-  const hits = [...new Set([...early, ...(await workerHits(page))])];
   await page.goto('about:blank');
   await page.close();
-  return { info, hits };
+  return { info, hits: [...kept] };
 }
 
 /** The functions the page's workers have run so far. */
@@ -166,8 +185,10 @@ async function uiVisit(i, typed) {
   await page.waitForFunction(() => customElements.get('gitsense-search'));
   await page.keyboard.press('Control+k');
   await page.waitForFunction(() => document.querySelector('gitsense-search').shadowRoot.querySelector('dialog').open);
-  const early = [];
-  for (const [n, text] of typed.entries()) {
+  // What typing ran until a search needed SQLite.
+  let kept = [];
+  let open = false;
+  for (const text of typed) {
     await page.evaluate(() => {
       const input = document.querySelector('gitsense-search').shadowRoot.querySelector('input');
       input.value = '';
@@ -175,8 +196,9 @@ async function uiVisit(i, typed) {
     });
     await page.keyboard.type(text, { delay: 90 });
     await uiSettled(page, text);
-    // The first answer's code: what the first module must hold.
-    if (n === 0) early.push(...(await workerHits(page)));
+    if (open) continue;
+    ({ sqliteOpen: open } = await page.evaluate(() => document.querySelector('gitsense-search').engine.info()));
+    if (!open) kept = await workerHits(page);
   }
   const facets = await page.evaluate(() => [...document.querySelector('gitsense-search').shadowRoot.querySelectorAll('.facets:not([hidden]) button')].map((b) => b.dataset.facet));
   for (const f of facets) {
@@ -185,10 +207,9 @@ async function uiVisit(i, typed) {
     await uiSettled(page, typed[typed.length - 1]);
   }
   await page.waitForTimeout(SETTLE_MS);
-  const hits = [...new Set([...early, ...(await workerHits(page))])];
   await page.goto('about:blank');
   await page.close();
-  return hits;
+  return kept;
 }
 
 /**
@@ -278,16 +299,17 @@ try {
     await visit(data, { storage: 'opfs' }, []);
     const repeat = await visit(data, {}, queries);
     if (repeat.info.source !== 'stored') throw new Error(`the repeat visit did not open the stored index: ${JSON.stringify(repeat.info)}`);
+    // (The stored index is SQLite's: none of its searches is the reader's.)
     // The UI: the index's own first queries (or the general ones), then
     // words, a phrase, a filter and a query that matches nothing.
     const own = extraQueries[i].slice(0, 3).map(([q]) => q);
     const ui = await uiVisit(i, [...(own.length ? own : ['payment', 'os.path.join']), 'session token', '"form validation"', 'lang:bash node', 'zzqx', 'paymnet']);
-    for (const h of [...first.hits, ...repeat.hits, ...ui]) hits.add(h);
+    for (const h of [...first.hits, ...ui]) hits.add(h);
     counts.push(`${path.basename(indexes[i])}: first visit ${first.hits.length}, repeat ${repeat.hits.length}, UI ${ui.length}`);
   }
+  // Run for its checks; its functions are the second module's.
   const writable = await writableVisit();
-  for (const h of writable) hits.add(h);
-  counts.push(`writable index: ${writable.length}`);
+  counts.push(`writable index: ${writable.length} (not kept)`);
   if (hits.size === 0) throw new Error('no function was recorded: is the module instrumented?');
   fs.writeFileSync(out, [...hits].sort((a, b) => a - b).join('\n') + '\n');
   console.log(`split profile: ${hits.size} functions (${counts.join('; ')})`);

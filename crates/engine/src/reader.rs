@@ -1,19 +1,22 @@
-//! A search's ranking without SQLite: what `search::ranked_page` computes
-//! with SQL, computed from the index file's own structures, result for
-//! result and bit for bit, for the targets the planner marks
-//! ([`TargetSql::reader`]: nothing asked of SQL but the `MATCH` and the
-//! ranking).
+//! A search without SQLite: the results object [`crate::Engine`] gives,
+//! byte for byte, computed from the index file's own structures, for the
+//! searches whose targets the planner marks ([`TargetSql::reader`]: nothing
+//! asked of SQL but the `MATCH` and the ranking), typo correction and the
+//! any-word reading of a query nothing matches included.
 //!
-//! In: an index file as a [`PageSource`] and a target's [`TargetSql`].
-//! Out: the page of ids with their ranks (and, for a search judged per
-//! page, the phrases each holds) and the number of results. The file is
-//! read through [`SqlFile`] ([`crate::index::sqlfile`]), its full-text
-//! index through [`Fts5File`] and [`Expr`], ranks through
-//! [`Scorer`]: the same arithmetic as the SQL ranking functions.
+//! In: an index file as a [`PageSource`] and a query. Out: the results
+//! object ([`Reader::search`]), or, over a source that collects the pages
+//! it lacks instead of reading them, one attempt at it
+//! ([`Reader::attempt`]: the browser's lazy mode). The file is read
+//! through [`SqlFile`] ([`crate::index::sqlfile`]), its full-text index
+//! through [`Fts5File`] and [`Expr`], ranks through [`Scorer`] (the same
+//! arithmetic as the SQL ranking functions), snippets through
+//! [`snippet`], the rows through the same executor as SQLite's
+//! (`search::Source`).
 //!
-//! A target the planner did not mark, or an index the reader cannot read
-//! (several full-text segments), is `reader.unsupported`: the caller asks
-//! SQLite.
+//! A search with filters, sorts or facets, or an index the reader cannot
+//! read (several full-text segments), is `reader.unsupported`: the caller
+//! asks SQLite.
 
 use crate::error::{Error, Result};
 use crate::facets;
@@ -28,6 +31,7 @@ use crate::index::schema::{
 };
 use crate::index::schema::{
     code_rank, fts_chats, fts_code_blocks, fts_messages, message_names, message_rank, rank_stats,
+    typo_terms,
 };
 use crate::index::snippet::{snippet, SnippetArgs};
 use crate::index::sqlfile::{SqlFile, Value};
@@ -239,8 +243,8 @@ impl<S: PageSource> Reader<S> {
 
     /// Runs a query and returns the results object [`crate::Engine::search`]
     /// returns, byte for byte, or `reader.unsupported` when the search
-    /// needs what only SQLite does (filters, facets, typo correction when
-    /// nothing matches, ...). No time budget bounds it.
+    /// needs what only SQLite does (filters, sorts, facets, ...). No time
+    /// budget bounds it.
     pub fn search(&mut self, text: &str, opts: &SearchOptions) -> Result<SearchResults> {
         let planned = self.plan_search(text, opts)?;
         self.search_planned(planned)
@@ -261,6 +265,37 @@ impl<S: PageSource> Reader<S> {
         out
     }
 
+    /// Every target's doclists (and those of a search judged per page's
+    /// terms); whether none missed a page.
+    fn doclists(&self, p: &Plan) -> Result<bool> {
+        for sql in p.target_plans.iter().filter_map(|tp| tp.sql.as_ref()) {
+            let (kind, expr) = reader_target(sql, "rank")?;
+            self.evaluate(fts_table(kind), expr)?;
+            for term in &sql.page_term_fts {
+                self.evaluate(fts_messages::TABLE, term)?;
+            }
+        }
+        Ok(!self.misses.missed.get())
+    }
+
+    /// Whether no target of `p` has a result, counted as the search
+    /// counts them (a target counted by its ranking reads its ranking
+    /// records: the caller looks at the misses).
+    fn matched_nothing(&self, p: &Plan) -> Result<bool> {
+        let offset = p.page.saturating_sub(1).saturating_mul(p.per_page);
+        for sql in p.target_plans.iter().filter_map(|tp| tp.sql.as_ref()) {
+            let total = if sql.counted_by_rank {
+                self.ranked_page(sql, p.per_page, offset)?.1
+            } else {
+                self.count_rows(sql)?
+            };
+            if total > 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     fn end_search(&mut self) {
         self.demoted = None;
         self.lists.borrow_mut().clear();
@@ -276,12 +311,14 @@ impl<S: PageSource> Reader<S> {
     /// missed pages, having asked for all of that stage's pages: every
     /// target's doclists, then their ranking records, then the rows of
     /// the page returned (with their chats and messages), then whatever
-    /// else the search reads. So a search needs about one attempt per
-    /// b-tree level of each stage, however many rows it reads.
+    /// else the search reads; when nothing matches every word, the
+    /// `typo_terms` lookups of typo correction and the doclists of the
+    /// corrected (or any-word) reading come between. So a search needs
+    /// about one attempt per b-tree level of each stage, however many rows
+    /// it reads.
     ///
     /// `reader.unsupported` before reading anything for a search the
-    /// reader cannot run (filters, sorts, a query without words); when
-    /// typo correction turns out to be needed, after the doclists.
+    /// reader cannot run (filters, sorts, a query without words).
     pub fn attempt(&mut self, planned: &PlannedSearch) -> Result<Option<SearchResults>> {
         let p = planned.plan();
         for tp in &p.target_plans {
@@ -292,7 +329,7 @@ impl<S: PageSource> Reader<S> {
         self.demoted = planned.demoted();
         self.misses.missed.set(false);
         self.misses.tolerant.set(true);
-        let staged = self.stages(p);
+        let staged = self.stages(planned);
         self.misses.tolerant.set(false);
         let out = match staged {
             Ok(true) => match self.search_planned(planned.clone()) {
@@ -315,23 +352,48 @@ impl<S: PageSource> Reader<S> {
 
     /// [`Reader::attempt`]'s stages before the search itself; whether
     /// none missed a page.
-    fn stages(&self, p: &Plan) -> Result<bool> {
+    fn stages(&self, planned: &PlannedSearch) -> Result<bool> {
+        let missed = || self.misses.missed.get();
+        if !self.doclists(planned.plan())? {
+            return Ok(false);
+        }
+        // As the search reads a query nothing matches with every word: its
+        // typos corrected, then (that matching nothing either) any word.
+        let mut reading = None;
+        let nothing = self.matched_nothing(planned.plan())?;
+        if missed() {
+            return Ok(false);
+        }
+        if nothing {
+            let fixed = planned.corrected_with(self)?;
+            if missed() {
+                return Ok(false);
+            }
+            let now = match fixed {
+                Some(fixed) if !self.doclists(fixed.plan())? => return Ok(false),
+                Some(fixed) => fixed,
+                None => planned.clone(),
+            };
+            let nothing = self.matched_nothing(now.plan())?;
+            if missed() {
+                return Ok(false);
+            }
+            reading = match now.any_term() {
+                Some(any) if nothing => {
+                    if !self.doclists(any.plan())? {
+                        return Ok(false);
+                    }
+                    Some(any)
+                }
+                _ => Some(now),
+            };
+        }
+        let p = reading.as_ref().unwrap_or(planned).plan();
         let targets: Vec<&TargetSql> = p
             .target_plans
             .iter()
             .filter_map(|tp| tp.sql.as_ref())
             .collect();
-        let missed = || self.misses.missed.get();
-        for sql in &targets {
-            let (kind, expr) = reader_target(sql, "rank")?;
-            self.evaluate(fts_table(kind), expr)?;
-            for term in &sql.page_term_fts {
-                self.evaluate(fts_messages::TABLE, term)?;
-            }
-        }
-        if missed() {
-            return Ok(false);
-        }
         let offset = p.page.saturating_sub(1).saturating_mul(p.per_page);
         let mut pages = Vec::new();
         for sql in &targets {
@@ -646,6 +708,65 @@ impl<S: PageSource> Reader<S> {
     }
 }
 
+/// `typo_terms` as the reader reads it. During [`Reader::attempt`]'s
+/// stages a page not at hand is taken as holding nothing (and the table
+/// as holding words), so that every lookup asks for its pages in the same
+/// round.
+struct Terms<'a, S>(&'a Reader<S>);
+
+impl<S: PageSource> crate::typo::Terms for Terms<'_, S> {
+    fn any(&self) -> Result<bool> {
+        let file = &self.0.file;
+        if !file.has(typo_terms::TABLE) {
+            return Ok(false);
+        }
+        let mut found = false;
+        let read = file.scan_tree(file.root(typo_terms::TABLE)?, &mut |_, _| {
+            found = true;
+            Ok(false)
+        });
+        self.0.misses.absorb(read.map(|_| found), || true)
+    }
+
+    fn has(&self, key: &str) -> Result<bool> {
+        let found = self
+            .0
+            .file
+            .find(typo_terms::TABLE, &[Value::Text(key.as_bytes().to_vec())]);
+        self.0.misses.absorb(found.map(|f| f.is_some()), || false)
+    }
+
+    fn scan(&self, prefix: &str, limit: i64) -> Result<Vec<(String, i64)>> {
+        let end = crate::typo::scan_end(prefix);
+        let limit = usize::try_from(limit).unwrap_or(0);
+        let mut out = Vec::new();
+        let read = self.0.file.scan_from(
+            typo_terms::TABLE,
+            &[Value::Text(prefix.as_bytes().to_vec())],
+            &[Value::Text(end.as_bytes().to_vec())],
+            &mut |row| {
+                let (Some(key), Some(rows)) = (row.first(), row.get(1).and_then(Value::as_i64))
+                else {
+                    return Err(Error::new(
+                        "index.corrupt",
+                        "the index file is damaged: a bad typo_terms row",
+                    ));
+                };
+                let key = key.as_bytes().unwrap_or_default();
+                if out.len() >= limit {
+                    return Ok(false);
+                }
+                out.push((String::from_utf8_lossy(key).into_owned(), rows));
+                Ok(true)
+            },
+        );
+        match self.0.misses.absorb(read.map(Some), || None)? {
+            Some(()) => Ok(out),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
 /// How the planner marked a target for the reader, and its expression;
 /// `reader.unsupported` for a target it did not mark (`doing`: "rank",
 /// "count").
@@ -923,8 +1044,8 @@ impl<S: PageSource> Source for Reader<S> {
         Ok(self.file.row(chats::TABLE, id)?.is_some())
     }
 
-    fn correct(&self, _q: &Query) -> Result<Option<(Query, Vec<crate::typo::Correction>)>> {
-        Err(unsupported("correct typos"))
+    fn correct(&self, q: &Query) -> Result<Option<(Query, Vec<crate::typo::Correction>)>> {
+        crate::typo::correct(&Terms(self), q)
     }
 
     fn facets(

@@ -117,8 +117,12 @@ impl PlannedSearch {
     /// corrected, as the engine runs it then; `None` when no word is
     /// corrected. Reads `typo_terms` through `conn`.
     pub fn corrected(&self, conn: &Connection) -> Result<Option<PlannedSearch>> {
-        let src = SqlSource { conn, tally: None };
-        Ok(corrected_plan(&src, &self.query, &self.opts, self.corpus)?
+        self.corrected_with(&SqlSource { conn, tally: None })
+    }
+
+    /// [`PlannedSearch::corrected`], reading through `src`.
+    pub(crate) fn corrected_with(&self, src: &dyn Source) -> Result<Option<PlannedSearch>> {
+        Ok(corrected_plan(src, &self.query, &self.opts, self.corpus)?
             .map(|(query, plan, _)| self.instead(query, plan)))
     }
 

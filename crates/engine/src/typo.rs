@@ -102,10 +102,7 @@ pub(crate) fn build_terms(conn: &Connection) -> Result<()> {
 /// nearest indexed words, and what was replaced; `None` when no word was
 /// (all are indexed, none has a neighbour, or the index has no
 /// `typo_terms`: a writable index, or one built before them).
-pub(crate) fn correct(
-    conn: &Connection,
-    query: &Query,
-) -> Result<Option<(Query, Vec<Correction>)>> {
+pub(crate) fn correct(conn: &dyn Terms, query: &Query) -> Result<Option<(Query, Vec<Correction>)>> {
     let Some(expr) = &query.expr else {
         return Ok(None);
     };
@@ -118,7 +115,7 @@ pub(crate) fn correct(
     let mut usable = None;
     let corrected = rewrite(expr, false, &mut |word, prefix| {
         if usable.is_none() {
-            usable = Some(has_terms(conn)?);
+            usable = Some(conn.any()?);
         }
         if usable == Some(false) {
             return Ok(None);
@@ -172,16 +169,65 @@ pub fn corrected_text(text: &str, corrections: &[Correction]) -> String {
     out
 }
 
-fn has_terms(conn: &Connection) -> Result<bool> {
-    let sql = format!("SELECT 1 FROM {} LIMIT 1", typo_terms::TABLE);
-    match conn.prepare_cached(&sql) {
-        Ok(mut stmt) => Ok(stmt
-            .query_row([], |_| Ok(()))
+/// What typo correction reads of `typo_terms`: through SQLite, or
+/// through the reader (`crate::reader`).
+pub(crate) trait Terms {
+    /// Whether the table holds any word (false without the table: an
+    /// index built before it).
+    fn any(&self) -> Result<bool>;
+    /// Whether it holds `key`.
+    fn has(&self, key: &str) -> Result<bool>;
+    /// The keys starting with `prefix`, in order, and their rows (at most
+    /// `limit`).
+    fn scan(&self, prefix: &str, limit: i64) -> Result<Vec<(String, i64)>>;
+}
+
+impl Terms for Connection {
+    fn any(&self) -> Result<bool> {
+        let sql = format!("SELECT 1 FROM {} LIMIT 1", typo_terms::TABLE);
+        match self.prepare_cached(&sql) {
+            Ok(mut stmt) => Ok(stmt
+                .query_row([], |_| Ok(()))
+                .optional()
+                .ctx("reading typo_terms")?
+                .is_some()),
+            // An index built before the table existed.
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn has(&self, key: &str) -> Result<bool> {
+        Ok(self
+            .prepare_cached(&format!(
+                "SELECT 1 FROM {t} WHERE {k} = ?1",
+                t = typo_terms::TABLE,
+                k = typo_terms::KEY,
+            ))
+            .ctx("reading typo_terms")?
+            .query_row([key], |_| Ok(()))
             .optional()
             .ctx("reading typo_terms")?
-            .is_some()),
-        // An index built before the table existed.
-        Err(_) => Ok(false),
+            .is_some())
+    }
+
+    fn scan(&self, prefix: &str, limit: i64) -> Result<Vec<(String, i64)>> {
+        let end = scan_end(prefix);
+        let mut stmt = self
+            .prepare_cached(&format!(
+                "SELECT {k}, {r} FROM {t} WHERE {k} >= ?1 AND {k} < ?2 LIMIT ?3",
+                t = typo_terms::TABLE,
+                k = typo_terms::KEY,
+                r = typo_terms::ROWS
+            ))
+            .ctx("reading typo_terms")?;
+        let rows = stmt
+            .query_map(params![prefix, end, limit], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })
+            .ctx("reading typo_terms")?
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .ctx("reading typo_terms")?;
+        Ok(rows)
     }
 }
 
@@ -268,21 +314,12 @@ fn rewrite(e: &Expr, negated: bool, fix: &mut Fixer<'_>) -> Result<Expr> {
 /// The indexed words nearest `word` (lower-cased), the most used first;
 /// `None` when the index holds `word` itself (as a word, or as the start
 /// of one when it is a `prefix` being typed) or nothing is near.
-fn neighbours(conn: &Connection, word: &str, prefix: bool) -> Result<Option<Vec<String>>> {
+fn neighbours(conn: &dyn Terms, word: &str, prefix: bool) -> Result<Option<Vec<String>>> {
     let key = format!("{FORWARD}{word}");
     let held = if prefix {
-        !scan(conn, &key, 1)?.is_empty()
+        !conn.scan(&key, 1)?.is_empty()
     } else {
-        conn.prepare_cached(&format!(
-            "SELECT 1 FROM {t} WHERE {k} = ?1",
-            t = typo_terms::TABLE,
-            k = typo_terms::KEY,
-        ))
-        .ctx("reading typo_terms")?
-        .query_row([&key], |_| Ok(()))
-        .optional()
-        .ctx("reading typo_terms")?
-        .is_some()
+        conn.has(&key)?
     };
     if held {
         return Ok(None);
@@ -293,7 +330,7 @@ fn neighbours(conn: &Connection, word: &str, prefix: bool) -> Result<Option<Vec<
     let mut best: Vec<(usize, i64, String)> = Vec::new();
     for stem in stems(&chars) {
         let tag = stem.chars().next().unwrap_or(FORWARD);
-        for (k, rows) in scan(conn, &stem, MAX_SCANNED)? {
+        for (k, rows) in conn.scan(&stem, MAX_SCANNED)? {
             let candidate: String = if tag == FORWARD {
                 k.chars().skip(1).collect()
             } else {
@@ -356,7 +393,7 @@ fn stems(chars: &[char]) -> [String; 2] {
 
 /// The end of a scan of the keys starting with `prefix`: U+10FFFF sorts
 /// after every character in UTF-8 (BINARY collation).
-fn scan_end(prefix: &str) -> String {
+pub(crate) fn scan_end(prefix: &str) -> String {
     format!("{prefix}\u{10FFFF}")
 }
 
@@ -389,27 +426,6 @@ pub fn lookups(query: &Query) -> Vec<(Vec<u8>, Vec<u8>)> {
         Ok(None)
     });
     out
-}
-
-/// The keys starting with `prefix`, and their rows (at most `limit`).
-fn scan(conn: &Connection, prefix: &str, limit: i64) -> Result<Vec<(String, i64)>> {
-    let end = scan_end(prefix);
-    let mut stmt = conn
-        .prepare_cached(&format!(
-            "SELECT {k}, {r} FROM {t} WHERE {k} >= ?1 AND {k} < ?2 LIMIT ?3",
-            t = typo_terms::TABLE,
-            k = typo_terms::KEY,
-            r = typo_terms::ROWS
-        ))
-        .ctx("reading typo_terms")?;
-    let rows = stmt
-        .query_map(params![prefix, end, limit], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-        })
-        .ctx("reading typo_terms")?
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .ctx("reading typo_terms")?;
-    Ok(rows)
 }
 
 /// The optimal string alignment distance of `a` and `b` (insertions,

@@ -343,10 +343,10 @@ impl<S: PageSource> SqlFile<S> {
         root: u32,
         f: &mut dyn FnMut(i64, &[u8]) -> Result<bool>,
     ) -> Result<bool> {
-        self.scan_from(root, f, 0)
+        self.scan_from_page(root, f, 0)
     }
 
-    fn scan_from(
+    fn scan_from_page(
         &self,
         no: u32,
         f: &mut dyn FnMut(i64, &[u8]) -> Result<bool>,
@@ -376,16 +376,16 @@ impl<S: PageSource> SqlFile<S> {
             }
             PageKind::InteriorTable => {
                 for o in offsets {
-                    if !self.scan_from(u32_at(&page, o).ok_or_else(bad)?, f, depth + 1)? {
+                    if !self.scan_from_page(u32_at(&page, o).ok_or_else(bad)?, f, depth + 1)? {
                         return Ok(false);
                     }
                 }
                 let right = u32_at(&page, header_at(no) + 8).ok_or_else(bad)?;
-                return self.scan_from(right, f, depth + 1);
+                return self.scan_from_page(right, f, depth + 1);
             }
             PageKind::InteriorIndex => {
                 for o in offsets {
-                    if !self.scan_from(u32_at(&page, o).ok_or_else(bad)?, f, depth + 1)? {
+                    if !self.scan_from_page(u32_at(&page, o).ok_or_else(bad)?, f, depth + 1)? {
                         return Ok(false);
                     }
                     if !f(0, &self.index_cell(&page, o + 4)?)? {
@@ -393,7 +393,7 @@ impl<S: PageSource> SqlFile<S> {
                     }
                 }
                 let right = u32_at(&page, header_at(no) + 8).ok_or_else(bad)?;
-                return self.scan_from(right, f, depth + 1);
+                return self.scan_from_page(right, f, depth + 1);
             }
         }
         Ok(true)
@@ -455,6 +455,107 @@ impl<S: PageSource> SqlFile<S> {
     /// greater), or `None` when every entry is greater.
     pub fn floor(&self, index: &str, key: &[Value]) -> Result<Option<Vec<Value>>> {
         self.seek(self.root(index)?, key, false, 0)
+    }
+
+    /// Visits the entries of index (or `WITHOUT ROWID` table) `index`
+    /// whose first columns are at least `key`, in order, decoded, until
+    /// `f` says stop (false). `end`: the scan stops before it (`f` is
+    /// told so too), which a source collecting the pages a search needs
+    /// uses to ask for every leaf of the range at once.
+    pub fn scan_from(
+        &self,
+        index: &str,
+        key: &[Value],
+        end: &[Value],
+        f: &mut dyn FnMut(Vec<Value>) -> Result<bool>,
+    ) -> Result<()> {
+        self.index_from(self.root(index)?, (key, end), f, 0)
+            .map(drop)
+    }
+
+    fn index_from(
+        &self,
+        no: u32,
+        (key, end): (&[Value], &[Value]),
+        f: &mut dyn FnMut(Vec<Value>) -> Result<bool>,
+        depth: usize,
+    ) -> Result<bool> {
+        if depth > MAX_DEPTH {
+            return Err(corrupt("a b-tree deeper than SQLite allows"));
+        }
+        let page = self.page(no)?;
+        let (kind, offsets) = self.cells_of(&page, no)?;
+        let bad = || corrupt("an index b-tree cell is cut short");
+        let interior = match kind {
+            PageKind::LeafIndex => false,
+            PageKind::InteriorIndex => true,
+            _ => return Err(corrupt("an index scan met a table page")),
+        };
+        let skip = if interior { 4 } else { 0 };
+        let record = |i: usize| -> Result<Vec<Value>> {
+            decode_record(&self.index_cell(&page, offsets[i] + skip)?)
+        };
+        // The first entry not less than the key, by binary search.
+        let (mut lo, mut hi) = (0, offsets.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if cmp_prefix(&record(mid)?, key) == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let child = |i: usize| -> Result<u32> {
+            match offsets.get(i) {
+                Some(&o) => u32_at(&page, o),
+                None => u32_at(&page, header_at(no) + 8),
+            }
+            .ok_or_else(bad)
+        };
+        // A child not at hand, for a collecting source: the children after
+        // it that the range reaches are asked for too.
+        let ask_after = |i: usize, e: &Error| {
+            if e.code == PAGE_MISSING && interior {
+                for j in i + 1..=offsets.len() {
+                    if record(j - 1).is_ok_and(|r| cmp_prefix(&r, end) != Ordering::Less) {
+                        break;
+                    }
+                    if let Ok(c) = child(j) {
+                        let _ = self.page(c);
+                    }
+                }
+            }
+        };
+        if interior {
+            let more = self
+                .index_from(child(lo)?, (key, end), f, depth + 1)
+                .inspect_err(|e| ask_after(lo, e))?;
+            if !more {
+                return Ok(false);
+            }
+        }
+        for i in lo..offsets.len() {
+            let entry = record(i)?;
+            if cmp_prefix(&entry, end) != Ordering::Less || !f(entry)? {
+                return Ok(false);
+            }
+            if interior {
+                let more = self
+                    .scan_from_page(
+                        child(i + 1)?,
+                        &mut |_, rec| {
+                            let entry = decode_record(rec)?;
+                            Ok(cmp_prefix(&entry, end) == Ordering::Less && f(entry)?)
+                        },
+                        depth + 1,
+                    )
+                    .inspect_err(|e| ask_after(i + 1, e))?;
+                if !more {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// The first entry of index `index` whose first columns are greater
