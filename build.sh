@@ -216,12 +216,15 @@ build_ui() {
 # profile names (what a visit runs: profile_module) stay in
 # gitsense_search_bg.wasm; the rest goes to gitsense_search_bg-HASH.wasm,
 # which the worker loads after the first answer (src/js/split.js).
+# xtask/split-keep.txt names what the first keeps whatever the profile met
+# (the reader's rarer paths, error paths).
 SPLIT_PROFILE=xtask/split-profile.txt
+SPLIT_KEEP=xtask/split-keep.txt
 split_module() {
   local pkg=$1 profile=$2 dir=target/split
   rm -rf "$dir" && mkdir -p "$dir"
   mv "$pkg/gitsense_search_bg.wasm" "$dir/full.wasm"
-  target/release/wasm-split split "$dir/full.wasm" --keep "$profile" --primary "$pkg/gitsense_search_bg.wasm" --secondary "$dir/secondary.wasm" \
+  target/release/wasm-split split "$dir/full.wasm" --keep "$profile" --keep "$SPLIT_KEEP" --primary "$pkg/gitsense_search_bg.wasm" --secondary "$dir/secondary.wasm" \
     --report "$dir/parts.tsv" || die "wasm-split split failed"
   node xtask/js/split-glue.mjs name "$pkg" "$dir/secondary.wasm" >/dev/null || die "naming the second module failed"
 }

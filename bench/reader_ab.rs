@@ -5,18 +5,139 @@
 //! time of each, warm (the file in memory for the reader, in the page
 //! cache for SQLite).
 //!
-//!   cargo run --release -p gitsense-bench --bin reader-ab -- INDEX QUERIES.json [INDEX QUERIES.json ...] [--runs N]
+//! `--rounds`: instead, the rounds of page fetches each answered query
+//! takes in the browser's lazy mode (`Reader::attempt` over a source that
+//! holds the published hot pages and collects what it lacks), and the
+//! pages they fetch against the pages a search reading page by page reads
+//! (beyond the hot pages).
+//!
+//!   cargo run --release -p gitsense-bench --bin reader-ab -- INDEX QUERIES.json [INDEX QUERIES.json ...] [--runs N] [--rounds]
 //!
 //! QUERIES.json: an array of strings or of objects with a `text` (the
 //! query sets of `bench/sites.py` and `bench/reader-queries`). Queries run
 //! as a search box sends them (`mode: box`). Exits non-zero when any
 //! answer differs.
 
+use gitsense_engine::index::pagevfs::{PageSource, PAGE_MISSING};
 use gitsense_engine::plan::QueryMode;
 use gitsense_engine::reader::Reader;
 use gitsense_engine::search::results_json;
 use gitsense_engine::{Engine, SearchOptions};
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::rc::Rc;
 use std::time::Instant;
+
+/// The index file as the browser holds it: the pages fetched so far; a read
+/// of another fails with `PAGE_MISSING`, the page collected (or, `all`,
+/// every read is served and recorded).
+struct Pages {
+    bytes: Rc<Vec<u8>>,
+    page_size: u64,
+    have: Rc<RefCell<BTreeSet<u64>>>,
+    missing: Rc<RefCell<BTreeSet<u64>>>,
+    all: bool,
+}
+
+impl PageSource for Pages {
+    fn size(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> gitsense_engine::Result<()> {
+        let pages = offset / self.page_size..=(offset + buf.len() as u64 - 1) / self.page_size;
+        if self.all {
+            self.have.borrow_mut().extend(pages);
+        } else {
+            let lacking: Vec<u64> = pages.filter(|p| !self.have.borrow().contains(p)).collect();
+            if !lacking.is_empty() {
+                self.missing.borrow_mut().extend(lacking);
+                return Err(gitsense_engine::Error::new(PAGE_MISSING, "not fetched"));
+            }
+        }
+        buf.copy_from_slice(&self.bytes[offset as usize..offset as usize + buf.len()]);
+        Ok(())
+    }
+}
+
+/// `--rounds` for one index: a row of the table.
+fn rounds(index: &str, texts: &[String], opts: &SearchOptions) -> String {
+    let bytes = Rc::new(std::fs::read(index).expect("the index reads"));
+    let page_size = u64::from(u16::from_be_bytes([bytes[16], bytes[17]]));
+    let hot: BTreeSet<u64> = gitsense_publish::hot::hot_pages(std::path::Path::new(index))
+        .expect("the hot pages")
+        .pages
+        .iter()
+        .map(|&p| u64::from(p) - 1)
+        .collect();
+    let source =
+        |have: &Rc<RefCell<BTreeSet<u64>>>, missing: &Rc<RefCell<BTreeSet<u64>>>, all| Pages {
+            bytes: bytes.clone(),
+            page_size,
+            have: have.clone(),
+            missing: missing.clone(),
+            all,
+        };
+    let (mut per_query, mut fetched, mut read) = (Vec::new(), 0usize, 0usize);
+    for q in texts {
+        // Opened on the hot pages: what opening reads is fetched then.
+        let have = Rc::new(RefCell::new(hot.clone()));
+        let missing = Rc::new(RefCell::new(BTreeSet::new()));
+        let mut reader = loop {
+            match Reader::open(source(&have, &missing, false)) {
+                Ok(r) => break r,
+                Err(e) if e.code == PAGE_MISSING => {
+                    let m = std::mem::take(&mut *missing.borrow_mut());
+                    have.borrow_mut().extend(m);
+                }
+                Err(e) => panic!("{index}: {e}"),
+            }
+        };
+        let opened = have.borrow().len();
+        let Ok(planned) = reader.plan_search(q, opts) else {
+            continue;
+        };
+        let mut n = 0;
+        let answered = loop {
+            match reader.attempt(&planned) {
+                Ok(Some(_)) => break true,
+                Ok(None) => {
+                    let m = std::mem::take(&mut *missing.borrow_mut());
+                    have.borrow_mut().extend(m);
+                    n += 1;
+                }
+                Err(_) => break false,
+            }
+        };
+        if !answered {
+            continue;
+        }
+        per_query.push(n);
+        fetched += have.borrow().len() - opened;
+        let traced = Rc::new(RefCell::new(BTreeSet::new()));
+        let mut plain = Reader::open(source(&traced, &missing, true)).expect("the reader opens");
+        traced.borrow_mut().clear();
+        plain.search(q, opts).expect("answered above");
+        read += traced.borrow().iter().filter(|p| !hot.contains(p)).count();
+    }
+    per_query.sort_unstable();
+    let name = std::path::Path::new(index)
+        .parent()
+        .and_then(|p| p.file_name())
+        .map_or(index.to_string(), |n| n.to_string_lossy().into_owned());
+    let share = |k: usize| {
+        per_query.iter().filter(|&&n| n <= k).count() as f64 / per_query.len().max(1) as f64 * 100.0
+    };
+    format!(
+        "| {name} | {} | {} | {} | {:.0}% | {:.0}% | {fetched} | {read} | {:.3} |",
+        per_query.len(),
+        per_query.get(per_query.len() / 2).copied().unwrap_or(0),
+        per_query.last().copied().unwrap_or(0),
+        share(2),
+        share(3),
+        fetched as f64 / read.max(1) as f64
+    )
+}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -29,16 +150,25 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut runs = 3usize;
+    let by_rounds = args.iter().any(|a| a == "--rounds");
+    args.retain(|a| a != "--rounds");
     if let Some(i) = args.iter().position(|a| a == "--runs") {
         runs = args[i + 1].parse().expect("--runs N");
         args.drain(i..i + 2);
     }
     if args.is_empty() || args.len() % 2 != 0 {
-        eprintln!("usage: reader-ab INDEX QUERIES.json [INDEX QUERIES.json ...] [--runs N]");
+        eprintln!(
+            "usage: reader-ab INDEX QUERIES.json [INDEX QUERIES.json ...] [--runs N] [--rounds]"
+        );
         std::process::exit(2);
     }
-    println!("| index | queries | reader answered | equal | differ | reader median | SQLite median | reader/SQLite |");
-    println!("|---|---|---|---|---|---|---|---|");
+    if by_rounds {
+        println!("| index | answered | rounds, median | rounds, most | in ≤ 2 | in ≤ 3 | pages fetched | pages read one by one | fetched/read |");
+        println!("|---|---|---|---|---|---|---|---|---|");
+    } else {
+        println!("| index | queries | reader answered | equal | differ | reader median | SQLite median | reader/SQLite |");
+        println!("|---|---|---|---|---|---|---|---|");
+    }
     let mut differ_total = 0;
     for pair in args.chunks(2) {
         let (index, queries) = (&pair[0], &pair[1]);
@@ -55,6 +185,14 @@ fn main() {
                     .map(str::to_string)
             })
             .collect();
+        if by_rounds {
+            let opts = SearchOptions {
+                mode: QueryMode::Box,
+                ..Default::default()
+            };
+            println!("{}", rounds(index, &texts, &opts));
+            continue;
+        }
         let mut engine = Engine::open(std::path::Path::new(index)).expect("the index opens");
         engine.set_time_budget(None);
         let mut reader =

@@ -57,6 +57,7 @@ const QUERIES = [
   ['auth* -test msg-type:git-blob', { includeContent: false }],
   ['msg-type:regular', { perPage: 5 }],
   ['token OR session', { highlight: 'none' }],
+  ['payment -stripe', {}],
   ['nothing-matches-this-zzzz', {}],
   // A typo: corrected from the index's words (engine::typo).
   ['paymnet', {}],

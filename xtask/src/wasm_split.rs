@@ -7,7 +7,7 @@
 //! ```text
 //! wasm-split instrument IN.wasm OUT.wasm
 //! wasm-split names IN.wasm HITS PROFILE
-//! wasm-split split IN.wasm --keep PROFILE --primary P.wasm --secondary S.wasm [--report TSV]
+//! wasm-split split IN.wasm --keep PROFILE [--keep PROFILE...] --primary P.wasm --secondary S.wasm [--report TSV]
 //! ```
 //!
 //! IN carries a name section (`wasm-opt -g`: the same code as without it,
@@ -117,7 +117,7 @@ fn run(args: &[String]) -> Result<String> {
         }
         Some("split") => {
             let mut input = None;
-            let (mut keep, mut primary, mut secondary) = (None, None, None);
+            let (mut keep, mut primary, mut secondary) = (Vec::new(), None, None);
             let mut report = None;
             let mut expand = 0u32;
             let mut it = args[1..].iter();
@@ -128,7 +128,7 @@ fn run(args: &[String]) -> Result<String> {
                         .ok_or_else(|| format!("{a} needs a value"))
                 };
                 match a.as_str() {
-                    "--keep" => keep = Some(value()?),
+                    "--keep" => keep.push(value()?),
                     "--primary" => primary = Some(value()?),
                     "--secondary" => secondary = Some(value()?),
                     "--report" => report = Some(value()?),
@@ -141,13 +141,17 @@ fn run(args: &[String]) -> Result<String> {
                     _ => return Err(format!("unknown argument {a}")),
                 }
             }
-            let (Some(input), Some(keep), Some(primary), Some(secondary)) =
-                (input, keep, primary, secondary)
+            let (Some(input), false, Some(primary), Some(secondary)) =
+                (input, keep.is_empty(), primary, secondary)
             else {
                 return Err(usage());
             };
-            let profile =
-                parse_profile(&std::fs::read_to_string(&keep).map_err(|e| format!("{keep}: {e}"))?);
+            let mut profile = BTreeSet::new();
+            for file in &keep {
+                profile.extend(parse_profile(
+                    &std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?,
+                ));
+            }
             let split = split(&read(input.as_ref())?, &profile, expand)?;
             write(primary.as_ref(), &split.primary)?;
             write(secondary.as_ref(), &split.secondary)?;
@@ -310,12 +314,28 @@ fn profile_names(bytes: &[u8], hits: &BTreeSet<u32>) -> Result<BTreeSet<String>>
 /// What a profile keeps of a module: the functions it names; of a group
 /// that shares a name, the places it names when the group has as many
 /// functions as when it was made, else all of them (which instance is
-/// which is not known then). Also the unnamed functions. Returns them and
-/// the profile's names the module has no function for.
+/// which is not known then); for a line ending in `*`, every function
+/// whose name starts with what comes before it. Also the unnamed
+/// functions. Returns them and the profile's names the module has no
+/// function for.
 fn profiled(m: &Module, profile: &BTreeSet<String>) -> (HashSet<FunctionId>, Vec<String>) {
+    let (keep, _, missing) = profiled_with_prefixes(m, profile);
+    (keep, missing)
+}
+
+/// [`profiled`], and the functions kept for a line ending in `*`.
+fn profiled_with_prefixes(
+    m: &Module,
+    profile: &BTreeSet<String>,
+) -> (HashSet<FunctionId>, HashSet<FunctionId>, Vec<String>) {
     let (groups, unnamed) = name_groups(m);
     let mut wanted: BTreeMap<&str, Vec<Option<(usize, usize)>>> = BTreeMap::new();
+    let mut prefixes = Vec::new();
     for line in profile {
+        if let Some(prefix) = line.strip_suffix('*') {
+            prefixes.push(prefix);
+            continue;
+        }
         let (key, place) = match line.rsplit_once("\t#") {
             Some((key, place)) => {
                 let parsed = place
@@ -329,6 +349,19 @@ fn profiled(m: &Module, profile: &BTreeSet<String>) -> (HashSet<FunctionId>, Vec
     }
     let mut keep: HashSet<FunctionId> = unnamed.into_iter().collect();
     let mut missing = Vec::new();
+    let mut whole = HashSet::new();
+    for prefix in prefixes {
+        let before = whole.len();
+        for (key, group) in &groups {
+            if key.starts_with(prefix) {
+                whole.extend(group.iter().copied());
+            }
+        }
+        if whole.len() == before {
+            missing.push(format!("{prefix}*"));
+        }
+    }
+    keep.extend(whole.iter().copied());
     for (key, places) in wanted {
         let Some(group) = groups.get(key) else {
             missing.push(key.to_string());
@@ -346,7 +379,16 @@ fn profiled(m: &Module, profile: &BTreeSet<String>) -> (HashSet<FunctionId>, Vec
             None => keep.extend(group.iter().copied()),
         }
     }
-    (keep, missing)
+    (keep, whole, missing)
+}
+
+/// Whether a function name is the standard library's (its generic
+/// functions are instantiated for the code that calls them).
+fn is_library(name: &str) -> bool {
+    let name = name.trim_start_matches('<');
+    ["core::", "alloc::", "std::", "hashbrown::"]
+        .iter()
+        .any(|l| name.starts_with(l))
 }
 
 fn parse(bytes: &[u8]) -> Result<Module> {
@@ -354,7 +396,8 @@ fn parse(bytes: &[u8]) -> Result<Module> {
     // walrus would add its own producers section to each output; the names
     // are read from the input, the shipped modules go without them.
     config.generate_producers_section(false);
-    config.generate_name_section(false);
+    // (WASM_SPLIT_NAMES keeps them, to read a stack trace of the outputs.)
+    config.generate_name_section(std::env::var_os("WASM_SPLIT_NAMES").is_some());
     config
         .parse(bytes)
         .map_err(|e| format!("not a wasm module: {e}"))
@@ -405,6 +448,22 @@ impl<'a> Visitor<'a> for SegmentUse {
 #[derive(Default)]
 struct Callees(Vec<FunctionId>);
 
+/// Instructions in a function body.
+#[derive(Default)]
+struct Size(usize);
+
+impl<'a> Visitor<'a> for Size {
+    fn visit_instr(&mut self, _: &'a walrus::ir::Instr, _: &'a walrus::InstrLocId) {
+        self.0 += 1;
+    }
+}
+
+/// A function of at most this many instructions stays in P whatever the
+/// profile says: its stub would be about as big, and a call to it (small
+/// generic helpers, the instances a profile cannot tell apart) would load
+/// S for nothing.
+const SMALL_FUNCTION: usize = 16;
+
 impl<'a> Visitor<'a> for Callees {
     fn visit_call(&mut self, instr: &walrus::ir::Call) {
         self.0.push(instr.func);
@@ -432,7 +491,29 @@ fn split(bytes: &[u8], profile: &BTreeSet<String>, expand: u32) -> Result<Split>
     if p.funcs.iter().all(|f| f.name.is_none()) {
         return Err("the module has no function names: build it with `wasm-opt -g`".into());
     }
-    let (mut keep, missing) = profiled(&p, profile);
+    let (mut keep, whole, missing) = profiled_with_prefixes(&p, profile);
+    // What the functions kept by a prefix call of the standard library's
+    // (their own instances of its generics), through the library's own
+    // calls: a profile cannot tell a generic's instances apart, and the
+    // prefixes are there for the paths it did not see.
+    let mut frontier: Vec<FunctionId> = whole.into_iter().collect();
+    while let Some(id) = frontier.pop() {
+        if let FunctionKind::Local(f) = &p.funcs.get(id).kind {
+            let mut calls = Callees::default();
+            dfs_in_order(&mut calls, f, f.entry_block());
+            for c in calls.0 {
+                let library = p
+                    .funcs
+                    .get(c)
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| is_library(&name_key(n)));
+                if library && keep.insert(c) {
+                    frontier.push(c);
+                }
+            }
+        }
+    }
 
     // The profile, and `expand` levels of the functions it calls directly:
     // a profile run meets only the sizes and shapes of its own data (a
@@ -464,6 +545,11 @@ fn split(bytes: &[u8], profile: &BTreeSet<String>, expand: u32) -> Result<Split>
             continue;
         };
         if keep.contains(&id) || Some(id) == start {
+            continue;
+        }
+        let mut size = Size::default();
+        dfs_in_order(&mut size, f, f.entry_block());
+        if size.0 <= SMALL_FUNCTION {
             continue;
         }
         let mut uses = SegmentUse::default();
@@ -716,6 +802,23 @@ mod tests {
         );
         assert!(keep.contains(&ids[0]) && keep.contains(&ids[2]) && !keep.contains(&ids[1]));
         assert_eq!(missing, vec!["engine::gone".to_string()]);
+    }
+
+    #[test]
+    fn a_line_ending_in_a_star_keeps_every_function_its_start_names() {
+        let (m, ids) = module(&[
+            "engine::reader::Reader::open::h0000000000000001",
+            "<engine::reader::Terms<S> as engine::typo::Terms>::scan::h0000000000000002",
+            "engine::readers::other::h0000000000000003",
+            "sqlite3VdbeExec",
+        ]);
+        let (keep, missing) = profiled(
+            &m,
+            &profile(&["engine::reader::*", "<engine::reader::*", "engine::gone::*"]),
+        );
+        assert!(keep.contains(&ids[0]) && keep.contains(&ids[1]));
+        assert!(!keep.contains(&ids[2]) && !keep.contains(&ids[3]));
+        assert_eq!(missing, vec!["engine::gone::*".to_string()]);
     }
 
     #[test]
