@@ -318,6 +318,7 @@ fn profile_names(bytes: &[u8], hits: &BTreeSet<u32>) -> Result<BTreeSet<String>>
 /// whose name starts with what comes before it. Also the unnamed
 /// functions. Returns them and the profile's names the module has no
 /// function for.
+#[cfg(test)]
 fn profiled(m: &Module, profile: &BTreeSet<String>) -> (HashSet<FunctionId>, Vec<String>) {
     let (keep, _, missing) = profiled_with_prefixes(m, profile);
     (keep, missing)
