@@ -383,12 +383,12 @@ pub fn local_close() {
 }
 
 /// Runs a query; returns the results object as JSON text. In lazy mode
-/// the pages it reads are fetched in batches (see `Session::search`).
+/// the pages it reads are fetched in batches (see `Session::answer`).
 #[wasm_bindgen(js_name = sessionSearch)]
 pub async fn session_search(query: String, options_json: String) -> Result<String, JsValue> {
     let s = session()?;
     let planned = s.plan(&query, &options_json).map_err(js)?;
-    s.search(planned).await.map_err(js)
+    s.answer(planned).await.map_err(js)
 }
 
 #[wasm_bindgen(js_name = sessionInfo)]

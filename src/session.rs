@@ -1270,7 +1270,7 @@ impl Session {
     /// fetched in one batch ([`LazyIndex::attempt`]); a search the reader
     /// cannot run goes to SQLite, after the warm-up (`storage::lazy::warm`)
     /// fetched its pages in batches.
-    pub async fn search(&self, planned: PlannedSearch) -> Result<String> {
+    pub async fn answer(&self, planned: PlannedSearch) -> Result<String> {
         if let Some(e) = self.refused.borrow().as_ref() {
             return Err(e.clone());
         }
@@ -1287,7 +1287,7 @@ impl Session {
         self.search_planned(planned)
     }
 
-    /// [`Session::search`] with the reader: the results object, or `None`
+    /// [`Session::answer`] with the reader: the results object, or `None`
     /// when the reader cannot run the search (or the index in use is no
     /// longer read lazily).
     async fn read(&self, lazy: &LazyIndex, planned: &PlannedSearch) -> Result<Option<String>> {
