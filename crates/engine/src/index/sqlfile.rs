@@ -480,38 +480,11 @@ impl<S: PageSource> SqlFile<S> {
         f: &mut dyn FnMut(Vec<Value>) -> Result<bool>,
         depth: usize,
     ) -> Result<bool> {
-        if depth > MAX_DEPTH {
-            return Err(corrupt("a b-tree deeper than SQLite allows"));
-        }
-        let page = self.page(no)?;
-        let (kind, offsets) = self.cells_of(&page, no)?;
-        let bad = || corrupt("an index b-tree cell is cut short");
-        let interior = match kind {
-            PageKind::LeafIndex => false,
-            PageKind::InteriorIndex => true,
-            _ => return Err(corrupt("an index scan met a table page")),
-        };
-        let skip = if interior { 4 } else { 0 };
-        let record = |i: usize| -> Result<Vec<Value>> {
-            decode_record(&self.index_cell(&page, offsets[i] + skip)?)
-        };
-        // The first entry not less than the key, by binary search.
-        let (mut lo, mut hi) = (0, offsets.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if cmp_prefix(&record(mid)?, key) == Ordering::Less {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let child = |i: usize| -> Result<u32> {
-            match offsets.get(i) {
-                Some(&o) => u32_at(&page, o),
-                None => u32_at(&page, header_at(no) + 8),
-            }
-            .ok_or_else(bad)
-        };
+        let at = self.index_page(no, depth)?;
+        let (record, child) = (|i| self.index_record(&at, i), |i| at.child(i));
+        let (offsets, interior) = (&at.offsets, at.interior);
+        // The first entry not less than the key.
+        let lo = self.partition(&at, |r| cmp_prefix(r, key) != Ordering::Less)?;
         // A child not at hand, for a collecting source: the children after
         // it that the range reaches are asked for too.
         let ask_after = |i: usize, e: &Error| {
@@ -588,47 +561,82 @@ impl<S: PageSource> SqlFile<S> {
         above: bool,
         depth: usize,
     ) -> Result<Option<Vec<Value>>> {
-        if depth > MAX_DEPTH {
-            return Err(corrupt("a b-tree deeper than SQLite allows"));
-        }
-        let page = self.page(no)?;
-        let (kind, offsets) = self.cells_of(&page, no)?;
-        let bad = || corrupt("an index b-tree cell is cut short");
-        let interior = match kind {
-            PageKind::LeafIndex => false,
-            PageKind::InteriorIndex => true,
-            _ => return Err(corrupt("an index lookup met a table page")),
-        };
-        let skip = if interior { 4 } else { 0 };
-        let record = |i: usize| -> Result<Vec<Value>> {
-            decode_record(&self.index_cell(&page, offsets[i] + skip)?)
-        };
-        // The first entry greater than the key, by binary search.
-        let (mut lo, mut hi) = (0, offsets.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if cmp_prefix(&record(mid)?, key) == Ordering::Greater {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        let i = lo;
-        if interior {
-            let child = match offsets.get(i) {
-                Some(&o) => u32_at(&page, o),
-                None => u32_at(&page, header_at(no) + 8),
-            }
-            .ok_or_else(bad)?;
-            if let Some(found) = self.seek(child, key, above, depth + 1)? {
+        let at = self.index_page(no, depth)?;
+        let record = |i| self.index_record(&at, i);
+        // The first entry greater than the key.
+        let i = self.partition(&at, |r| cmp_prefix(r, key) == Ordering::Greater)?;
+        if at.interior {
+            if let Some(found) = self.seek(at.child(i)?, key, above, depth + 1)? {
                 return Ok(Some(found));
             }
         }
         if above {
             // In an interior page, the cell after the child's subtree.
-            return (i < offsets.len()).then(|| record(i)).transpose();
+            return (i < at.offsets.len()).then(|| record(i)).transpose();
         }
         i.checked_sub(1).map(record).transpose()
+    }
+}
+
+/// An index b-tree page, read for a lookup or a scan.
+struct IndexPage {
+    page: Page,
+    no: u32,
+    offsets: Vec<usize>,
+    interior: bool,
+}
+
+impl IndexPage {
+    /// The child left of cell `i` (the rightmost child for `i` past the
+    /// last cell).
+    fn child(&self, i: usize) -> Result<u32> {
+        match self.offsets.get(i) {
+            Some(&o) => u32_at(&self.page, o),
+            None => u32_at(&self.page, header_at(self.no) + 8),
+        }
+        .ok_or_else(|| corrupt("an index b-tree cell is cut short"))
+    }
+}
+
+impl<S: PageSource> SqlFile<S> {
+    fn index_page(&self, no: u32, depth: usize) -> Result<IndexPage> {
+        if depth > MAX_DEPTH {
+            return Err(corrupt("a b-tree deeper than SQLite allows"));
+        }
+        let page = self.page(no)?;
+        let (kind, offsets) = self.cells_of(&page, no)?;
+        let interior = match kind {
+            PageKind::LeafIndex => false,
+            PageKind::InteriorIndex => true,
+            _ => return Err(corrupt("an index lookup met a table page")),
+        };
+        Ok(IndexPage {
+            page,
+            no,
+            offsets,
+            interior,
+        })
+    }
+
+    /// The record of cell `i`.
+    fn index_record(&self, at: &IndexPage, i: usize) -> Result<Vec<Value>> {
+        let skip = if at.interior { 4 } else { 0 };
+        decode_record(&self.index_cell(&at.page, at.offsets[i] + skip)?)
+    }
+
+    /// The first cell whose record `after` holds for (cells are in key
+    /// order and `after` holds from some cell on), by binary search.
+    fn partition(&self, at: &IndexPage, after: impl Fn(&[Value]) -> bool) -> Result<usize> {
+        let (mut lo, mut hi) = (0, at.offsets.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if after(&self.index_record(at, mid)?) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Ok(lo)
     }
 }
 
