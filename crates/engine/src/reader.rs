@@ -278,28 +278,33 @@ impl<S: PageSource> Reader<S> {
         Ok(!self.misses.missed.get())
     }
 
-    /// Whether no target of `p` has a result, counted as the search
-    /// counts them (a target counted by its ranking reads its ranking
-    /// records: the caller looks at the misses).
-    fn matched_nothing(&self, p: &Plan) -> Result<bool> {
-        let offset = p.page.saturating_sub(1).saturating_mul(p.per_page);
-        for sql in p.target_plans.iter().filter_map(|tp| tp.sql.as_ref()) {
-            let total = if sql.counted_by_rank {
-                self.ranked_page(sql, p.per_page, offset)?.1
-            } else {
-                self.count_rows(sql)?
-            };
-            if total > 0 {
-                return Ok(false);
-            }
+    /// Every target's page of `p` with its number of results, as the
+    /// search counts and returns them, after the doclists; empty when the
+    /// doclists missed a page (the caller looks at the misses).
+    fn pages_of(&self, p: &Plan) -> Result<Vec<(ReaderRank, Vec<Ranked>, u64)>> {
+        if !self.doclists(p)? {
+            return Ok(Vec::new());
         }
-        Ok(true)
+        let offset = p.page.saturating_sub(1).saturating_mul(p.per_page);
+        let mut pages = Vec::new();
+        for sql in p.target_plans.iter().filter_map(|tp| tp.sql.as_ref()) {
+            let (kind, _) = reader_target(sql, "rank")?;
+            let (page, total) = self.ranked_page(sql, p.per_page, offset)?;
+            pages.push((kind, page, total));
+        }
+        Ok(pages)
     }
 
-    fn end_search(&mut self) {
+    /// Forgets what a search read, but the pages (kept between the
+    /// attempts at one search).
+    fn forget_search(&mut self) {
         self.demoted = None;
         self.lists.borrow_mut().clear();
         self.matches.borrow_mut().clear();
+    }
+
+    fn end_search(&mut self) {
+        self.forget_search();
         self.file.forget_pages();
     }
 
@@ -337,10 +342,7 @@ impl<S: PageSource> Reader<S> {
                 r => r.map(Some),
             },
             Ok(false) => {
-                // The pages read stay for the next attempt.
-                self.demoted = None;
-                self.lists.borrow_mut().clear();
-                self.matches.borrow_mut().clear();
+                self.forget_search();
                 return Ok(None);
             }
             Err(e) if e.code == PAGE_MISSING => return Ok(None),
@@ -354,55 +356,34 @@ impl<S: PageSource> Reader<S> {
     /// none missed a page.
     fn stages(&self, planned: &PlannedSearch) -> Result<bool> {
         let missed = || self.misses.missed.get();
-        if !self.doclists(planned.plan())? {
+        let nothing = |pages: &[(ReaderRank, Vec<Ranked>, u64)]| pages.iter().all(|p| p.2 == 0);
+        let mut pages = self.pages_of(planned.plan())?;
+        if missed() {
             return Ok(false);
         }
         // As the search reads a query nothing matches with every word: its
         // typos corrected, then (that matching nothing either) any word.
-        let mut reading = None;
-        let nothing = self.matched_nothing(planned.plan())?;
-        if missed() {
-            return Ok(false);
-        }
-        if nothing {
+        if nothing(&pages) {
             let fixed = planned.corrected_with(self)?;
             if missed() {
                 return Ok(false);
             }
             let now = match fixed {
-                Some(fixed) if !self.doclists(fixed.plan())? => return Ok(false),
-                Some(fixed) => fixed,
-                None => planned.clone(),
-            };
-            let nothing = self.matched_nothing(now.plan())?;
-            if missed() {
-                return Ok(false);
-            }
-            reading = match now.any_term() {
-                Some(any) if nothing => {
-                    if !self.doclists(any.plan())? {
+                Some(fixed) => {
+                    pages = self.pages_of(fixed.plan())?;
+                    if missed() {
                         return Ok(false);
                     }
-                    Some(any)
+                    fixed
                 }
-                _ => Some(now),
+                None => planned.clone(),
             };
-        }
-        let p = reading.as_ref().unwrap_or(planned).plan();
-        let targets: Vec<&TargetSql> = p
-            .target_plans
-            .iter()
-            .filter_map(|tp| tp.sql.as_ref())
-            .collect();
-        let offset = p.page.saturating_sub(1).saturating_mul(p.per_page);
-        let mut pages = Vec::new();
-        for sql in &targets {
-            let (kind, _) = reader_target(sql, "rank")?;
-            let (page, _) = self.ranked_page(sql, p.per_page, offset)?;
-            pages.push((kind, page));
-        }
-        if missed() {
-            return Ok(false);
+            if let Some(any) = now.any_term().filter(|_| nothing(&pages)) {
+                pages = self.pages_of(any.plan())?;
+                if missed() {
+                    return Ok(false);
+                }
+            }
         }
         // The rows returned, each table's row on its own (a row missing
         // its first table's page still asks for the others'), with the
@@ -411,7 +392,7 @@ impl<S: PageSource> Reader<S> {
             self.misses
                 .absorb(self.file.row(table, id).map(drop), || ())
         };
-        for (kind, page) in pages {
+        for (kind, page, _) in pages {
             for r in page {
                 let (own, chat, message): (&[&str], _, _) = match kind {
                     ReaderRank::Chats => (&[chats::TABLE, chat_details::TABLE], None, None),

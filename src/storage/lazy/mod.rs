@@ -468,15 +468,6 @@ impl PageSource for LazySource {
             while p <= last && !self.has(p) {
                 p += 1;
             }
-            // Sequential misses (a scan of a table's leaves in key order)
-            // read ahead, doubling up to MAX_READ_AHEAD_PAGES.
-            let mut end = p - 1;
-            if start == self.last_end + 1 || start == self.last_end + 2 {
-                let want = (self.last_len * 2).min(MAX_READ_AHEAD_PAGES);
-                while end + 1 < self.page_count && end + 1 - start < want && !self.has(end + 1) {
-                    end += 1;
-                }
-            }
             if let Some(missed) = self.collect.as_mut() {
                 missed.extend(start..p);
                 return Err(Error::new(PAGE_MISSING, "the page is not here yet"));
@@ -486,6 +477,15 @@ impl PageSource for LazySource {
                     "lazy.not_here",
                     "the page is not here and this read may not fetch it",
                 ));
+            }
+            // Sequential misses (a scan of a table's leaves in key order)
+            // read ahead, doubling up to MAX_READ_AHEAD_PAGES.
+            let mut end = p - 1;
+            if start == self.last_end + 1 || start == self.last_end + 2 {
+                let want = (self.last_len * 2).min(MAX_READ_AHEAD_PAGES);
+                while end + 1 < self.page_count && end + 1 - start < want && !self.has(end + 1) {
+                    end += 1;
+                }
             }
             self.fetch_sync(start, end)?;
             self.last_len = end - start + 1;
