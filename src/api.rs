@@ -131,12 +131,19 @@ async fn prefetched_later(v: JsValue) -> Prefetched {
 /// background work (see [`Session::plan_visit`]); resolves with `{ info,
 /// background }`. `prefetched`: what was fetched while the module
 /// compiled, or a Promise of it (storage is opened meanwhile).
+/// `loadSecondPart`: the worker's `loadSecondary` (split.js), a function
+/// returning a Promise that resolves once the module's second part is in;
+/// opening SQLite waits for it.
 #[wasm_bindgen(js_name = sessionOpen)]
 pub async fn session_open(
     options: JsValue,
     on_progress: Option<Function>,
     prefetched_value: JsValue,
+    load_second_part: Option<Function>,
 ) -> Result<JsValue, JsValue> {
+    if let Some(load) = load_second_part {
+        crate::host::set_second_part(load);
+    }
     let opts: OpenOptions = serde_wasm_bindgen::from_value(options).map_err(|e| {
         js(Error::new(
             "options.invalid",

@@ -265,3 +265,29 @@ pub fn report(on_progress: Option<&Function>, phase: &str, loaded: f64, total: f
         );
     }
 }
+
+thread_local! {
+    /// The worker's `loadSecondary` (split.js), when it gave one.
+    static SECOND_PART: std::cell::RefCell<Option<Function>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Sets how [`second_part`] loads the module's second part.
+pub fn set_second_part(load: Function) {
+    SECOND_PART.with(|s| *s.borrow_mut() = Some(load));
+}
+
+/// Resolves once the module's second part (SQLite, split.js) is in, when
+/// the worker said how to load it. Async code about to open SQLite waits
+/// here: a function of the second part called while the worker's
+/// background fetch is still on its way would load the module a second
+/// time, synchronously. A failed load is left for that call to report.
+pub async fn second_part() {
+    let Some(load) = SECOND_PART.with(|s| s.borrow().clone()) else {
+        return;
+    };
+    if let Ok(p) = load.call0(&JsValue::NULL) {
+        if let Ok(p) = p.dyn_into::<js_sys::Promise>() {
+            let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+        }
+    }
+}

@@ -624,6 +624,9 @@ impl Session {
     async fn open_stored(&self) -> Result<bool> {
         let storage = self.storage().await?;
         let mut stored = storage.list().await?;
+        if !stored.is_empty() {
+            host::second_part().await;
+        }
         while let Some(idx) = newest(stored.iter().cloned()) {
             let t = now_ms();
             match storage.open(&idx).await.and_then(open_engine) {
@@ -917,6 +920,7 @@ impl Session {
                 return Err(e);
             }
         };
+        host::second_part().await;
         let opened = storage
             .open(&stored)
             .await
@@ -1065,6 +1069,7 @@ impl Session {
             d.manifest.size as f64,
         );
         let t = now_ms();
+        host::second_part().await;
         let opened = storage
             .open(&stored)
             .await

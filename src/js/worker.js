@@ -228,13 +228,16 @@ async function importFile(file, importId, tuning) {
 const ops = {
   async open({ manifestUrl, storage, offline, requestTimeoutMs }) {
     // The prefetch goes in as a Promise: storage opens while it finishes.
-    const pre = prefetched;
     // The engine's second part (split.js), which holds SQLite: downloading
     // an index and opening a stored one need it now. With the page's
     // prefetch (storage 'auto' or 'lazy'), a lazy first visit answers
     // without it and fetches it after its first answer (holdBackground):
     // its bytes would compete with the index's, its compile with the first
     // search (docs/lazy-loading.md, "The module in two parts").
+    // The session waits for it before it opens SQLite (loadSecondary
+    // below): a stub that ran while this fetch was still on its way would
+    // load the module a second time, in sync.
+    const pre = prefetched;
     Promise.resolve(pre).then((p) => {
       if (!p || p.stored) loadSecondary();
     });
@@ -244,7 +247,7 @@ const ops = {
     // index: look for a newer one, with the manifest the page fetched) or
     // null. It runs in the engine's second part, after the first answer:
     // a new index is downloaded and stored by the second part, in first.
-    const { info, background } = await sessionOpen({ manifestUrl, storage, offline, requestTimeoutMs }, progress, pre);
+    const { info, background } = await sessionOpen({ manifestUrl, storage, offline, requestTimeoutMs }, progress, pre, loadSecondary);
     prefetched = null;
     mark('opened');
     if (background === 'fill') {

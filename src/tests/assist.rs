@@ -12,7 +12,7 @@ async fn the_worker_runs_assisted_searches_by_id_and_drops_them_when_they_end() 
         manifest_url(SITE)
     ))
     .unwrap();
-    api::session_open(options, None, JsValue::UNDEFINED)
+    api::session_open(options, None, JsValue::UNDEFINED, None)
         .await
         .unwrap();
     let parse = |json: String| -> serde_json::Value { serde_json::from_str(&json).unwrap() };

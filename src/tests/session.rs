@@ -413,7 +413,7 @@ async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
     // A download is the published index: no background work; without the
     // page's policy, info().offline is policy auto on a first visit.
     let opened = json_of(
-        &api::session_open(options(""), None, JsValue::UNDEFINED)
+        &api::session_open(options(""), None, JsValue::UNDEFINED, None)
             .await
             .unwrap(),
     );
@@ -436,7 +436,7 @@ async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
     .unwrap();
     let policy = r#", "offline": {"policy": "always", "visits": 3, "metered": true}"#;
     let opened = json_of(
-        &api::session_open(options(policy), None, handoff)
+        &api::session_open(options(policy), None, handoff, None)
             .await
             .unwrap(),
     );
@@ -465,7 +465,11 @@ async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
         &serde_json::json!({ "manifest": serde_json::to_string(&newer).unwrap() }).to_string(),
     )
     .unwrap();
-    let opened = json_of(&api::session_open(options(""), None, handoff).await.unwrap());
+    let opened = json_of(
+        &api::session_open(options(""), None, handoff, None)
+            .await
+            .unwrap(),
+    );
     assert_eq!(opened["background"], "update");
     assert_eq!(
         json_of(&api::session_update(None).await.unwrap())["status"],
@@ -478,7 +482,7 @@ async fn the_visit_s_background_work_is_decided_at_open_and_runs_once() {
     // A policy the module does not know is refused with the options'
     // error.
     let bad = r#", "offline": {"policy": "sometimes", "visits": 1, "metered": false}"#;
-    let e = api::session_open(options(bad), None, JsValue::UNDEFINED)
+    let e = api::session_open(options(bad), None, JsValue::UNDEFINED, None)
         .await
         .unwrap_err();
     assert_eq!(js_code(&e), "options.invalid");

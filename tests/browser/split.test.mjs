@@ -95,8 +95,12 @@ test('a repeat visit fetches the second module (SQLite) as it opens the stored i
   await closePage(page);
 
   site.server.reset();
+  // The second module slow to come: the stored index is found long before
+  // it is in, and its open waits for that fetch instead of making its own.
+  site.server.options.delay = [{ match: new RegExp(`${secondary.replace(/[.]/g, '\\.')}$`), ms: 1500 }];
   const again = await site.blank();
   const info = await openEngine(again);
+  site.server.options.delay = [];
   assert.equal(info.source, 'stored');
   assert.equal(info.storage, 'opfs');
   assert.equal(info.sqliteOpen, true);
