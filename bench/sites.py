@@ -169,8 +169,11 @@ SITES = {
 # The sites added later (git, gnutls, gsk4, httpd, r-manuals, zsh) were
 # split by the same rule among themselves, before any engine ran on them:
 # sorted by name, alternating held-out / tuning starting with held-out.
+# gsk4, held out by that rule, is a tuning site: its failures were read
+# (headings that only link to another page, separators the stylesheet
+# draws), and a site whose failures were read tunes.
 HELD_OUT = ("commons-lang3", "debian-reference", "gettext", "mkdocs", "rust-std",
-            "git", "gsk4", "r-manuals")
+            "git", "r-manuals")
 SMOKE_SITES = ("mkdocs", "gettext")
 # Packages of generators that no site above covers, unpacked by
 # --fetch-only --packages for the extraction tests (tests/docs_generators.rs):
@@ -233,6 +236,12 @@ class Element:
                 if isinstance(c, str):
                     parts.append(c)
                 elif c.tag not in HIDDEN:
+                    # An empty element with a class (`<span class="sep">`)
+                    # is drawn by the stylesheet and parts the words on
+                    # either side, as the page shows them.
+                    if c.get("class").strip() and c.tag != "wbr" and all(
+                            isinstance(k, str) and not k.strip() for k in c.children):
+                        parts.append(" ")
                     walk(c)
 
         walk(self)

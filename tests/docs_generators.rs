@@ -828,3 +828,75 @@ fn anchored_terms_and_table_rows_define_names_a_mere_mention_does_not() {
         [("--count", Some("opt-count")), ("strlen", Some("strlen"))]
     );
 }
+
+#[test]
+fn gi_docgen_titles_read_as_shown_and_method_summaries_point_to_their_pages() {
+    let dir = "usr/share/doc/libgtk-4-doc/gsk4";
+    let Some(method) = package_file(
+        "libgtk-4-doc",
+        &format!("{dir}/method.BlurNode.get_radius.html"),
+    ) else {
+        return;
+    };
+    // `<a>Gsk</a><span class="sep"></span><a>BlurNode</a><span class="sep"></span>get_radius`
+    let p = parse(&method);
+    assert!(
+        p.units.iter().any(|u| u.title == "Gsk BlurNode get_radius"),
+        "{:?}",
+        p.units.iter().map(|u| &u.title).collect::<Vec<_>>()
+    );
+    // The class page lists each method under a heading that only links to
+    // the method's page: lines of its "Instance methods", not sections.
+    let class = package_file("libgtk-4-doc", &format!("{dir}/class.BlurNode.html")).unwrap();
+    let c = parse(&class);
+    assert!(!c
+        .units
+        .iter()
+        .any(|u| u.title == "gsk_blur_node_get_radius"));
+    let methods = c
+        .units
+        .iter()
+        .find(|u| u.title == "Instance methods")
+        .expect("Instance methods");
+    assert!(
+        methods.text.contains("gsk_blur_node_get_radius"),
+        "{}",
+        methods.text
+    );
+}
+
+#[test]
+fn makeinfo_bare_headings_join_their_definitions_and_index_anchors_are_terms() {
+    // GnuTLS's one-page manual: `<h4 class="subheading">gnutls_init</h4>`
+    // over the `<dl class="def">` of `Function: int gnutls_init`.
+    let Some(path) = package_file("gnutls-doc", "usr/share/doc/gnutls-doc/html/gnutls.html") else {
+        return;
+    };
+    let p = parse(&path);
+    assert!(!p
+        .units
+        .iter()
+        .any(|u| u.title == "gnutls_init" && u.kind == UnitKind::Section));
+    let def = p.anchors["index-gnutls_005finit-1"];
+    assert_eq!(p.units[def].kind, UnitKind::Definition);
+    assert!(
+        p.units[def].title.contains("gnutls_init"),
+        "{}",
+        p.units[def].title
+    );
+    assert_eq!(p.anchors["gnutls_005finit-1"], def);
+    // zsh's options: `<span id="index-AUTO_005fMENU">` is the index's
+    // `AUTO_MENU` entry, a term of the section that holds it.
+    let Some(options) = package_file("zsh-doc", "usr/share/doc/zsh-common/html/Options.html")
+    else {
+        return;
+    };
+    let o = parse(&options);
+    let at = o.anchors["index-AUTO_005fMENU"];
+    assert!(
+        o.units[at].index_terms.iter().any(|t| t == "AUTO_MENU"),
+        "{:?}",
+        o.units[at].index_terms
+    );
+    assert!(o.units[at].index_terms.iter().any(|t| t == "NO_AUTO_MENU"));
+}

@@ -728,7 +728,7 @@ fn inline_text(e: ElementRef<'_>) -> String {
                         if is_permalink_marker(ce) {
                             continue;
                         }
-                        if el.name() == "br" {
+                        if el.name() == "br" || is_drawn_separator(ce) {
                             out.push(' ');
                         }
                         collect(ce, out);
@@ -741,6 +741,45 @@ fn inline_text(e: ElementRef<'_>) -> String {
     let mut s = String::new();
     collect(e, &mut s);
     normalize_ws(&s)
+}
+
+/// A heading that is only a link to another page: no id of its own (it
+/// is not a place on this page; the caller checks the anchors before it
+/// and around it), and all of its text the text of one link to another
+/// file of the site, to the file itself: a heading linking to a place in
+/// another file is a way back (texi2html's to its table of contents).
+fn is_pointer_heading(e: ElementRef<'_>, title: &str) -> bool {
+    if e.value().id().is_some()
+        || e.descendants()
+            .filter_map(ElementRef::wrap)
+            .any(|d| d.value().id().is_some() || d.value().attr("name").is_some())
+    {
+        return false;
+    }
+    let mut links = e
+        .descendants()
+        .filter_map(ElementRef::wrap)
+        .filter(|d| d.value().name() == "a" && d.value().attr("href").is_some());
+    match (links.next(), links.next()) {
+        (Some(a), None) => {
+            let href = a.value().attr("href").unwrap_or_default();
+            is_site_link(href) && !href.contains(['#', '?']) && inline_text(a) == title
+        }
+        _ => false,
+    }
+}
+
+/// An empty element with a class (`<span class="sep"></span>` between
+/// the parts of `Gsk·BlurNode·get_radius`): what it shows, stylesheets
+/// draw, and it parts the words on either side as the page shows them.
+/// `<wbr>` is a break opportunity inside a word, not a separator.
+fn is_drawn_separator(e: ElementRef<'_>) -> bool {
+    let el = e.value();
+    el.name() != "wbr"
+        && el.attr("class").is_some_and(|c| !c.trim().is_empty())
+        && !e.children().any(|c| {
+            c.value().is_element() || c.value().as_text().is_some_and(|t| !t.trim().is_empty())
+        })
 }
 
 /// Marks a generator puts in a heading to link to it (`#`, `¶`, `§`,
@@ -1276,6 +1315,30 @@ impl Walker {
 
     fn open_unit(&mut self, kind: UnitKind, title: String, anchor: Option<String>, level: u8) {
         let headings = self.headings.iter().map(|(_, t)| t.clone()).collect();
+        // A heading with nothing under it before a definition it names
+        // (makeinfo's `<h4 class="subheading">gnutls_init</h4>` over the
+        // `<dl class="def">` of `Function: int gnutls_init`) is the
+        // definition's heading, not a section of its own: alone, its few
+        // words would outrank every page that says more about them. (A
+        // heading over several definitions, `Functions`, names none of
+        // them and stays.)
+        let mut anchor = anchor;
+        if let Some(bare) = self.units.last().filter(|u| {
+            u.kind == UnitKind::Section
+                && !u.copy
+                && u.code.is_empty()
+                && u.index_terms.is_empty()
+                && kind == UnitKind::Definition
+                && title.contains(u.title.as_str())
+                && u.text.trim() == format!("{} {}", "#".repeat(u.level as usize), u.title)
+        }) {
+            if let Some(a) = bare.anchor.clone() {
+                anchor.get_or_insert(a);
+            }
+            // The anchors that named it name what takes its place (its index).
+            self.units.pop();
+            self.stack.retain(|&i| i < self.units.len());
+        }
         let idx = self.units.len();
         let anchor = anchor.or_else(|| self.pending_ids.first().cloned());
         for id in std::mem::take(&mut self.pending_ids) {
@@ -1341,6 +1404,10 @@ impl Walker {
             self.pending_ids.push(id.to_string());
         }
         if is_relation_navigation(e) {
+            return;
+        }
+        if is_drawn_separator(e) {
+            self.push_text(" ");
             return;
         }
         match name {
@@ -1421,6 +1488,22 @@ impl Walker {
             if let Some(id) = el.id() {
                 self.pending_ids.push(id.to_string());
             }
+            return;
+        }
+        if !self.headings.is_empty()
+            && self.pending_ids.is_empty()
+            && self.owning_ancestor_id(e).is_none()
+            && is_pointer_heading(e, &title)
+        {
+            // An entry of a list of other pages, set as a heading (gi-docgen's
+            // `<h6><a href="method.BlurNode.get_radius.html">gsk_blur_node_get_radius</a></h6>`
+            // over a method's one-line summary, once per method on its
+            // class page and on each subclass's): the page it points to is
+            // where that name is defined, so here it is a line of the
+            // listing's text, not a section named by it.
+            self.block_break();
+            self.push_text(&title);
+            self.block_break();
             return;
         }
         // A heading closes open definitions and sections of its level.
@@ -1929,7 +2012,57 @@ impl Walker {
         for id in std::mem::take(&mut self.pending_ids) {
             self.anchors.entry(id).or_insert(last);
         }
+        // makeinfo's index entries live on in their anchors' ids
+        // (`<span id="index-NO_005fMAIL_005fWARNING">`): a page's own
+        // index terms, there even when the site's index page is not.
+        let mut terms: Vec<(usize, &str, String)> = self
+            .anchors
+            .iter()
+            .filter_map(|(id, &i)| Some((i, id.as_str(), makeinfo_index_term(id)?)))
+            .collect();
+        terms.sort();
+        for (i, _, term) in terms {
+            let u = &mut self.units[i];
+            let lower = term.to_lowercase();
+            if u.title.to_lowercase() != lower
+                && !u.index_terms.iter().any(|t| t.to_lowercase() == lower)
+            {
+                u.index_terms.push(term);
+            }
+        }
     }
+}
+
+/// The index term a makeinfo anchor id spells (`index-BAUD_002c-use-of`
+/// → `BAUD, use of`; `index-local-1`, the second entry for `local` →
+/// `local`): Texinfo writes `-` for a space and `_XXXX` (hex) for any
+/// other character but a letter or digit. None for other ids, or ids that
+/// spell no word (Sphinx's `index-3`).
+fn makeinfo_index_term(id: &str) -> Option<String> {
+    let mut rest = id.strip_prefix("index-")?;
+    if let Some((head, n)) = rest.rsplit_once('-') {
+        if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+            rest = head;
+        }
+    }
+    let mut out = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '-' => out.push(' '),
+            '_' => {
+                let hex: String = chars.by_ref().take(4).collect();
+                let code = u32::from_str_radix(&hex, 16)
+                    .ok()
+                    .filter(|_| hex.len() == 4)?;
+                out.push(char::from_u32(code)?);
+            }
+            c if c.is_alphanumeric() => out.push(c),
+            _ => return None,
+        }
+    }
+    let out = normalize_ws(&out);
+    out.chars().any(char::is_alphabetic).then_some(out)
 }
 
 /// Classes of blocks that hold code one element per line, without a
@@ -2081,6 +2214,93 @@ mod tests {
         assert!(p.units[2].text.contains("After the method."));
         assert!(!p.units[3].text.contains("After the method."));
         assert_eq!(p.anchors["json.JSONDecoder.decode"], 3);
+    }
+
+    #[test]
+    fn empty_styled_elements_part_words_as_the_page_shows_them() {
+        let p = parse_page(
+            r#"<main><h1><a href="index.html">Gsk</a><span class="sep"></span><a href="class.BlurNode.html">BlurNode</a><span class="sep"></span>get_radius</h1>
+            <p>See Gsk<span class="sep"> </span>BlurNode, one<wbr>word and <span></span>glued<span></span>text.</p></main>"#,
+        ).unwrap();
+        assert_eq!(p.units[1].title, "Gsk BlurNode get_radius");
+        assert!(
+            p.units[1]
+                .text
+                .contains("See Gsk BlurNode, oneword and gluedtext."),
+            "{}",
+            p.units[1].text
+        );
+    }
+
+    #[test]
+    fn a_heading_that_only_links_to_another_page_is_a_line_of_its_section() {
+        let p = parse_page(
+            r##"<main><h1>GskBlurNode</h1><h4 id="methods">Instance methods</h4>
+            <div><h6><a href="method.BlurNode.get_radius.html">gsk_blur_node_get_radius</a></h6><div><p>Retrieves the blur radius.</p></div></div>
+            <h6 id="own"><a href="other.html">kept_as_a_heading</a></h6><p>Own text.</p>
+            <h6><a href="#here">also_kept</a></h6><p>Here.</p></main>"##,
+        ).unwrap();
+        let titles: Vec<&str> = p.units.iter().map(|u| u.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "",
+                "GskBlurNode",
+                "Instance methods",
+                "kept_as_a_heading",
+                "also_kept"
+            ]
+        );
+        assert!(
+            p.units[2].text.contains("gsk_blur_node_get_radius"),
+            "{}",
+            p.units[2].text
+        );
+        assert!(p.units[2].text.contains("Retrieves the blur radius."));
+    }
+
+    #[test]
+    fn a_bare_heading_over_the_definition_it_names_is_its_heading() {
+        let p = parse_page(
+            r#"<main><h1>API reference</h1><h4 class="subheading">gnutls_init</h4>
+            <dl class="def"><dt id="index-gnutls_005finit"><span class="category">Function: </span>int <strong>gnutls_init</strong> (gnutls_session_t * session)</dt><dd><p>Initializes a session.</p></dd></dl>
+            <h4>Functions</h4>
+            <dl class="def"><dt id="index-gnutls_005fdeinit"><span class="category">Function: </span>void <strong>gnutls_deinit</strong> ()</dt><dd><p>Frees it.</p></dd></dl></main>"#,
+        ).unwrap();
+        let titles: Vec<&str> = p.units.iter().map(|u| u.title.as_str()).collect();
+        assert!(!titles.contains(&"gnutls_init"), "{titles:?}");
+        assert!(titles.contains(&"Functions"), "{titles:?}");
+        let def = p
+            .units
+            .iter()
+            .position(|u| u.title.contains("gnutls_init"))
+            .unwrap();
+        assert_eq!(p.units[def].kind, UnitKind::Definition);
+        assert!(p.units[def].text.contains("Initializes a session."));
+        assert_eq!(p.anchors["index-gnutls_005finit"], def);
+    }
+
+    #[test]
+    fn makeinfo_index_anchors_spell_their_terms() {
+        assert_eq!(
+            makeinfo_index_term("index-NO_005fMAIL_005fWARNING").as_deref(),
+            Some("NO_MAIL_WARNING")
+        );
+        assert_eq!(
+            makeinfo_index_term("index-BAUD_002c-use-of").as_deref(),
+            Some("BAUD, use of")
+        );
+        assert_eq!(
+            makeinfo_index_term("index-local-1").as_deref(),
+            Some("local")
+        );
+        assert_eq!(makeinfo_index_term("index-3"), None);
+        assert_eq!(makeinfo_index_term("index-bad_00zz"), None);
+        assert_eq!(makeinfo_index_term("section-1"), None);
+        let p = parse_page(
+            r#"<main><h2>Options</h2><p><span id="index-AUTO_005fMENU"></span><span id="index-Options-1"></span>Menus are shown.</p></main>"#,
+        ).unwrap();
+        assert_eq!(p.units[1].index_terms, ["AUTO_MENU"]);
     }
 
     #[test]

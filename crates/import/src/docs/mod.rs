@@ -904,6 +904,9 @@ impl Site {
                 };
                 let mut title_col: Vec<&str> = vec![unit_title.as_str()];
                 title_col.extend(u.aliases.iter().map(String::as_str));
+                if u.kind == UnitKind::Section {
+                    title_col.extend(unnumbered(&unit_title));
+                }
 
                 let kind = match u.kind {
                     UnitKind::Intro => "intro",
@@ -1031,6 +1034,22 @@ fn has_prose(u: &Unit) -> bool {
         .lines()
         .filter(|l| !(u.kind == UnitKind::Section && l.starts_with('#')))
         .any(|l| l.chars().any(char::is_alphanumeric))
+}
+
+/// A heading without its section number (`18.2 Keymaps` → `Keymaps`,
+/// `A.1. Setup`, `3. Usage`): the name a reader types. Only a dotted
+/// number counts: `2to3` and `404 errors` are words of their titles.
+fn unnumbered(title: &str) -> Option<&str> {
+    let (number, rest) = title.split_once(char::is_whitespace)?;
+    let rest = rest.trim();
+    let mut parts = number.strip_suffix('.').unwrap_or(number).split('.');
+    let first = parts.next()?;
+    let numbered = (first.chars().all(|c| c.is_ascii_digit())
+        || (first.len() == 1 && first.chars().all(|c| c.is_ascii_uppercase())))
+        && !first.is_empty();
+    let rest_numbered = parts.all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    (numbered && rest_numbered && number.contains('.') && rest.chars().any(char::is_alphabetic))
+        .then_some(rest)
 }
 
 fn emitted(u: &Unit) -> bool {
@@ -1201,6 +1220,18 @@ fn overviews(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_section_number_is_not_part_of_the_name() {
+        assert_eq!(unnumbered("18.2 Keymaps"), Some("Keymaps"));
+        assert_eq!(unnumbered("3. Usage notes"), Some("Usage notes"));
+        assert_eq!(unnumbered("A.1 Setup"), Some("Setup"));
+        assert_eq!(unnumbered("2to3 Automated translation"), None);
+        assert_eq!(unnumbered("404 errors"), None);
+        assert_eq!(unnumbered("Keymaps"), None);
+        assert_eq!(unnumbered("1.2.3"), None);
+        assert_eq!(unnumbered("v1.2 Notes"), None);
+    }
 
     #[test]
     fn index_entries_become_plain_terms() {
