@@ -1169,7 +1169,10 @@ def section(result):
         f"{result['seconds']:.0f} s). Engines: ours ({result['ours_binary']}), Pagefind "
         f"{result['pagefind_version']} (its JS API in Chromium), SQLite {result['sqlite']} FTS5 "
         "(porter, bm25, AND then OR; one row per page). Queries come from each site's own structure "
-        "(back-of-book index, API inventory, headings), read by the harness's own HTML parser; "
+        "(back-of-book index, API inventory, headings), read by the harness's own HTML parser, "
+        "words as the page shows them (an empty element with a class, a separator the stylesheet "
+        "draws, parts them: gi-docgen's `Gsk·BlurNode·get_radius` is asked as `Gsk BlurNode "
+        "get_radius`; Pagefind reads it as one word, `GskBlurNodeget_radius`); "
         f"up to {result['sample_per_class']} per class per site, seed {result['seed']:#x}; scored at "
         "page level. Index-class queries are asked of ours built with `--no-site-index` where the "
         "site has an index the importer reads (Sphinx genindex).",
