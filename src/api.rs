@@ -104,6 +104,9 @@ async fn handoff_manifest(v: JsValue) -> Option<String> {
         Ok(p) => wasm_bindgen_futures::JsFuture::from(p).await.ok()?,
         Err(v) => v,
     };
+    if !v.is_object() {
+        return None;
+    }
     serde_wasm_bindgen::from_value::<ManifestOnly>(v)
         .ok()?
         .manifest
@@ -112,6 +115,11 @@ async fn handoff_manifest(v: JsValue) -> Option<String> {
 /// What the page's prefetch resolved with (`handOff()` in js/lazy.js);
 /// anything else (null: nothing was fetched) leaves the session to fetch.
 fn prefetched(v: JsValue) -> Prefetched {
+    // Not an object (null: nothing was fetched) is no error to format: that
+    // is code of the module's second part, which may not be in yet.
+    if !v.is_object() {
+        return Prefetched::default();
+    }
     serde_wasm_bindgen::from_value(v).unwrap_or_default()
 }
 

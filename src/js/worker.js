@@ -234,9 +234,12 @@ const ops = {
     // without it and fetches it after its first answer (holdBackground):
     // its bytes would compete with the index's, its compile with the first
     // search (docs/lazy-loading.md, "The module in two parts").
-    // The session waits for it before it opens SQLite (loadSecondary
-    // below): a stub that ran while this fetch was still on its way would
-    // load the module a second time, in sync.
+    // A stub that ran while this fetch was still on its way would load the
+    // module a second time, in sync: the session waits for it before it
+    // opens SQLite (loadSecondary below), and what a visit runs before
+    // that stays in the first module (xtask/split-keep.txt). The prefetch
+    // goes to the session as it is: a first lazy visit tells itself apart
+    // by the prefetch being in within a microtask or two.
     const pre = prefetched;
     Promise.resolve(pre).then((p) => {
       if (!p || p.stored) loadSecondary();
