@@ -1313,7 +1313,7 @@ impl Walker {
         self.space = false;
     }
 
-    fn open_unit(&mut self, kind: UnitKind, title: String, anchor: Option<String>, level: u8) {
+    fn open_unit(&mut self, kind: UnitKind, title: String, mut anchor: Option<String>, level: u8) {
         let headings = self.headings.iter().map(|(_, t)| t.clone()).collect();
         // A heading with nothing under it before a definition it names
         // (makeinfo's `<h4 class="subheading">gnutls_init</h4>` over the
@@ -1322,7 +1322,6 @@ impl Walker {
         // words would outrank every page that says more about them. (A
         // heading over several definitions, `Functions`, names none of
         // them and stays.)
-        let mut anchor = anchor;
         if let Some(bare) = self.units.last().filter(|u| {
             u.kind == UnitKind::Section
                 && !u.copy
@@ -1492,8 +1491,8 @@ impl Walker {
         }
         if !self.headings.is_empty()
             && self.pending_ids.is_empty()
-            && self.owning_ancestor_id(e).is_none()
             && is_pointer_heading(e, &title)
+            && self.owning_ancestor_id(e).is_none()
         {
             // An entry of a list of other pages, set as a heading (gi-docgen's
             // `<h6><a href="method.BlurNode.get_radius.html">gsk_blur_node_get_radius</a></h6>`
