@@ -149,7 +149,12 @@ build_sample_index() {
 build_wasm() {
   need_wasm_tools
   log "building the wasm module"
-  cargo build --lib --target "$WASM_TARGET" -p gitsense-search --profile wasm --quiet
+  # Linked with one data segment per object and with the linker's symbol
+  # table and relocations: the split reads from them which data only the
+  # second module's functions use (xtask/src/split_data.rs); assemble_module
+  # drops them before wasm-bindgen.
+  cargo rustc --lib --target "$WASM_TARGET" -p gitsense-search --profile wasm --quiet -- \
+    -C link-arg=--no-merge-data-segments -C link-arg=--emit-relocs
   cargo build --release --quiet -p xtask
   # (ui.js and ui.d.ts are not part of the module: build_ui.)
   if [ -f pkg/gitsense_search_bg.wasm ] && [ -z "$(find "$WASM_OUT" src/js xtask Cargo.toml LICENSE ! -name 'ui.*' -newer pkg/gitsense_search_bg.wasm 2>/dev/null)" ]; then
@@ -184,7 +189,10 @@ assemble_module() {
     const env = WebAssembly.Module.imports(m).filter((i) => i.module === "env").map((i) => i.name);
     if (env.length) { console.error("unresolved C symbols in the wasm module: " + env.join(" ")); process.exit(1); }
   ' "$WASM_OUT" || die "the wasm module has unresolved imports (see xtask/sqlite/wasm-flags)"
-  wasm-bindgen --target web --out-dir "$tmp" --out-name gitsense_search "$WASM_OUT"
+  mkdir -p "$tmp"
+  target/release/wasm-split strip-link "$WASM_OUT" "$tmp/linked.wasm" >/dev/null || die "reading the linked wasm module failed"
+  wasm-bindgen --target web --out-dir "$tmp" --out-name gitsense_search "$tmp/linked.wasm"
+  rm "$tmp/linked.wasm"
   log "optimizing with wasm-opt -Oz"
   node_modules/.bin/wasm-opt -Oz -g "$tmp/gitsense_search_bg.wasm" -o "$tmp/gitsense_search_bg.opt.wasm"
   mv "$tmp/gitsense_search_bg.opt.wasm" "$tmp/gitsense_search_bg.wasm"
@@ -224,8 +232,8 @@ split_module() {
   local pkg=$1 profile=$2 dir=target/split
   rm -rf "$dir" && mkdir -p "$dir"
   mv "$pkg/gitsense_search_bg.wasm" "$dir/full.wasm"
-  target/release/wasm-split split "$dir/full.wasm" --keep "$profile" --keep "$SPLIT_KEEP" --primary "$pkg/gitsense_search_bg.wasm" --secondary "$dir/secondary.wasm" \
-    --report "$dir/parts.tsv" || die "wasm-split split failed"
+  target/release/wasm-split split "$dir/full.wasm" --keep "$profile" --keep "$SPLIT_KEEP" --layout "$WASM_OUT" \
+    --primary "$pkg/gitsense_search_bg.wasm" --secondary "$dir/secondary.wasm" --report "$dir/parts.tsv" || die "wasm-split split failed"
   node xtask/js/split-glue.mjs name "$pkg" "$dir/secondary.wasm" >/dev/null || die "naming the second module failed"
 }
 
@@ -263,7 +271,12 @@ cmd_split_profile() {
   need_wasm_tools
   need_browser
   log "building the wasm module"
-  cargo build --lib --target "$WASM_TARGET" -p gitsense-search --profile wasm --quiet
+  # Linked with one data segment per object and with the linker's symbol
+  # table and relocations: the split reads from them which data only the
+  # second module's functions use (xtask/src/split_data.rs); assemble_module
+  # drops them before wasm-bindgen.
+  cargo rustc --lib --target "$WASM_TARGET" -p gitsense-search --profile wasm --quiet -- \
+    -C link-arg=--no-merge-data-segments -C link-arg=--emit-relocs
   cargo build --release --quiet -p xtask
   assemble_module target/split-profile.pkg
   profile_module target/split-profile.pkg "$SPLIT_PROFILE"

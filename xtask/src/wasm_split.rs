@@ -7,7 +7,8 @@
 //! ```text
 //! wasm-split instrument IN.wasm OUT.wasm
 //! wasm-split names IN.wasm HITS PROFILE
-//! wasm-split split IN.wasm --keep PROFILE [--keep PROFILE...] --primary P.wasm --secondary S.wasm [--report TSV]
+//! wasm-split split IN.wasm --keep PROFILE [--keep PROFILE...] --primary P.wasm --secondary S.wasm [--layout LINKED.wasm] [--report TSV]
+//! wasm-split strip-link LINKED.wasm OUT.wasm
 //! ```
 //!
 //! IN carries a name section (`wasm-opt -g`: the same code as without it,
@@ -36,8 +37,12 @@
 //! - S imports P's memory, tables, globals and the functions it calls
 //!   (exported by P as `__split_*`), defines the moved bodies and writes
 //!   them into P's function table with one active element segment. It has
-//!   no data (P's segments initialized the memory), no start function and
-//!   no exports.
+//!   no start function and no exports.
+//! - With `--layout LINKED` (the linker's output, linked with
+//!   `--no-merge-data-segments --emit-relocs`), the data objects only
+//!   moved functions use move to S's own data segments (`split_data`);
+//!   without it, all data stays in P. `strip-link` writes LINKED without
+//!   what `--emit-relocs` added, for wasm-bindgen.
 //!
 //! Kept whatever the profile says: the start function, functions without a
 //! name, and any function that uses a data or element segment by index
@@ -47,6 +52,8 @@
 //! `./build.sh split-profile`. `--report` lists each named function with
 //! the part it went to (`primary` or `secondary`, a tab, its name in IN),
 //! for the size table (`bench/code-size.mjs`).
+
+mod split_data;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
@@ -92,6 +99,15 @@ fn run(args: &[String]) -> Result<String> {
                 out.display()
             ))
         }
+        Some("strip-link") if args.len() == 3 => {
+            let (input, out) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
+            write(&out, &split_data::without_link_sections(&read(&input)?)?)?;
+            Ok(format!(
+                "{} without its link sections -> {}",
+                input.display(),
+                out.display()
+            ))
+        }
         Some("names") if args.len() == 4 => {
             let (input, hits, out) = (
                 PathBuf::from(&args[1]),
@@ -120,6 +136,7 @@ fn run(args: &[String]) -> Result<String> {
             let (mut keep, mut primary, mut secondary) = (Vec::new(), None, None);
             let mut report = None;
             let mut expand = 0u32;
+            let mut layout = None;
             let mut it = args[1..].iter();
             while let Some(a) = it.next() {
                 let mut value = || {
@@ -132,6 +149,7 @@ fn run(args: &[String]) -> Result<String> {
                     "--primary" => primary = Some(value()?),
                     "--secondary" => secondary = Some(value()?),
                     "--report" => report = Some(value()?),
+                    "--layout" => layout = Some(value()?),
                     "--expand" => {
                         expand = value()?
                             .parse()
@@ -152,7 +170,16 @@ fn run(args: &[String]) -> Result<String> {
                     &std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?,
                 ));
             }
-            let split = split(&read(input.as_ref())?, &profile, expand)?;
+            let layout_module = match &layout {
+                Some(path) => Some(split_data::layout(&read(path.as_ref())?)?),
+                None => None,
+            };
+            let split = split(
+                &read(input.as_ref())?,
+                &profile,
+                expand,
+                layout_module.as_ref(),
+            )?;
             write(primary.as_ref(), &split.primary)?;
             write(secondary.as_ref(), &split.secondary)?;
             if let Some(report) = report {
@@ -175,8 +202,14 @@ fn run(args: &[String]) -> Result<String> {
                     if split.missing.len() > shown.len() { ", ..." } else { "" }
                 );
             }
+            let data = match split.data {
+                Some((objects, bytes)) => {
+                    format!(", data: {objects} objects ({bytes} bytes) moved")
+                }
+                None => String::new(),
+            };
             Ok(format!(
-                "split {input}: {} functions kept ({} names profiled, {expand} levels of callees), {} moved; primary {} bytes, secondary {} bytes",
+                "split {input}: {} functions kept ({} names profiled, {expand} levels of callees), {} moved{data}; primary {} bytes, secondary {} bytes",
                 split.kept, profile.len(), split.moved, split.primary.len(), split.secondary.len()
             ))
         }
@@ -185,7 +218,7 @@ fn run(args: &[String]) -> Result<String> {
 }
 
 fn usage() -> String {
-    "usage: wasm-split instrument IN OUT | wasm-split names IN HITS PROFILE | wasm-split split IN --keep PROFILE --primary P --secondary S".into()
+    "usage: wasm-split instrument IN OUT | wasm-split names IN HITS PROFILE | wasm-split strip-link IN OUT | wasm-split split IN --keep PROFILE --primary P --secondary S [--layout LINKED] [--report TSV]".into()
 }
 
 fn read(path: &std::path::Path) -> Result<Vec<u8>> {
@@ -483,9 +516,16 @@ struct Split {
     missing: Vec<String>,
     /// Each named local function: whether P keeps it, and its name as in IN.
     report: Vec<(bool, String)>,
+    /// With a layout: the data objects moved to S and their bytes.
+    data: Option<(usize, usize)>,
 }
 
-fn split(bytes: &[u8], profile: &BTreeSet<String>, expand: u32) -> Result<Split> {
+fn split(
+    bytes: &[u8],
+    profile: &BTreeSet<String>,
+    expand: u32,
+    layout: Option<&split_data::Layout>,
+) -> Result<Split> {
     let mut p = parse(bytes)?;
     let mut s = parse(bytes)?;
     let ids = function_ids(&p);
@@ -580,6 +620,12 @@ fn split(bytes: &[u8], profile: &BTreeSet<String>, expand: u32) -> Result<Split>
     if moved.is_empty() {
         return Err("nothing to move: the profile covers every function".into());
     }
+    // The data only moved functions use (split_data), decided while P's
+    // bodies are whole.
+    let data_plan = match layout {
+        Some(layout) => Some(split_data::plan(&p, layout, &moved_set)?),
+        None => None,
+    };
 
     // P's function table gets one slot per moved function, after its own.
     let table = p
@@ -668,7 +714,7 @@ fn split(bytes: &[u8], profile: &BTreeSet<String>, expand: u32) -> Result<Split>
         s.globals.get_mut(sg).kind = GlobalKind::Import(import);
         exports.push((name, ExportItem::Global(pg)));
     }
-    // No data, no element segments of P's, no exports, no start.
+    // None of P's data or element segments, no exports, no start.
     let data: Vec<_> = s.data.iter().map(|d| d.id()).collect();
     for d in data {
         s.data.delete(d);
@@ -692,6 +738,14 @@ fn split(bytes: &[u8], profile: &BTreeSet<String>, expand: u32) -> Result<Split>
         ElementItems::Functions(s_moved),
     );
     walrus::passes::gc::run(&mut s);
+    if let Some(plan) = &data_plan {
+        let memory = s.memories.iter().next().map(|m| m.id());
+        match memory {
+            Some(memory) => split_data::apply_secondary(&mut s, memory, plan),
+            None if plan.secondary.is_empty() => {}
+            None => return Err("the second module lost its memory import".into()),
+        }
+    }
     let used: HashSet<String> = s
         .imports
         .iter()
@@ -735,6 +789,9 @@ fn split(bytes: &[u8], profile: &BTreeSet<String>, expand: u32) -> Result<Split>
             p.exports.add(&name, item);
         }
     }
+    if let Some(plan) = &data_plan {
+        split_data::apply_primary(&mut p, plan);
+    }
     let primary = p.emit_wasm();
     Ok(Split {
         primary,
@@ -743,6 +800,7 @@ fn split(bytes: &[u8], profile: &BTreeSet<String>, expand: u32) -> Result<Split>
         moved: moved.len(),
         missing,
         report,
+        data: data_plan.map(|d| (d.moved_objects, d.moved_bytes)),
     })
 }
 
