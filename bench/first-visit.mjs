@@ -8,6 +8,8 @@
 //
 //   node bench/first-visit.mjs [--runs 3] [--queries 'asyncio queue,json dumps'] [--no-throttle] [--pkg DIR]
 //   node bench/first-visit.mjs --chat [--runs 3] [--pkg DIR]
+// (FIRST_VISIT_PATHS=1: the bytes of each file; FIRST_VISIT_TIMELINE=1: when
+// each request started and ended after the key press.)
 //
 // (--pkg: another build's pkg/, default this checkout's.)
 //
@@ -143,6 +145,13 @@ async function visit(browser, server, engine, q, page = PAGE) {
   // The reader finds the page, then reaches for search.
   await p.waitForTimeout(300);
   const t0 = await p.evaluate(() => performance.now());
+  // FIRST_VISIT_TIMELINE=1: each request's start and end, ms after the key press.
+  const timeline = [];
+  if (process.env.FIRST_VISIT_TIMELINE) {
+    const wall0 = Date.now();
+    context.on('request', (r) => timeline.push([Date.now() - wall0, 'start', r.url().replace(server.url, '')]));
+    context.on('requestfinished', (r) => timeline.push([Date.now() - wall0, 'end', r.url().replace(server.url, '')]));
+  }
   if (engine.reach) await engine.reach(p);
   else await p.keyboard.press('Control+k');
   await p.keyboard.type(q);
@@ -150,6 +159,7 @@ async function visit(browser, server, engine, q, page = PAGE) {
   const byPath = Object.entries(server.stats().bytesByPath).filter(([u]) => u !== `/${page}`);
   const bytes = byPath.reduce((n, [, b]) => n + b, 0);
   if (process.env.FIRST_VISIT_PATHS) console.error(byPath.map(([u, b]) => `${u} ${b}`).join('\n'));
+  if (process.env.FIRST_VISIT_TIMELINE) console.error(timeline.map((e) => e.join(' ')).join('\n') + `\nshown ${Math.round(shownAt - t0)}`);
   await context.close();
   if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
   return { ms: shownAt - t0, bytes };

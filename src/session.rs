@@ -1279,8 +1279,22 @@ impl Session {
         if let Some(e) = self.refused.borrow().as_ref() {
             return Err(e.clone());
         }
-        if let Some(lazy) = self.with_current(|c| c.lazy().cloned())? {
-            if let Some(json) = self.read(&lazy, &planned).await? {
+        let lazy = self.with_current(|c| c.lazy().cloned())?;
+        let answer = self.answer_with(planned, lazy.as_ref()).await;
+        if let Some(lazy) = lazy {
+            // What the search fetched is stored once it answered.
+            lazy.store_held_later();
+        }
+        answer
+    }
+
+    async fn answer_with(
+        &self,
+        planned: PlannedSearch,
+        lazy: Option<&LazyIndex>,
+    ) -> Result<String> {
+        if let Some(lazy) = lazy {
+            if let Some(json) = self.read(lazy, &planned).await? {
                 return Ok(json);
             }
             let t = now_ms();

@@ -119,6 +119,7 @@ export interface LazyInfo {
   pageSize: number;
   pageCount: number;
   pagesStored: number;
+  /** Pages held in memory only (a stored page read this visit is kept in memory too, and counted as stored). */
   pagesCached: number;
   /** The warm-up and the fill read the packed file (the index's pages
    * compressed one by one, publish's `index-<hash>.pages`), not the raw

@@ -258,9 +258,12 @@ pub struct LazySource {
     packed_off: Option<String>,
     /// Why the hot pages are not used (`code: message`).
     hot_off: Option<String>,
-    /// Hot pages held in the memory cache until [`LazySource::store_hot`]
-    /// writes them into the fill file.
-    hot_unstored: Vec<u32>,
+    /// Pages held in the memory cache until [`LazySource::store_held`]
+    /// writes them into the fill file: the hot pages, and the pages a
+    /// search fetched, stored after its answer (an OPFS write and flush
+    /// of a round's hundred pages takes a couple of hundred milliseconds
+    /// on a slow disk, which the answer need not wait for).
+    held: Vec<u32>,
 }
 
 impl LazySource {
@@ -491,31 +494,30 @@ impl PageSource for LazySource {
             self.last_len = end - start + 1;
             self.last_end = end;
         }
-        if let Some(fill) = &self.fill {
-            if (first..=last).all(|q| self.present[q as usize]) {
-                return host::fill_read(fill, offset as f64, buf)
-                    .map_err(|e| js_error(&e, "storage.failed", "reading stored pages"));
-            }
-        }
         let ps = self.page_size;
         for q in first..=last {
             let page_start = u64::from(q) * ps;
             let lo = offset.max(page_start);
             let hi = (offset + buf.len() as u64).min(page_start + ps);
             let dst = &mut buf[(lo - offset) as usize..(hi - offset) as usize];
-            if self.present[q as usize] {
+            // A stored page read once stays in the memory cache too: a
+            // search reads the same b-tree pages again and again, and a
+            // read from OPFS costs far more than a copy (a fifth of a
+            // millisecond a page in a private window's OPFS).
+            if !self.cache.contains(q) && self.present[q as usize] {
                 let fill = self
                     .fill
                     .as_ref()
                     .ok_or_else(|| Error::new("storage.failed", "the fill file is gone"))?;
-                host::fill_read(fill, lo as f64, dst)
+                let mut page = vec![0u8; ps as usize];
+                host::fill_read(fill, page_start as f64, &mut page)
                     .map_err(|e| js_error(&e, "storage.failed", "reading stored pages"))?;
-            } else {
-                let page = self.cache.get(q).ok_or_else(|| {
-                    Error::new("storage.failed", "the page cache is smaller than one read")
-                })?;
-                dst.copy_from_slice(&page[(lo - page_start) as usize..(hi - page_start) as usize]);
+                self.cache.insert(q, &page);
             }
+            let page = self.cache.get(q).ok_or_else(|| {
+                Error::new("storage.failed", "the page cache is smaller than one read")
+            })?;
+            dst.copy_from_slice(&page[(lo - page_start) as usize..(hi - page_start) as usize]);
         }
         Ok(())
     }
@@ -577,7 +579,7 @@ pub struct LazyInfo {
     pub page_count: u32,
     /// Pages stored in OPFS so far.
     pub pages_stored: u32,
-    /// Pages held in the memory cache.
+    /// Pages held in the memory cache only (not stored in OPFS).
     pub pages_cached: u32,
     /// Why pages are read from the raw index although a packed file is
     /// published.
@@ -713,7 +715,7 @@ impl LazySource {
             packed: None,
             packed_off: None,
             hot_off: None,
-            hot_unstored: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -766,7 +768,7 @@ impl LazySource {
     /// then the packed file's page lengths (the packed file is used only
     /// when they are usable). The pages wait in the memory cache: writing
     /// them into the fill file (an OPFS write and flush) is left to the
-    /// fill ([`LazySource::store_hot`]), after the first answer. A hot
+    /// fill ([`LazySource::store_held`]), after the first answer. A hot
     /// file of another format, or whose pages do not decode or have the
     /// wrong total size, is not used, and `hot_off` says why: those pages
     /// are read like any other.
@@ -820,7 +822,7 @@ impl LazySource {
                 if !self.has(page) {
                     self.cache.insert(page, &pages[i * ps..(i + 1) * ps]);
                     if self.fill.is_some() {
-                        self.hot_unstored.push(page);
+                        self.held.push(page);
                     }
                 }
             }
@@ -831,17 +833,33 @@ impl LazySource {
         }
     }
 
-    /// Writes the hot pages held in memory since the session opened into
-    /// the fill file (taking them out of the cache), so that the copy does
-    /// not fetch them again.
-    fn store_hot(&mut self) {
-        if self.fill.is_none() || self.hot_unstored.is_empty() {
+    /// Keeps pages a search fetched (`first` is 0-based) in the memory
+    /// cache, held there for [`LazySource::store_held`] when there is a
+    /// fill file.
+    fn hold(&mut self, first: u32, bytes: &[u8]) {
+        for (i, chunk) in bytes.chunks(self.page_size as usize).enumerate() {
+            let page = first + i as u32;
+            if self.present[page as usize] || self.cache.contains(page) {
+                continue;
+            }
+            self.cache.insert(page, chunk);
+            if self.fill.is_some() {
+                self.held.push(page);
+            }
+        }
+    }
+
+    /// Writes the pages held in memory (the hot pages, those searches
+    /// fetched) into the fill file, so that the copy and the next visit do
+    /// not fetch them again. They stay in the cache for this visit's reads.
+    fn store_held(&mut self) {
+        if self.fill.is_none() || self.held.is_empty() {
             return;
         }
         let t = host::now_ms();
-        for page in std::mem::take(&mut self.hot_unstored) {
+        for page in std::mem::take(&mut self.held) {
             if !self.present[page as usize] {
-                if let Some(bytes) = self.cache.remove(page) {
+                if let Some(bytes) = self.cache.get(page).map(<[u8]>::to_vec) {
                     self.keep(page, &bytes);
                 }
             }
@@ -1124,9 +1142,8 @@ impl LazyIndex {
         s.stats.prefetch_bytes += wire;
         for (i, r) in runs.iter().enumerate() {
             let bytes = Uint8Array::new(&pages.get(i as u32)).to_vec();
-            s.keep(r.0, &bytes);
+            s.hold(r.0, &bytes);
         }
-        s.commit();
         Ok(())
     }
 
@@ -1143,6 +1160,16 @@ impl LazyIndex {
     /// Whether pages are being copied into OPFS.
     pub fn filling(&self) -> bool {
         lock(&self.source).fill.is_some()
+    }
+
+    /// Stores the pages held in memory ([`LazySource::store_held`]) once
+    /// the worker is idle: after the answer that fetched them went out.
+    pub fn store_held_later(&self) {
+        let source = Arc::clone(&self.source);
+        wasm_bindgen_futures::spawn_local(async move {
+            host::sleep(0).await;
+            lock(&source).store_held();
+        });
     }
 
     /// Stops copying pages into OPFS (the fill files are closed, kept for
@@ -1175,7 +1202,7 @@ impl LazyIndex {
     pub async fn fill_step(&self) -> Result<bool> {
         let (url, size, page_size, timeout, run, packed) = {
             let mut s = lock(&self.source);
-            s.store_hot();
+            s.store_held();
             if s.fill.is_none() {
                 // Stopped by a storage failure: the fill fails with it
                 // (queries go on from memory).
@@ -1358,7 +1385,8 @@ impl LazyIndex {
             page_size: s.page_size,
             page_count: s.page_count,
             pages_stored: s.stored,
-            pages_cached: s.cache.len() as u32,
+            // (a stored page read this visit is in both)
+            pages_cached: s.cache.pages().filter(|&p| !s.present[p as usize]).count() as u32,
             packed_off: s.packed_off.clone(),
             hot_off: s.hot_off.clone(),
             fill_error: s.fill_error.as_ref().map(|e| e.code.clone()),

@@ -334,6 +334,11 @@ impl PageCache {
         self.pages.len()
     }
 
+    /// The pages held, in no order.
+    pub fn pages(&self) -> impl Iterator<Item = u32> + '_ {
+        self.pages.keys().copied()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.pages.is_empty()
     }
