@@ -25,6 +25,9 @@
 //! of P's does; an object no function seems to use stays (what uses it is
 //! not known). The cost of a wrong guess would be a zero read by P before S
 //! is in, so every doubt keeps an object in P.
+//!
+//! `SPLIT_DATA_DEBUG=1` prints the bytes each side uses and why each kept
+//! object of 256 bytes or more that S also uses stays in P.
 
 use std::collections::HashSet;
 
@@ -662,30 +665,12 @@ mod tests {
         let mut b = vec![7; 8];
         b[4..8].copy_from_slice(&102000u32.to_le_bytes());
         let objects = vec![
-            Object {
-                start: 101000,
-                bytes: vec![1; 8],
-            },
-            Object {
-                start: 101008,
-                bytes: b,
-            },
-            Object {
-                start: 102000,
-                bytes: vec![3; 4],
-            },
-            Object {
-                start: 103000,
-                bytes: vec![4; 4],
-            },
-            Object {
-                start: 105000,
-                bytes: vec![5; 4],
-            },
-            Object {
-                start: 109000,
-                bytes: vec![6; 4],
-            },
+            obj(101000, &[1; 8]),
+            obj(101008, &b),
+            obj(102000, &[3; 4]),
+            obj(103000, &[4; 4]),
+            obj(105000, &[5; 4]),
+            obj(109000, &[6; 4]),
         ];
         let m = module(
             &objects,
@@ -742,20 +727,14 @@ mod tests {
 
     #[test]
     fn a_layout_whose_bytes_differ_from_the_module_is_refused() {
-        let objects = vec![Object {
-            start: 1000,
-            bytes: vec![1; 8],
-        }];
+        let objects = vec![obj(1000, &[1; 8])];
         let m = module(&objects, &[("moved", &[1000])]);
         let moved: HashSet<_> = m.funcs.iter().map(|f| f.id()).collect();
         let layout = Layout {
             explained: HashSet::new(),
             pinned: vec![false],
             points: vec![vec![]],
-            objects: vec![Object {
-                start: 1000,
-                bytes: vec![2; 8],
-            }],
+            objects: vec![obj(1000, &[2; 8])],
         };
         let err = plan(&m, &layout, &moved).unwrap_err();
         assert!(
@@ -766,13 +745,7 @@ mod tests {
 
     #[test]
     fn the_link_sections_are_dropped_and_everything_else_kept() {
-        let mut m = module(
-            &[Object {
-                start: 8,
-                bytes: vec![1],
-            }],
-            &[("f", &[8])],
-        );
+        let mut m = module(&[obj(8, &[1])], &[("f", &[8])]);
         for name in ["linking", "reloc.CODE", "reloc.DATA", "keep.me"] {
             m.customs.add(RawCustomSection {
                 name: name.to_string(),
