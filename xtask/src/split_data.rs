@@ -78,8 +78,10 @@ pub struct Layout {
 pub fn layout(linked: &[u8]) -> Result<Layout> {
     use wasmparser::{KnownCustom, Linking, Payload, RelocationType as R, SymbolInfo};
     let bad = |e: wasmparser::BinaryReaderError| format!("the layout module: {e}");
-    // Each segment: its address, bytes and where its bytes are in `linked`.
-    let mut segments: Vec<(u32, Vec<u8>, usize)> = Vec::new();
+    // The objects, in the segments' order, and each segment's address, and
+    // where and how long its bytes are in `linked`.
+    let mut objects: Vec<Object> = Vec::new();
+    let mut segments: Vec<(u32, usize, usize)> = Vec::new();
     let mut data_section = 0;
     let mut symbols: Vec<Option<(u32, u32, u32)>> = Vec::new();
     // Each relocation: its symbol and addend, and for the data's, where it
@@ -100,7 +102,11 @@ pub fn layout(linked: &[u8]) -> Result<Layout> {
                         return Err("the layout module has a computed data offset".into());
                     };
                     let at = data.data.as_ptr() as usize - linked.as_ptr() as usize;
-                    segments.push((value as u32, data.data.to_vec(), at));
+                    segments.push((value as u32, at, data.data.len()));
+                    objects.push(Object {
+                        start: value as u32,
+                        bytes: data.data.to_vec(),
+                    });
                 }
             }
             Payload::CustomSection(c) => match c.as_known() {
@@ -155,13 +161,6 @@ pub fn layout(linked: &[u8]) -> Result<Layout> {
                 .into(),
         );
     }
-    let mut objects: Vec<Object> = segments
-        .iter()
-        .map(|(start, bytes, _)| Object {
-            start: *start,
-            bytes: bytes.clone(),
-        })
-        .collect();
     objects.sort_by_key(|o| o.start);
     for pair in objects.windows(2) {
         if pair[0].end() > pair[1].start {
@@ -176,14 +175,14 @@ pub fn layout(linked: &[u8]) -> Result<Layout> {
     let mut points = vec![Vec::new(); objects.len()];
     let mut by_place: Vec<(usize, u32, usize)> = segments
         .iter()
-        .map(|(start, bytes, at)| (*at, *start, bytes.len()))
+        .map(|&(start, at, len)| (at, start, len))
         .collect();
     by_place.sort_unstable();
     for (index, addend, place) in relocations {
         let Some(Some((segment, offset, size))) = symbols.get(index as usize).copied() else {
             continue; // a symbol the linker did not define here, or no data
         };
-        let Some((base, _, _)) = segments.get(segment as usize) else {
+        let Some(&(base, _, _)) = segments.get(segment as usize) else {
             return Err(format!(
                 "a data symbol names segment {segment}, which the layout module does not have"
             ));
@@ -372,7 +371,20 @@ pub fn plan(p: &Module, layout: &Layout, moved: &HashSet<FunctionId>) -> Result<
     if segments.iter().any(|(m, _, _)| *m != memory) {
         return Err("data segments in more than one memory".into());
     }
-    check_same_bytes(&segments, objects)?;
+    // The module's data as one image (the zeros between its segments are
+    // free to write), checked against the layout.
+    let lo = segments.iter().map(|(_, at, _)| *at).min().unwrap_or(0);
+    let hi = segments
+        .iter()
+        .map(|(_, at, b)| at + b.len() as u32)
+        .max()
+        .unwrap_or(0);
+    let mut image = vec![0u8; (hi - lo) as usize];
+    for (_, at, bytes) in &segments {
+        let from = (at - lo) as usize;
+        image[from..from + bytes.len()].copy_from_slice(bytes);
+    }
+    check_same_bytes(&image, lo, objects)?;
 
     // Constants of P's functions and globals, and of S's functions.
     let (mut in_p, mut in_s) = (Addresses::default(), Addresses::default());
@@ -472,19 +484,7 @@ pub fn plan(p: &Module, layout: &Layout, moved: &HashSet<FunctionId>) -> Result<
     }
     let moves: Vec<bool> = (0..objects.len()).map(|i| wanted[i] && !kept[i]).collect();
 
-    // P: its bytes without the moved objects, as one image (the zeros
-    // between its segments are free to write); S: the moved objects'.
-    let lo = segments.iter().map(|(_, at, _)| *at).min().unwrap_or(0);
-    let hi = segments
-        .iter()
-        .map(|(_, at, b)| at + b.len() as u32)
-        .max()
-        .unwrap_or(0);
-    let mut image = vec![0u8; (hi - lo) as usize];
-    for (_, at, bytes) in &segments {
-        let from = (at - lo) as usize;
-        image[from..from + bytes.len()].copy_from_slice(bytes);
-    }
+    // P: the image without the moved objects; S: the moved objects'.
     for (i, o) in objects.iter().enumerate() {
         if moves[i] {
             let (a, b) = (o.start.clamp(lo, hi), o.end().clamp(lo, hi));
@@ -510,39 +510,35 @@ pub fn plan(p: &Module, layout: &Layout, moved: &HashSet<FunctionId>) -> Result<
     })
 }
 
-/// Every byte the module's segments set is its object's byte in the layout,
-/// and every non-zero byte of an object is set by the module.
-fn check_same_bytes(segments: &[(MemoryId, u32, Vec<u8>)], objects: &[Object]) -> Result<()> {
+/// The module's data (`image`, from address `lo`) holds each object's
+/// bytes where the layout puts it, and nothing between or beyond them.
+fn check_same_bytes(image: &[u8], lo: u32, objects: &[Object]) -> Result<()> {
     let mismatch = |at: u32| {
         Err(format!(
             "the module's data differs from the layout's at address {at}: the layout module is not the one this module was made from"
         ))
     };
-    let byte_at = |at: u32| -> Option<u8> {
-        let i = objects.partition_point(|o| o.end() <= at);
-        let o = objects.get(i)?;
-        (o.start <= at).then(|| o.bytes[(at - o.start) as usize])
+    let byte = |at: u32| {
+        at.checked_sub(lo)
+            .and_then(|i| image.get(i as usize))
+            .copied()
+            .unwrap_or(0)
     };
-    let mut set = HashSet::new();
-    for (_, start, bytes) in segments {
-        for (k, &b) in bytes.iter().enumerate() {
-            let at = start + k as u32;
-            if byte_at(at).unwrap_or(0) != b {
-                return mismatch(at);
-            }
-            if b != 0 {
-                set.insert(at);
-            }
-        }
-    }
+    let hi = lo + image.len() as u32;
+    let mut done = lo;
     for o in objects {
-        for (k, &b) in o.bytes.iter().enumerate() {
-            if b != 0 && !set.contains(&(o.start + k as u32)) {
-                return mismatch(o.start + k as u32);
-            }
+        if let Some(at) = (done..o.start.min(hi)).find(|&at| byte(at) != 0) {
+            return mismatch(at);
         }
+        if let Some(k) = (0..o.bytes.len()).find(|&k| byte(o.start + k as u32) != o.bytes[k]) {
+            return mismatch(o.start + k as u32);
+        }
+        done = done.max(o.end());
     }
-    Ok(())
+    match (done..hi).find(|&at| byte(at) != 0) {
+        Some(at) => mismatch(at),
+        None => Ok(()),
+    }
 }
 
 /// A run of bytes as segments without their long runs of zeros (memory
