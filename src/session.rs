@@ -624,9 +624,6 @@ impl Session {
     async fn open_stored(&self) -> Result<bool> {
         let storage = self.storage().await?;
         let mut stored = storage.list().await?;
-        if !stored.is_empty() {
-            host::second_part().await;
-        }
         while let Some(idx) = newest(stored.iter().cloned()) {
             let t = now_ms();
             match storage.open(&idx).await.and_then(open_engine) {
@@ -920,7 +917,6 @@ impl Session {
                 return Err(e);
             }
         };
-        host::second_part().await;
         let opened = storage
             .open(&stored)
             .await
@@ -1069,7 +1065,6 @@ impl Session {
             d.manifest.size as f64,
         );
         let t = now_ms();
-        host::second_part().await;
         let opened = storage
             .open(&stored)
             .await

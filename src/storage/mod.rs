@@ -310,6 +310,9 @@ impl Storage {
 
     /// Opens a stored index read-only.
     pub async fn open(&self, idx: &StoredIndex) -> Result<Connection> {
+        // SQLite is in the module's second part: wait for the worker's
+        // fetch of it rather than have a stub load it again, in sync.
+        crate::host::second_part().await;
         let vfs = match &self.backend {
             Backend::Opfs(_) => opfs::VFS_NAME,
             Backend::IndexedDb(s) => {
